@@ -1,0 +1,1 @@
+"""The checker: NVRTC compile, the PTX front end, the symbolic prover and the PTX emulator (the CPU device)."""

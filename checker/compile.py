@@ -1,0 +1,141 @@
+"""CUDA C++ -> PTX for sm_90 through NVRTC (pinned to 13.0 so every machine emits the same bytes),
+cached on disk by content hash; and the check that a driver can load that PTX."""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+ARCH = "compute_90"
+NVRTC_VERSION = (13, 0)   # the version pinned in pyproject.toml
+INCLUDE_DIR = Path(__file__).resolve().parent.parent / "kernels" / "include"
+# PTX ISA version each CUDA driver major.minor accepts at most (PTX ISA release notes).
+DRIVER_MAX_PTX = {(12, 0): (8, 0), (12, 1): (8, 1), (12, 2): (8, 2), (12, 3): (8, 3), (12, 4): (8, 4),
+                  (12, 5): (8, 5), (12, 6): (8, 5), (12, 8): (8, 7), (12, 9): (8, 8), (13, 0): (9, 0),
+                  (13, 1): (9, 1), (13, 2): (9, 2)}
+
+
+class CompileError(RuntimeError):
+    def __init__(self, name: str, log: str):
+        self.log = log
+        super().__init__(f"NVRTC failed to compile {name}:\n{log.strip()}")
+
+
+class DriverTooOld(RuntimeError):
+    pass
+
+
+@dataclass(frozen=True)
+class Compiled:
+    ptx: str
+    sha256: str          # of the PTX bytes: what a proof names and what a GPU must load
+    log: str
+    cached: bool
+
+
+def _home() -> Path:
+    return Path(os.environ.get("KREG_HOME", Path.home() / ".kreg"))
+
+
+@cache
+def _nvrtc():
+    from cuda.bindings import nvrtc
+    err, major, minor = nvrtc.nvrtcVersion()
+    if (major, minor) != NVRTC_VERSION:
+        raise CompileError("(setup)", f"NVRTC {major}.{minor} found, but kreg pins NVRTC "
+                           f"{NVRTC_VERSION[0]}.{NVRTC_VERSION[1]} (nvidia-cuda-nvrtc==13.0.88): other "
+                           "versions emit other PTX bytes, and newer PTX ISAs fail on CUDA 13.0 drivers")
+    return nvrtc
+
+
+@cache
+def cuda_include_dir() -> str:
+    """cuda_fp16.h / cuda_bf16.h from the nvidia-cuda-runtime wheel (never /usr/local/cuda)."""
+    import cuda.pathfinder as pf
+    found = pf.find_nvidia_header_directory("cudart")
+    if not found:
+        raise CompileError("(setup)", "CUDA headers not found: install nvidia-cuda-runtime==13.0.* "
+                           "(it ships cuda_fp16.h and cuda_bf16.h under nvidia/cu13/include)")
+    return str(found)
+
+
+def nvrtc_options(options=()) -> list[str]:
+    return [f"--gpu-architecture={ARCH}", "--std=c++17", f"-I{cuda_include_dir()}", f"-I{INCLUDE_DIR}",
+            *options]
+
+
+def include_bytes() -> bytes:
+    """The project's own headers, which belong to every kernel's identity."""
+    return b"".join(p.name.encode() + p.read_bytes() for p in sorted(INCLUDE_DIR.glob("*")) if p.is_file())
+
+
+def _check(err, what):
+    if int(err) != 0:
+        raise CompileError(what, f"NVRTC call failed: {err}")
+
+
+def compile_cuda(source: str, name: str = "kernel.cu", options=(), use_cache: bool = True) -> Compiled:
+    """Compile CUDA C++ source text to PTX. Raises CompileError with NVRTC's log on failure."""
+    nvrtc = _nvrtc()
+    opts = nvrtc_options(options)
+    key = hashlib.sha256(b"\0".join([source.encode(), include_bytes(), *(o.encode() for o in options),
+                                     repr(NVRTC_VERSION).encode(), ARCH.encode()])).hexdigest()
+    cache_file = _home() / "cache" / "ptx" / f"{key}.ptx"
+    if use_cache and cache_file.is_file():
+        ptx = cache_file.read_text()
+        return Compiled(ptx, hashlib.sha256(ptx.encode()).hexdigest(), "", True)
+    err, prog = nvrtc.nvrtcCreateProgram(source.encode(), name.encode(), 0, [], [])
+    _check(err, name)
+    try:
+        bopts = [o.encode() for o in opts]
+        (cerr,) = nvrtc.nvrtcCompileProgram(prog, len(bopts), bopts)
+        err, n = nvrtc.nvrtcGetProgramLogSize(prog)
+        log = b" " * n
+        nvrtc.nvrtcGetProgramLog(prog, log)
+        log = log.rstrip(b"\0 ").decode(errors="replace")
+        if int(cerr) != 0:
+            raise CompileError(name, log or str(cerr))
+        err, n = nvrtc.nvrtcGetPTXSize(prog)
+        _check(err, name)
+        buf = b" " * n
+        (err,) = nvrtc.nvrtcGetPTX(prog, buf)
+        _check(err, name)
+    finally:
+        nvrtc.nvrtcDestroyProgram(prog)
+    ptx = buf.rstrip(b"\0").decode()
+    if use_cache:
+        _atomic_write(cache_file, ptx)
+    return Compiled(ptx, hashlib.sha256(ptx.encode()).hexdigest(), log, False)
+
+
+def _atomic_write(path: Path, text: str):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def ptx_isa_version(ptx: str) -> tuple[int, int]:
+    m = re.search(r"^\s*\.version\s+(\d+)\.(\d+)", ptx, re.M)
+    if not m:
+        raise ValueError("PTX has no .version directive")
+    return int(m[1]), int(m[2])
+
+
+def check_driver_accepts(ptx: str, driver_version: int) -> None:
+    """driver_version as cuDriverGetVersion gives it (13000 for CUDA 13.0). Raises DriverTooOld."""
+    drv = (driver_version // 1000, driver_version % 1000 // 10)
+    isa = ptx_isa_version(ptx)
+    known = [v for v in DRIVER_MAX_PTX if v <= drv]
+    if not known:
+        raise DriverTooOld(f"CUDA driver {drv[0]}.{drv[1]} is older than any kreg supports (needs 13.0+)")
+    limit = DRIVER_MAX_PTX[max(known)]
+    if isa > limit:
+        raise DriverTooOld(f"this PTX is ISA {isa[0]}.{isa[1]} but the CUDA {drv[0]}.{drv[1]} driver accepts "
+                           f"ISA <= {limit[0]}.{limit[1]}: update the driver, or compile with NVRTC "
+                           f"{drv[0]}.{drv[1]} (kreg pins NVRTC 13.0, ISA 9.0)")

@@ -1,0 +1,1 @@
+"""Conformance: float64 references, input generation, numerics and anti-cheat checks, timing."""

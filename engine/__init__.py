@@ -1,0 +1,1 @@
+"""The reference Qwen3 engine (profile-driven kernel binding)."""

@@ -1,0 +1,1 @@
+"""The registry: op and variant schema, loading, hashing, the results store and the `kreg` CLI."""

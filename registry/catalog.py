@@ -1,0 +1,94 @@
+"""The catalog of ops and variants: the built-in kernels/ tree plus the user store ($KREG_HOME, default
+~/.kreg), validated, each variant identified by the sha256 of its source, metadata and compile options."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .schema import Op, SchemaError, Variant, load_op, load_variant
+
+BUILTIN = Path(__file__).resolve().parent.parent / "kernels"
+
+
+def home() -> Path:
+    return Path(os.environ.get("KREG_HOME", Path.home() / ".kreg"))
+
+
+def variant_hash(v: Variant) -> str:
+    from kreg.checker.compile import include_bytes
+    meta = json.dumps(v.raw, sort_keys=True, default=str).encode()
+    parts = [v.source_path.read_bytes(), meta, json.dumps(list(v.options)).encode(), include_bytes()]
+    return hashlib.sha256(b"\0kreg\0".join(parts)).hexdigest()
+
+
+@dataclass
+class Entry:
+    variant: Variant
+    hash: str
+    origin: str          # "builtin" or "user"
+
+    @property
+    def op(self):
+        return self.variant.op
+
+    @property
+    def name(self):
+        return self.variant.name
+
+
+@dataclass
+class Catalog:
+    ops: dict[str, Op] = field(default_factory=dict)
+    entries: list[Entry] = field(default_factory=list)
+    errors: list[SchemaError] = field(default_factory=list)
+
+    def find(self, key: str) -> Entry:
+        """A variant by name, op/name, or a hash prefix of at least 8 characters."""
+        hits = [e for e in self.entries if key in (e.name, f"{e.op}/{e.name}")
+                or (len(key) >= 8 and e.hash.startswith(key))]
+        if not hits:
+            raise KeyError(f"no variant {key!r} (try `kreg list`)")
+        if len(hits) > 1:
+            raise KeyError(f"{key!r} is ambiguous: " + ", ".join(f"{e.op}/{e.name}" for e in hits))
+        return hits[0]
+
+
+def roots() -> list[tuple[str, Path]]:
+    user = home() / "kernels"
+    return [("builtin", BUILTIN)] + ([("user", user)] if user.is_dir() else [])
+
+
+def load_catalog() -> Catalog:
+    cat = Catalog()
+    for _, root in roots():
+        for p in sorted((root / "ops").glob("*.yaml")):
+            try:
+                op = load_op(p)
+            except SchemaError as e:
+                cat.errors.append(e)
+                continue
+            if op.name in cat.ops:
+                cat.errors.append(SchemaError(p, "op", f"op {op.name!r} is already defined in {cat.ops[op.name].path}"))
+                continue
+            cat.ops[op.name] = op
+    seen: dict[tuple[str, str], str] = {}
+    for origin, root in roots():
+        for safety in ("safe", "unsafe"):
+            for p in sorted((root / safety).glob("*/*.yaml")):
+                try:
+                    v = load_variant(p, cat.ops)
+                    if v.safety != safety:
+                        raise SchemaError(p, "safety", f"a variant under {safety}/ must say safety: {safety}")
+                    if p.parent.name != v.op:
+                        raise SchemaError(p, "op", f"lives in folder {p.parent.name!r} but names op {v.op!r}")
+                    if (v.op, v.name) in seen:
+                        raise SchemaError(p, "name", f"variant {v.op}/{v.name} already defined in {seen[(v.op, v.name)]}")
+                except SchemaError as e:
+                    cat.errors.append(e)
+                    continue
+                seen[(v.op, v.name)] = str(p)
+                cat.entries.append(Entry(v, variant_hash(v), origin))
+    return cat

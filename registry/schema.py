@@ -1,0 +1,394 @@
+"""Op and variant metadata: YAML -> validated dataclasses, with errors that name file, key path and
+what was expected. A malformed file raises SchemaError, never anything else."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from .expr import Expr, ExprError, parse, parse_condition
+
+# dtype name -> (bytes, numpy name, CUDA C++ type)
+DTYPES = {
+    "f32": (4, "float32", "float"), "f16": (2, "float16", "__half"), "bf16": (2, "bfloat16", "__nv_bfloat16"),
+    "f64": (8, "float64", "double"), "i8": (1, "int8", "int8_t"), "u8": (1, "uint8", "uint8_t"),
+    "i32": (4, "int32", "int"), "u32": (4, "uint32", "unsigned"), "i64": (8, "int64", "long long"),
+    "u64": (8, "uint64", "unsigned long long"),
+}
+ROLES = ("in", "out", "inout", "scalar")
+SAFETY = ("safe", "unsafe")
+NAME_RE = r"^[A-Za-z_][A-Za-z0-9_]*$"
+MAX_DIM = 2**40
+
+
+class SchemaError(ValueError):
+    def __init__(self, file, path: str, message: str):
+        self.file, self.path, self.message = str(file), path, message
+        super().__init__(f"{file}: {path or '<top>'}: {message}")
+
+
+class _V:
+    """A cursor over a YAML document that knows its file and key path."""
+
+    def __init__(self, file, data, path=""):
+        self.file, self.data, self.path = file, data, path
+
+    def fail(self, msg, key=None):
+        p = self.path if key is None else (f"{self.path}.{key}" if self.path else str(key))
+        raise SchemaError(self.file, p, msg)
+
+    def sub(self, key, data=None):
+        p = f"{self.path}.{key}" if self.path else str(key)
+        if isinstance(key, int):
+            p = f"{self.path}[{key}]"
+        return _V(self.file, self.data[key] if data is None else data, p)
+
+    def mapping(self, required=(), optional=()):
+        if not isinstance(self.data, dict):
+            self.fail(f"expected a mapping, got {_kind(self.data)}")
+        for k in self.data:
+            if not isinstance(k, str):
+                self.fail(f"keys must be strings, got {k!r}")
+        allowed = set(required) | set(optional)
+        for k in required:
+            if k not in self.data:
+                self.fail(f"missing required key {k!r}")
+        extra = sorted(set(self.data) - allowed)
+        if extra and allowed:
+            self.fail(f"unknown key {extra[0]!r} (allowed: {', '.join(sorted(allowed))})")
+        return self
+
+    def get(self, key, default=None):
+        return self.data.get(key, default) if isinstance(self.data, dict) else default
+
+    def string(self, key, default=None, choices=None, pattern=None):
+        v = self.data.get(key, default)
+        if v is None and default is None and key not in self.data:
+            return None
+        if not isinstance(v, str) or not v:
+            self.fail(f"expected a non-empty string, got {_kind(v)}", key)
+        if choices and v not in choices:
+            self.fail(f"expected one of {', '.join(choices)}, got {v!r}", key)
+        if pattern and not re.match(pattern, v):
+            self.fail(f"expected an identifier, got {v!r}", key)
+        return v
+
+    def expr(self, key=None, cond=False) -> Expr:
+        v = self.data if key is None else self.data.get(key)
+        try:
+            return (parse_condition if cond else parse)(v)
+        except ExprError as e:
+            self.fail(str(e), key)
+
+
+def _kind(v):
+    return "nothing" if v is None else type(v).__name__
+
+
+def _check_names(v: _V, e: Expr, known: set[str], key=None):
+    bad = sorted(e.names() - known)
+    if bad:
+        v.fail(f"unknown name {bad[0]!r} in {e.text!r} (known: {', '.join(sorted(known)) or 'none'})", key)
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    role: str
+    dtype: str              # a concrete dtype or a type variable of the op
+    shape: tuple[Expr, ...] = ()
+    values: tuple[Expr, Expr] | None = None   # lo <= v <= hi, for index tensors and device scalars
+    default: float | int | None = None        # for scalars
+
+
+@dataclass(frozen=True)
+class Op:
+    name: str
+    doc: str
+    dims: dict[str, tuple[int, int]]
+    types: dict[str, tuple[str, ...]]
+    params: dict[str, Param]
+    requires: tuple[Expr, ...]
+    reference: str
+    tolerance: dict[str, dict[str, float]]
+    cases: dict[str, dict[str, int]]
+    flops: Expr | None
+    path: str
+    raw: dict = field(repr=False, default_factory=dict)
+
+    def dtype_of(self, param: str, types: dict[str, str]) -> str:
+        d = self.params[param].dtype
+        return types.get(d, d)
+
+    def shape(self, param: str, dims: dict[str, int]) -> tuple[int, ...]:
+        return tuple(int(e(dims)) for e in self.params[param].shape)
+
+    def dims_ok(self, dims: dict[str, int]) -> list[str]:
+        """Why these dims are not allowed (empty list if they are)."""
+        why = [f"{k}={dims.get(k)} outside [{lo}, {hi}]" for k, (lo, hi) in self.dims.items()
+               if not (isinstance(dims.get(k), int) and lo <= dims[k] <= hi)]
+        if not why:
+            why = [f"requirement {r.text} does not hold" for r in self.requires if not r(dims)]
+        return why
+
+    def traffic_bytes(self, dims: dict[str, int], types: dict[str, str]) -> int:
+        """Bytes moved: every tensor read once, outputs written once, inout read and written."""
+        total = 0
+        for p in self.params.values():
+            if p.role == "scalar" and not p.shape:
+                continue
+            n = 1
+            for s in self.shape(p.name, dims):
+                n *= s
+            total += n * DTYPES[self.dtype_of(p.name, types)][0] * (2 if p.role == "inout" else 1)
+        return total
+
+
+def load_op(path: Path) -> Op:
+    path = Path(path)
+    v = _V(path, _load_yaml(path))
+    v.mapping(required=("op", "dims", "params", "reference", "tolerance", "cases"),
+              optional=("doc", "types", "requires", "flops"))
+    name = v.string("op", pattern=NAME_RE)
+    doc = v.get("doc") or ""
+    dims: dict[str, tuple[int, int]] = {}
+    vd = v.sub("dims").mapping()
+    if not vd.data:
+        vd.fail("an op needs at least one dim")
+    for k, r in vd.data.items():
+        if not (isinstance(r, list) and len(r) == 2 and all(type(x) is int for x in r)
+                and 0 <= r[0] <= r[1] <= MAX_DIM):
+            vd.fail(f"expected [lo, hi] integers with 0 <= lo <= hi <= 2**40, got {r!r}", k)
+        dims[k] = (r[0], r[1])
+    types: dict[str, tuple[str, ...]] = {}
+    if "types" in v.data:
+        vt = v.sub("types").mapping()
+        for k, lst in vt.data.items():
+            if k in DTYPES or k in dims:
+                vt.fail("a type variable must not shadow a dtype or a dim", k)
+            if not (isinstance(lst, list) and lst and all(isinstance(x, str) and x in DTYPES for x in lst)):
+                vt.fail(f"expected a list of dtypes from {', '.join(DTYPES)}", k)
+            types[k] = tuple(lst)
+    known = set(dims)
+    params: dict[str, Param] = {}
+    vp = v.sub("params").mapping()
+    if not vp.data:
+        vp.fail("an op needs at least one param")
+    for pname, _ in vp.data.items():
+        pv = vp.sub(pname).mapping(required=("role", "dtype"), optional=("shape", "values", "default"))
+        role = pv.string("role", choices=ROLES)
+        dtype = pv.string("dtype", choices=tuple(DTYPES) + tuple(types))
+        shape = ()
+        if "shape" in pv.data:
+            sv = pv.sub("shape")
+            if not isinstance(sv.data, list):
+                sv.fail(f"expected a list of dim expressions, got {_kind(sv.data)}")
+            shape = tuple(sv.sub(i).expr() for i in range(len(sv.data)))
+            for i, e in enumerate(shape):
+                _check_names(sv.sub(i), e, known)
+        elif role != "scalar":
+            pv.fail("a tensor param needs a shape", "shape")
+        values = None
+        if "values" in pv.data:
+            vv = pv.sub("values")
+            if not (isinstance(vv.data, list) and len(vv.data) == 2):
+                vv.fail("expected [lo, hi] (inclusive) as expressions over dims")
+            values = (vv.sub(0).expr(), vv.sub(1).expr())
+            for i, e in enumerate(values):
+                _check_names(vv.sub(i), e, known)
+            if DTYPES.get(dtype, ("", "float"))[1][0] not in "iu":
+                vv.fail("value preconditions are for integer params only")
+        default = pv.get("default")
+        if default is not None and (isinstance(default, bool) or not isinstance(default, (int, float))):
+            pv.fail("expected a number", "default")
+        if not re.match(NAME_RE, pname):
+            vp.fail("param names must be identifiers", pname)
+        params[pname] = Param(pname, role, dtype, shape, values, default)
+    clash = sorted(set(params) & set(dims))
+    if clash:
+        v.fail(f"{clash[0]!r} is both a dim and a param")
+    requires = []
+    if "requires" in v.data:
+        vr = v.sub("requires")
+        if not isinstance(vr.data, list):
+            vr.fail("expected a list of conditions")
+        for i in range(len(vr.data)):
+            e = vr.sub(i).expr(cond=True)
+            _check_names(vr.sub(i), e, known)
+            requires.append(e)
+    reference = v.string("reference", pattern=NAME_RE)
+    tol: dict[str, dict[str, float]] = {}
+    vtol = v.sub("tolerance").mapping()
+    for dt, t in vtol.data.items():
+        if dt not in DTYPES:
+            vtol.fail(f"expected a dtype from {', '.join(DTYPES)}", dt)
+        tv = vtol.sub(dt).mapping(required=("atol", "rtol"))
+        for k in ("atol", "rtol"):
+            x = tv.data[k]
+            if isinstance(x, bool) or not isinstance(x, (int, float)) or not 0 <= x < 1:
+                tv.fail(f"expected a number in [0, 1), got {x!r}", k)
+        tol[dt] = {"atol": float(tv.data["atol"]), "rtol": float(tv.data["rtol"])}
+    cases: dict[str, dict[str, int]] = {}
+    vc = v.sub("cases").mapping()
+    if not vc.data:
+        vc.fail("an op needs at least one named case")
+    op_partial = Op(name, doc, dims, types, params, tuple(requires), reference, tol, {}, None, str(path))
+    for cname, cdims in vc.data.items():
+        cv = vc.sub(cname).mapping(required=tuple(dims))
+        for k, x in cdims.items():
+            if type(x) is not int:
+                cv.fail(f"expected an integer, got {_kind(x)}", k)
+        why = op_partial.dims_ok(cdims)
+        if why:
+            cv.fail("case not allowed by the op: " + "; ".join(why))
+        cases[cname] = dict(cdims)
+    flops = None
+    if "flops" in v.data:
+        flops = v.expr("flops")
+        _check_names(v, flops, known, "flops")
+    return Op(name, doc, dims, types, params, tuple(requires), reference, tol, cases, flops, str(path), v.data)
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One kernel argument: a param of the op (pointer or scalar) or an integer expression over dims."""
+    param: str | None = None
+    expr: Expr | None = None
+    ctype: str = "i32"
+
+
+@dataclass(frozen=True)
+class Variant:
+    op: str
+    name: str
+    safety: str
+    source: str               # file name, relative to the YAML's folder
+    entry: str
+    types: dict[str, str]
+    args: tuple[Arg, ...]
+    grid: tuple[Expr, ...]
+    block: tuple[Expr, ...]
+    shared: Expr
+    options: tuple[str, ...]
+    deterministic: bool
+    provenance: dict
+    path: str                 # the YAML file
+    raw: dict = field(repr=False, default_factory=dict)
+
+    @property
+    def source_path(self) -> Path:
+        return Path(self.path).parent / self.source
+
+    def launch(self, dims: dict[str, int]):
+        """(grid, block, dynamic shared bytes) for these dims, each dim list padded to 3."""
+        g = [int(e(dims)) for e in self.grid] + [1] * (3 - len(self.grid))
+        b = [int(e(dims)) for e in self.block] + [1] * (3 - len(self.block))
+        return tuple(g), tuple(b), int(self.shared(dims))
+
+
+ALLOWED_OPTIONS = ("-O", "--use_fast_math", "-use_fast_math", "--fmad=", "-D", "--extra-device-vectorization",
+                   "--ftz=", "--prec-div=", "--prec-sqrt=", "-lineinfo", "--maxrregcount=")
+
+
+def load_variant(path: Path, ops: dict[str, Op]) -> Variant:
+    path = Path(path)
+    v = _V(path, _load_yaml(path))
+    v.mapping(required=("op", "name", "safety", "source", "entry", "args", "launch"),
+              optional=("types", "compile", "provenance", "deterministic", "doc"))
+    opname = v.string("op", pattern=NAME_RE)
+    if opname not in ops:
+        v.fail(f"unknown op {opname!r} (known: {', '.join(sorted(ops)) or 'none'})", "op")
+    op = ops[opname]
+    name = v.string("name", pattern=r"^[A-Za-z0-9_.\-]+$")
+    safety = v.string("safety", choices=SAFETY)
+    source = v.string("source")
+    if "/" in source or "\\" in source or source.startswith("."):
+        v.fail("expected a file name beside the YAML (no folders)", "source")
+    if not (path.parent / source).is_file():
+        v.fail(f"source file {source!r} not found beside {path.name}", "source")
+    entry = v.string("entry", pattern=NAME_RE)
+    types: dict[str, str] = {}
+    if "types" in v.data:
+        vt = v.sub("types").mapping()
+        for k, t in vt.data.items():
+            if k not in op.types:
+                vt.fail(f"op {opname} has no type variable {k!r}", k)
+            if t not in op.types[k]:
+                vt.fail(f"expected one of {', '.join(op.types[k])}, got {t!r}", k)
+            types[k] = t
+    missing = sorted(set(op.types) - set(types))
+    if missing:
+        v.fail(f"type variable {missing[0]!r} of op {opname} must be bound", "types")
+    known = set(op.dims)
+    args = []
+    va = v.sub("args")
+    if not isinstance(va.data, list) or not va.data:
+        va.fail("expected a non-empty list of kernel arguments")
+    for i, a in enumerate(va.data):
+        av = va.sub(i)
+        if isinstance(a, str) and a in op.params:
+            args.append(Arg(param=a))
+            continue
+        ctype = "i32"
+        if isinstance(a, dict):
+            av.mapping(required=("expr",), optional=("type",))
+            ctype = av.string("type", default="i32", choices=("i32", "u32", "i64", "u64"))
+            e = av.expr("expr")
+        else:
+            e = av.expr()
+        _check_names(av, e, known | set(op.params))
+        bad = e.names() & set(op.params)
+        if bad:
+            av.fail(f"param {sorted(bad)[0]!r} cannot appear inside an expression")
+        args.append(Arg(expr=e, ctype=ctype))
+    unbound = [p for p in op.params if p not in {a.param for a in args} and op.params[p].role != "scalar"]
+    if unbound:
+        va.fail(f"tensor param {unbound[0]!r} of op {opname} is not passed to the kernel")
+    vl = v.sub("launch").mapping(required=("grid", "block"), optional=("shared",))
+    geo = {}
+    for k in ("grid", "block"):
+        gv = vl.sub(k)
+        lst = gv.data if isinstance(gv.data, list) else [gv.data]
+        if not 1 <= len(lst) <= 3:
+            gv.fail("expected 1 to 3 expressions")
+        exprs = tuple(_V(path, x, f"{gv.path}[{i}]").expr() for i, x in enumerate(lst))
+        for e in exprs:
+            _check_names(gv, e, known)
+        geo[k] = exprs
+    shared = vl.expr("shared") if "shared" in vl.data else parse(0)
+    _check_names(vl, shared, known, "shared")
+    options: tuple[str, ...] = ()
+    if "compile" in v.data:
+        vco = v.sub("compile").mapping(optional=("options",))
+        opts = vco.get("options", [])
+        if not (isinstance(opts, list) and all(isinstance(o, str) for o in opts)):
+            vco.fail("expected a list of strings", "options")
+        for o in opts:
+            if not o.startswith(ALLOWED_OPTIONS):
+                vco.fail(f"compile option {o!r} is not allowed (allowed prefixes: {' '.join(ALLOWED_OPTIONS)})",
+                         "options")
+        options = tuple(opts)
+    det = v.get("deterministic", True)
+    if not isinstance(det, bool):
+        v.fail("expected true or false", "deterministic")
+    prov = v.get("provenance", {}) or {}
+    if not isinstance(prov, dict):
+        v.fail("expected a mapping (author, generator, date, from)", "provenance")
+    return Variant(opname, name, safety, source, entry, types, tuple(args), geo["grid"], geo["block"], shared,
+                   options, det, prov, str(path), v.data)
+
+
+def _load_yaml(path: Path):
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise SchemaError(path, "", f"cannot read: {e}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark else ""
+        raise SchemaError(path, "", f"not valid YAML{where}: {getattr(e, 'problem', e)}") from None
+    return data

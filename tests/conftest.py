@@ -1,0 +1,38 @@
+"""Shared fixtures: an isolated KREG_HOME per test session, and the gpu marker's skip."""
+import os
+import shutil
+
+import pytest
+
+
+def _has_gpu() -> bool:
+    if os.environ.get("KREG_NO_GPU"):
+        return False
+    try:
+        import cupy
+        return cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:
+        return False
+
+
+HAS_GPU = _has_gpu()
+
+
+def pytest_collection_modifyitems(config, items):
+    skip = pytest.mark.skip(reason="needs a CUDA GPU (none found; run on the device)")
+    for item in items:
+        if "gpu" in item.keywords and not HAS_GPU:
+            item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def kreg_home(tmp_path_factory):
+    home = tmp_path_factory.mktemp("kreg_home")
+    old = os.environ.get("KREG_HOME")
+    os.environ["KREG_HOME"] = str(home)
+    yield home
+    if old is None:
+        os.environ.pop("KREG_HOME", None)
+    else:
+        os.environ["KREG_HOME"] = old
+    shutil.rmtree(home, ignore_errors=True)
