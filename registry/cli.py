@@ -59,8 +59,10 @@ def cmd_show(args) -> int:
         return 2
     v, op = e.variant, cat.ops[e.variant.op]
     info = _variant_json(e) | {
-        "args": [a.param or {"expr": a.expr.text, "type": a.ctype} for a in v.args],
-        "launch": {"grid": [g.text for g in v.grid], "block": [b.text for b in v.block], "shared": v.shared.text},
+        "launches": [{"entry": ln.entry, "args": [a.param or {"expr": a.expr.text, "type": a.ctype} for a in ln.args],
+                      "grid": [g.text for g in ln.grid], "block": [b.text for b in ln.block], "shared": ln.shared.text}
+                     for ln in v.launches],
+        "scratch": {s.name: {"dtype": s.dtype, "shape": [e.text for e in s.shape]} for s in v.scratch.values()},
         "compile_options": list(v.options), "deterministic": v.deterministic, "provenance": v.provenance,
         "op_contract": {"dims": {k: list(r) for k, r in op.dims.items()}, "requires": [r.text for r in op.requires],
                         "params": {p.name: {"role": p.role, "dtype": op.dtype_of(p.name, v.types),
@@ -76,9 +78,12 @@ def cmd_show(args) -> int:
     for k in ("op", "name", "safety", "hash", "source", "entry", "origin"):
         t.add_row(k, str(info[k]))
     t.add_row("types", ", ".join(f"{k}={x}" for k, x in v.types.items()) or "-")
-    t.add_row("args", ", ".join(a.param or a.expr.text for a in v.args))
-    t.add_row("launch", f"grid ({', '.join(info['launch']['grid'])}) block ({', '.join(info['launch']['block'])}) "
-                        f"shared {v.shared.text}")
+    for ln in v.launches:
+        t.add_row(f"launch {ln.entry}", f"args ({', '.join(a.param or a.expr.text for a in ln.args)}) "
+                                       f"grid ({', '.join(g.text for g in ln.grid)}) "
+                                       f"block ({', '.join(b.text for b in ln.block)}) shared {ln.shared.text}")
+    for sc in v.scratch.values():
+        t.add_row(f"scratch {sc.name}", f"{sc.dtype}[{', '.join(e.text for e in sc.shape)}]")
     t.add_row("compile", " ".join(v.options) or "-")
     t.add_row("provenance", ", ".join(f"{k}: {x}" for k, x in v.provenance.items()) or "-")
     for p in op.params.values():

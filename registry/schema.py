@@ -260,17 +260,37 @@ class Arg:
 
 
 @dataclass(frozen=True)
+class Scratch:
+    """A temporary buffer a multi-launch variant owns (e.g. per-block partials of a two-stage reduction)."""
+    name: str
+    dtype: str
+    shape: tuple[Expr, ...]
+
+
+@dataclass(frozen=True)
+class Launch:
+    entry: str
+    args: tuple[Arg, ...]
+    grid: tuple[Expr, ...]
+    block: tuple[Expr, ...]
+    shared: Expr
+
+    def geometry(self, dims: dict[str, int]):
+        """(grid, block, dynamic shared bytes) for these dims, each dim list padded to 3."""
+        g = [int(e(dims)) for e in self.grid] + [1] * (3 - len(self.grid))
+        b = [int(e(dims)) for e in self.block] + [1] * (3 - len(self.block))
+        return tuple(g), tuple(b), int(self.shared(dims))
+
+
+@dataclass(frozen=True)
 class Variant:
     op: str
     name: str
     safety: str
     source: str               # file name, relative to the YAML's folder
-    entry: str
     types: dict[str, str]
-    args: tuple[Arg, ...]
-    grid: tuple[Expr, ...]
-    block: tuple[Expr, ...]
-    shared: Expr
+    launches: tuple[Launch, ...]   # run in order on one stream
+    scratch: dict[str, Scratch]
     options: tuple[str, ...]
     deterministic: bool
     provenance: dict
@@ -281,22 +301,70 @@ class Variant:
     def source_path(self) -> Path:
         return Path(self.path).parent / self.source
 
-    def launch(self, dims: dict[str, int]):
-        """(grid, block, dynamic shared bytes) for these dims, each dim list padded to 3."""
-        g = [int(e(dims)) for e in self.grid] + [1] * (3 - len(self.grid))
-        b = [int(e(dims)) for e in self.block] + [1] * (3 - len(self.block))
-        return tuple(g), tuple(b), int(self.shared(dims))
+    @property
+    def entry(self) -> str:
+        return self.launches[0].entry
+
+    def scratch_shape(self, name: str, dims: dict[str, int]) -> tuple[int, ...]:
+        return tuple(int(e(dims)) for e in self.scratch[name].shape)
 
 
 ALLOWED_OPTIONS = ("-O", "--use_fast_math", "-use_fast_math", "--fmad=", "-D", "--extra-device-vectorization",
                    "--ftz=", "--prec-div=", "--prec-sqrt=", "-lineinfo", "--maxrregcount=")
+LAUNCH_KEYS = ("entry", "args", "launch")
+
+
+def _load_launch(v: _V, op: Op, scratch: dict[str, Scratch]) -> Launch:
+    """One launch: `entry`, `args` and `launch: {grid, block, shared}` keys of the mapping at v."""
+    entry = v.string("entry", pattern=NAME_RE)
+    known = set(op.dims)
+    buffers = set(op.params) | set(scratch)
+    args = []
+    va = v.sub("args")
+    if not isinstance(va.data, list) or not va.data:
+        va.fail("expected a non-empty list of kernel arguments")
+    for i, a in enumerate(va.data):
+        av = va.sub(i)
+        if isinstance(a, str) and a in buffers:
+            args.append(Arg(param=a))
+            continue
+        ctype = "i32"
+        if isinstance(a, dict):
+            av.mapping(required=("expr",), optional=("type",))
+            ctype = av.string("type", default="i32", choices=("i32", "u32", "i64", "u64"))
+            e = av.expr("expr")
+        else:
+            e = av.expr()
+        _check_names(av, e, known | buffers)
+        bad = e.names() & buffers
+        if bad:
+            av.fail(f"param {sorted(bad)[0]!r} cannot appear inside an expression")
+        args.append(Arg(expr=e, ctype=ctype))
+    vl = v.sub("launch").mapping(required=("grid", "block"), optional=("shared",))
+    geo = {}
+    for k in ("grid", "block"):
+        gv = vl.sub(k)
+        lst = gv.data if isinstance(gv.data, list) else [gv.data]
+        if not 1 <= len(lst) <= 3:
+            gv.fail("expected 1 to 3 expressions")
+        exprs = tuple(_V(v.file, x, f"{gv.path}[{i}]").expr() for i, x in enumerate(lst))
+        for e in exprs:
+            _check_names(gv, e, known)
+        geo[k] = exprs
+    shared = vl.expr("shared") if "shared" in vl.data else parse(0)
+    _check_names(vl, shared, known, "shared")
+    return Launch(entry, tuple(args), geo["grid"], geo["block"], shared)
 
 
 def load_variant(path: Path, ops: dict[str, Op]) -> Variant:
     path = Path(path)
     v = _V(path, _load_yaml(path))
-    v.mapping(required=("op", "name", "safety", "source", "entry", "args", "launch"),
-              optional=("types", "compile", "provenance", "deterministic", "doc"))
+    common = ("op", "name", "safety", "source")
+    optional = ("types", "compile", "provenance", "deterministic", "doc")
+    if isinstance(v.data, dict) and "launches" in v.data:
+        v.mapping(required=common + ("launches",), optional=optional + ("scratch",))
+    else:
+        v.mapping(required=common + LAUNCH_KEYS, optional=optional)
     opname = v.string("op", pattern=NAME_RE)
     if opname not in ops:
         v.fail(f"unknown op {opname!r} (known: {', '.join(sorted(ops)) or 'none'})", "op")
@@ -308,7 +376,6 @@ def load_variant(path: Path, ops: dict[str, Op]) -> Variant:
         v.fail("expected a file name beside the YAML (no folders)", "source")
     if not (path.parent / source).is_file():
         v.fail(f"source file {source!r} not found beside {path.name}", "source")
-    entry = v.string("entry", pattern=NAME_RE)
     types: dict[str, str] = {}
     if "types" in v.data:
         vt = v.sub("types").mapping()
@@ -321,44 +388,35 @@ def load_variant(path: Path, ops: dict[str, Op]) -> Variant:
     missing = sorted(set(op.types) - set(types))
     if missing:
         v.fail(f"type variable {missing[0]!r} of op {opname} must be bound", "types")
-    known = set(op.dims)
-    args = []
-    va = v.sub("args")
-    if not isinstance(va.data, list) or not va.data:
-        va.fail("expected a non-empty list of kernel arguments")
-    for i, a in enumerate(va.data):
-        av = va.sub(i)
-        if isinstance(a, str) and a in op.params:
-            args.append(Arg(param=a))
-            continue
-        ctype = "i32"
-        if isinstance(a, dict):
-            av.mapping(required=("expr",), optional=("type",))
-            ctype = av.string("type", default="i32", choices=("i32", "u32", "i64", "u64"))
-            e = av.expr("expr")
-        else:
-            e = av.expr()
-        _check_names(av, e, known | set(op.params))
-        bad = e.names() & set(op.params)
-        if bad:
-            av.fail(f"param {sorted(bad)[0]!r} cannot appear inside an expression")
-        args.append(Arg(expr=e, ctype=ctype))
-    unbound = [p for p in op.params if p not in {a.param for a in args} and op.params[p].role != "scalar"]
+    scratch: dict[str, Scratch] = {}
+    if "scratch" in v.data:
+        vs = v.sub("scratch").mapping()
+        for sname in vs.data:
+            sv = vs.sub(sname).mapping(required=("dtype", "shape"))
+            if not re.match(NAME_RE, sname) or sname in op.params or sname in op.dims:
+                vs.fail("expected an identifier that is not a param or dim of the op", sname)
+            dtype = sv.string("dtype", choices=tuple(DTYPES))
+            shp = sv.sub("shape")
+            if not isinstance(shp.data, list) or not shp.data:
+                shp.fail("expected a list of dim expressions")
+            shape = tuple(shp.sub(i).expr() for i in range(len(shp.data)))
+            for i, e in enumerate(shape):
+                _check_names(shp.sub(i), e, set(op.dims))
+            scratch[sname] = Scratch(sname, dtype, shape)
+    if "launches" in v.data:
+        vls = v.sub("launches")
+        if not isinstance(vls.data, list) or not vls.data:
+            vls.fail("expected a non-empty list of launches (entry, args, launch)")
+        launches = tuple(_load_launch(vls.sub(i).mapping(required=LAUNCH_KEYS), op, scratch)
+                         for i in range(len(vls.data)))
+        where = vls
+    else:
+        launches = (_load_launch(v, op, scratch),)
+        where = v.sub("args")
+    passed = {a.param for ln in launches for a in ln.args}
+    unbound = [p for p in op.params if p not in passed and op.params[p].role != "scalar"]
     if unbound:
-        va.fail(f"tensor param {unbound[0]!r} of op {opname} is not passed to the kernel")
-    vl = v.sub("launch").mapping(required=("grid", "block"), optional=("shared",))
-    geo = {}
-    for k in ("grid", "block"):
-        gv = vl.sub(k)
-        lst = gv.data if isinstance(gv.data, list) else [gv.data]
-        if not 1 <= len(lst) <= 3:
-            gv.fail("expected 1 to 3 expressions")
-        exprs = tuple(_V(path, x, f"{gv.path}[{i}]").expr() for i, x in enumerate(lst))
-        for e in exprs:
-            _check_names(gv, e, known)
-        geo[k] = exprs
-    shared = vl.expr("shared") if "shared" in vl.data else parse(0)
-    _check_names(vl, shared, known, "shared")
+        where.fail(f"tensor param {unbound[0]!r} of op {opname} is not passed to the kernel")
     options: tuple[str, ...] = ()
     if "compile" in v.data:
         vco = v.sub("compile").mapping(optional=("options",))
@@ -376,8 +434,7 @@ def load_variant(path: Path, ops: dict[str, Op]) -> Variant:
     prov = v.get("provenance", {}) or {}
     if not isinstance(prov, dict):
         v.fail("expected a mapping (author, generator, date, from)", "provenance")
-    return Variant(opname, name, safety, source, entry, types, tuple(args), geo["grid"], geo["block"], shared,
-                   options, det, prov, str(path), v.data)
+    return Variant(opname, name, safety, source, types, launches, scratch, options, det, prov, str(path), v.data)
 
 
 def _load_yaml(path: Path):

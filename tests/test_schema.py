@@ -138,3 +138,26 @@ def test_random_text_never_crashes(tmp_path, text):
     p = _write(tmp_path, "junk.yaml", text)
     with pytest.raises(SchemaError):
         load_op(p)
+
+
+def test_multi_launch_variant_with_scratch(tmp_path):
+    ops = {"add": load_op(BUILTIN / "ops" / "add.yaml")}
+    (tmp_path / "k.cu").write_text("// two stages")
+    doc = {"op": "add", "name": "two", "safety": "unsafe", "source": "k.cu", "types": {"T": "bf16"},
+           "scratch": {"part": {"dtype": "f32", "shape": ["cdiv(N, 1024)"]}},
+           "launches": [
+               {"entry": "stage1", "args": ["a", "b", "part", "N"], "launch": {"grid": ["cdiv(N, 1024)"], "block": [256]}},
+               {"entry": "stage2", "args": ["part", "out", "N"], "launch": {"grid": [1], "block": [1024], "shared": 64}}]}
+    v = load_variant(_write(tmp_path, "v.yaml", doc), ops)
+    assert [ln.entry for ln in v.launches] == ["stage1", "stage2"]
+    assert v.scratch_shape("part", {"N": 5000}) == (5,)
+    assert v.launches[1].geometry({"N": 5000}) == ((1, 1, 1), (1024, 1, 1), 64)
+    bad = copy.deepcopy(doc)
+    del bad["launches"][1]["entry"]
+    with pytest.raises(SchemaError) as e:
+        load_variant(_write(tmp_path, "v.yaml", bad), ops)
+    assert e.value.path == "launches[1]" and "entry" in e.value.message
+    bad = copy.deepcopy(doc)
+    bad["scratch"]["a"] = bad["scratch"].pop("part")
+    with pytest.raises(SchemaError, match="not a param or dim"):
+        load_variant(_write(tmp_path, "v.yaml", bad), ops)
