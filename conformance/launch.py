@@ -1,0 +1,129 @@
+"""Binding a variant's launches to concrete buffers and dims, and running the exact PTX on a GPU
+(CuPy). The CPU device (the PTX emulator) takes the same bound arguments."""
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+
+from kreg.checker import ptx as P
+from kreg.registry.schema import DTYPES, Launch, Op, Variant
+
+# PTX param type -> NumPy scalar type used to pass it by value
+PARAM_NP = {"u64": np.uint64, "s64": np.int64, "b64": np.uint64, "u32": np.uint32, "s32": np.int32,
+            "b32": np.uint32, "f32": np.float32, "f64": np.float64, "u16": np.uint16, "s16": np.int16,
+            "b16": np.uint16, "u8": np.uint8, "s8": np.int8, "b8": np.uint8}
+ARG_NP = {"i32": np.int32, "u32": np.uint32, "i64": np.int64, "u64": np.uint64}
+
+
+class BindError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class BoundLaunch:
+    entry: str
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    shared: int
+    args: tuple          # NumPy scalars, one per PTX param, in order (pointers as np.uint64 addresses)
+
+
+def scalar_value(op: Op, name: str, scalars: dict, types: dict[str, str]):
+    p = op.params[name]
+    if name in scalars:
+        v = scalars[name]
+    elif p.default is not None:
+        v = p.default
+    else:
+        raise BindError(f"scalar param {name!r} of op {op.name} has no value and no default")
+    return np.dtype(DTYPES[op.dtype_of(name, types)][1]).type(v)
+
+
+def bind(variant: Variant, op: Op, module: P.Module, dims: dict[str, int], pointers: dict[str, int],
+         scalars: dict | None = None) -> list[BoundLaunch]:
+    """Each launch of the variant with concrete geometry and arguments typed as the PTX params are.
+    `pointers` maps every tensor param and scratch buffer to its device address."""
+    scalars = scalars or {}
+    why = op.dims_ok(dims)
+    if why:
+        raise BindError(f"dims {dims} not allowed by op {op.name}: {'; '.join(why)}")
+    out = []
+    for ln in variant.launches:
+        kernel = module.kernel(ln.entry)
+        if len(kernel.params) != len(ln.args):
+            raise BindError(f"{variant.name}: launch {ln.entry} passes {len(ln.args)} args but the kernel takes "
+                            f"{len(kernel.params)} params")
+        args = []
+        for a, p in zip(ln.args, kernel.params):
+            if p.type not in PARAM_NP or p.size != np.dtype(PARAM_NP[p.type]).itemsize:
+                raise BindError(f"{ln.entry}: param {p.name} of type .{p.type} ({p.size} bytes) cannot be bound")
+            want = PARAM_NP[p.type]
+            if a.param is not None and (a.param in variant.scratch or op.params[a.param].role != "scalar"
+                                        or op.params[a.param].shape):
+                if a.param not in pointers:
+                    raise BindError(f"no buffer for {a.param!r}")
+                if p.size != 8:
+                    raise BindError(f"{ln.entry}: {a.param} is a pointer but param {p.name} is .{p.type}")
+                args.append(np.uint64(pointers[a.param]))
+            elif a.param is not None:
+                v = scalar_value(op, a.param, scalars, variant.types)
+                if np.dtype(want).itemsize != v.dtype.itemsize or (v.dtype.kind == "f") != (np.dtype(want).kind == "f"):
+                    raise BindError(f"{ln.entry}: scalar {a.param} is {v.dtype} but param {p.name} is .{p.type}")
+                args.append(v.view(want) if v.dtype != want else v)
+            else:
+                v = int(a.expr(dims))
+                t = np.dtype(ARG_NP[a.ctype])
+                lo, hi = (np.iinfo(t).min, np.iinfo(t).max)
+                if not lo <= v <= hi:
+                    raise BindError(f"{ln.entry}: argument {a.expr.text} = {v} does not fit {a.ctype}")
+                if t.itemsize != p.size:
+                    raise BindError(f"{ln.entry}: argument {a.expr.text} is {a.ctype} but param {p.name} is .{p.type}")
+                args.append(t.type(v).view(want) if t != want else t.type(v))
+        g, b, sh = ln.geometry(dims)
+        if min(g) < 1 or min(b) < 1:
+            raise BindError(f"{ln.entry}: empty launch grid {g} block {b} at dims {dims}")
+        out.append(BoundLaunch(ln.entry, g, b, sh, tuple(args)))
+    return out
+
+
+def buffer_sizes(variant: Variant, op: Op, dims: dict[str, int]) -> dict[str, int]:
+    """Bytes of every tensor param and scratch buffer at these dims."""
+    sizes = {}
+    for p in op.params.values():
+        if p.role == "scalar" and not p.shape:
+            continue
+        sizes[p.name] = int(np.prod(op.shape(p.name, dims), dtype=np.int64)) * DTYPES[op.dtype_of(p.name, variant.types)][0]
+    for s in variant.scratch.values():
+        sizes[s.name] = int(np.prod(variant.scratch_shape(s.name, dims), dtype=np.int64)) * DTYPES[s.dtype][0]
+    return sizes
+
+
+class GpuModule:
+    """The exact PTX text loaded on the current GPU through CuPy (after checking the driver accepts it)."""
+
+    def __init__(self, ptx: str):
+        import cupy
+        from kreg.checker.compile import check_driver_accepts
+        check_driver_accepts(ptx, cupy.cuda.runtime.driverGetVersion())
+        with tempfile.TemporaryDirectory() as d:
+            path = Path(d) / "kernel.ptx"
+            path.write_text(ptx)
+            self._mod = cupy.RawModule(path=str(path))
+        self._fns = {}
+
+    def launch(self, bl: BoundLaunch, stream=None) -> None:
+        fn = self._fns.get(bl.entry)
+        if fn is None:
+            fn = self._fns[bl.entry] = self._mod.get_function(bl.entry)
+            if bl.shared > 48 * 1024:
+                fn.max_dynamic_shared_size_bytes = bl.shared
+        fn(bl.grid, bl.block, bl.args, shared_mem=bl.shared, stream=stream)
+
+
+@cache
+def parsed(ptx: str) -> P.Module:
+    return P.parse(ptx)
