@@ -198,6 +198,7 @@ _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 _REG_DECL = re.compile(r"^\.reg\s+\.(\w+)\s+(.+)$")
 _VAR_DECL = re.compile(r"^((?:\.(?:visible|extern|weak|common)\s+)*)\.(global|shared|const|local)\s+(.*)$")
 _PARAM = re.compile(r"^\.param\s+(?:\.align\s+(\d+)\s+)?\.(\w+)\s+([\w$]+)(?:\[(\d+)\])?$")
+_LINE_DIRECTIVE = re.compile(r"^(\s*\.(?:version|target|address_size|file|loc)\b[^;\n]*)$", re.M)
 _INT = re.compile(r"^-?(0[xX][0-9a-fA-F]+|\d+)[uU]?$")
 
 
@@ -383,6 +384,7 @@ def _instruction(stmt: str, rename: dict[str, str], line: int) -> Instr:
 def parse(ptx: str) -> Module:
     """Parse a whole PTX module. Raises ParseError naming the line of anything it does not know."""
     text = _COMMENT.sub(lambda m: "\n" * m[0].count("\n"), ptx)
+    text = _LINE_DIRECTIVE.sub(r"\1;", text)     # these end at the newline, not at a ';'
     version, target, addr_size = (0, 0), "", 64
     globals_: dict[str, Variable] = {}
     kernels: dict[str, Kernel] = {}
