@@ -426,6 +426,20 @@ def _bitcount(self, ins, m, *_):
     self.put(ins.args[0], r.astype(UINT[bits]), t, m)
 
 
+@op("bfind")
+def _bfind(self, ins, m, *_):
+    t = ins.type
+    bits = _bits(t)
+    a = np.asarray(self.get(ins.args[1], t))
+    u = a.astype(UINT[bits]) if not _signed(t) else np.where(a < 0, ~a, a).astype(UINT[bits])
+    u = u.astype(np.uint64)
+    pos = np.full(u.shape, -1, np.int64)
+    for i in range(bits):
+        pos = np.where((u >> np.uint64(i)) & np.uint64(1) == 1, i, pos)
+    r = np.where(pos < 0, 0xFFFFFFFF, (bits - 1 - pos) if ins.has("shiftamt") else pos)
+    self.put(ins.args[0], r.astype(np.uint32), "u32", m)
+
+
 @op("bfe")
 def _bfe(self, ins, m, *_):
     t = ins.type

@@ -20,7 +20,7 @@ OPCODES = {
     "barrier", "shfl", "atom", "red", "fma", "rcp", "sqrt", "rsqrt", "ex2", "lg2", "sin", "cos", "tanh", "cvt",
     "popc", "clz", "brev", "bfe", "bfi", "prmt", "copysign", "testp", "membar", "fence", "vote", "activemask",
     "cnot", "lop3", "sad", "mad.wide", "shf", "set", "prefetch", "prefetchu", "cp", "redux", "match", "nanosleep",
-    "ld.param", "isspacep", "madc", "addc", "subc", "mul.wide", "trap",
+    "ld.param", "isspacep", "madc", "addc", "subc", "mul.wide", "trap", "bfind", "fns", "szext", "bmsk", "dp4a", "dp2a",
 }
 
 
