@@ -869,6 +869,7 @@ def _warp_sync(self, ins, m, act, pc0, body):
     member = self.get(ins.args[-1], "b32") if body is not _activemask else np.uint32(0xFFFFFFFF)
     ready = self.warp_ready(ex, member) if body is not _activemask else ex
     waiting = ex & ~ready
+    self._stalled = not ready.any()
     self.swait = (self.swait & ~act) | waiting
     if ready.any():
         full = None if ready.all() else ready

@@ -9,6 +9,7 @@ stop the launch with an EmulatorError naming the thread, block, instruction and 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -129,9 +130,7 @@ def _layout_shared(k: P.Kernel, module: P.Module, dynamic: int):
     for v in vars_:
         if v.name not in offs:
             offs[v.name] = -(-dyn_start // v.align) * v.align
-    total = dyn_start + dynamic if any(v.name not in offs or v.extern or v.count is None for v in vars_) or dynamic \
-        else static
-    return offs, max(total, static)
+    return offs, (dyn_start + dynamic if dynamic else static)
 
 
 def _pack_params(k: P.Kernel, args) -> tuple[bytes, dict[str, int]]:
@@ -171,7 +170,7 @@ def launch(module, entry: str, grid, block, shared: int, args, mem: Memory, *, t
            max_steps: int = 50_000_000) -> LaunchResult:
     """Run one kernel launch on the CPU. module: ptx.Module or PTX text; args: one per .param."""
     if isinstance(module, str):
-        module = P.parse(module)
+        module = _parsed(module)
     k = module.kernel(entry)
     grid, block = _dim3(grid), _dim3(block)
     tpb = block[0] * block[1] * block[2]
@@ -203,6 +202,11 @@ def launch(module, entry: str, grid, block, shared: int, args, mem: Memory, *, t
     return res
 
 
+@lru_cache(maxsize=32)
+def _parsed(text: str) -> P.Module:
+    return P.parse(text)
+
+
 def run_bound(module, bound, mem: Memory, **kw) -> LaunchResult:
     """Run a conformance BoundLaunch (entry, grid, block, shared, args)."""
     return launch(module, bound.entry, bound.grid, bound.block, bound.shared, bound.args, mem, **kw)
@@ -215,7 +219,7 @@ def _module_globals(module: P.Module, mem: Memory) -> dict[str, int]:
     for v in module.globals.values():
         if v.space not in ("global", "const"):
             continue
-        key = (id(module), v.name)
+        key = v.name            # one module's variables per Memory, kept across launches as on a GPU
         if key not in cache:
             addr = mem.alloc(max(v.size, 1), v.name, max(v.align, 16))
             if v.init:
@@ -274,6 +278,7 @@ class _Machine(EmuOpsMixin):
         self.thread_instructions = 0
         self._trace = []
         self._cache = {}
+        self._retried = self._stalled = False
 
     # ---- the scheduler ------------------------------------------------------------------------------
     def run(self):
@@ -317,9 +322,11 @@ class _Machine(EmuOpsMixin):
                     m = None if (full and ex.all()) else ex
                 else:
                     m = None if full else act
-                self._ins, self._m = ins, m
+                self._ins, self._m, self._stalled = ins, m, False
                 if not self.code[pc0](self, ins, m, act, pc0):
                     self._advance(act, pc0, full)
+                if not self._stalled:
+                    self._retried = False
 
     def _advance(self, act, pc0, full):
         if full:
@@ -348,14 +355,11 @@ class _Machine(EmuOpsMixin):
                 self.bwait &= ~rel
                 self.epoch += ready
                 progress = True
-        if not progress and self.swait.any():
-            # warps waiting on lanes that exited: let them re-check
-            self.swait[:] = False
-            self._retry = getattr(self, "_retry", 0) + 1
-            if self._retry > 2:
-                return False
+        if not progress and self.swait.any() and not self._retried:
+            # warps waiting on lanes that have exited since: let them check again, once
+            self.swait = np.zeros(self.N, bool)
+            self._retried = True
             return True
-        self._retry = 0
         return progress
 
     def where(self, t: int, ins=None) -> dict:

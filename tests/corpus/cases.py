@@ -178,7 +178,12 @@ def compare(case: Case, buf: Buffer, got: bytes, want: bytes) -> tuple[bool, str
         d = ulp_distance(gv, wv, buf.dtype)
         return bool(d.max() <= 2), f"max {int(d.max())} ulp over {len(diff)} differing elements"
     i = int(diff[0])
-    return False, f"{len(diff)} of {buf.count} elements differ; first at [{i}]: {gv[i]!r} vs {wv[i]!r}"
+    ulps = ""
+    if buf.dtype in ("f32", "f64", "f16", "bf16"):
+        ulps = f"; max {int(ulp_distance(gv, wv, buf.dtype).max())} ulp"
+    return False, (f"{len(diff)} of {buf.count} elements differ{ulps}; first at [{i}]: emulator {gv[i]!r} "
+                   f"(bits {g.view(dt.str.replace('f', 'u').replace('i', 'u'))[i]:#x}) vs gpu {wv[i]!r} "
+                   f"(bits {w.view(dt.str.replace('f', 'u').replace('i', 'u'))[i]:#x})")
 
 
 def initial(case: Case) -> tuple[list, list]:
