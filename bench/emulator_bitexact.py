@@ -41,16 +41,33 @@ def compare_case(case: C.Case, ptx: str) -> tuple[dict, dict]:
             "ptx_sha256": hashlib.sha256(ptx.encode()).hexdigest(), "emulator_s": round(emu_s, 3)}, gpu
 
 
-def run_all(out_dir: Path | None = None) -> list[dict]:
+def corpus_ptx(case: C.Case, ptx_dir: Path | None) -> tuple[str, str]:
+    """The case's PTX compiled here; falls back to a copy compiled elsewhere (ptx_dir/NAME.ptx).
+    Returns (ptx, note) where the note says whether both exist and agree byte for byte."""
+    shipped = ptx_dir / f"{case.name}.ptx" if ptx_dir else None
+    try:
+        ptx = compile_cuda(case.source.read_text()).ptx
+    except Exception as e:
+        if shipped and shipped.exists():
+            return shipped.read_text(), f"compiled elsewhere (here: {type(e).__name__})"
+        raise
+    if shipped and shipped.exists():
+        return ptx, "same PTX as shipped" if shipped.read_text() == ptx else "PTX DIFFERS from shipped"
+    return ptx, "compiled here"
+
+
+def run_all(out_dir: Path | None = None, ptx_dir: Path | None = None) -> list[dict]:
     import cupy
     props = cupy.cuda.runtime.getDeviceProperties(0)
     device = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
     records, saved = [], {}
     for case in C.CASES:
         try:
-            ptx = compile_cuda(case.source.read_text()).ptx
+            ptx, note = corpus_ptx(case, ptx_dir)
             rec, gpu = compare_case(case, ptx)
-            saved.update({f"{case.name}/{k}": np.frombuffer(v, np.uint8) for k, v in gpu.items()})
+            rec["ptx"] = note
+            roles = {C.parse_arg(a).name: a.split()[0] for a in case.args if a.split()[0] in ("in", "io", "out")}
+            saved.update({f"{case.name}/{k}": np.frombuffer(v, np.uint8) for k, v in gpu.items() if roles[k] != "in"})
         except Exception as e:   # one broken case must not hide the others
             rec = {"case": case.name, "ok": False, "error": f"{type(e).__name__}: {e}",
                    "trace": traceback.format_exc()[-2000:]}
@@ -62,7 +79,9 @@ def run_all(out_dir: Path | None = None) -> list[dict]:
         out_dir.mkdir(parents=True, exist_ok=True)
         stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
         n_ok = sum(r["ok"] for r in records)
+        same = sum(r.get("ptx") == "same PTX as shipped" for r in records)
         lines = [f"PTX emulator vs GPU, bit-exactness ({device}, CuPy {cupy.__version__}, {stamp})",
+                 f"PTX compiled on the GPU machine identical to the PTX compiled on the CPU machine: {same}/{len(records)}",
                  f"{n_ok}/{len(records)} kernels agree (bit-identical; approximate-instruction outputs within 2 ulp)",
                  ""]
         for r in records:
@@ -78,8 +97,15 @@ def run_all(out_dir: Path | None = None) -> list[dict]:
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
+    ap.add_argument("--ptx-dir", type=Path, default=None, help="PTX compiled elsewhere, to cross-check")
+    ap.add_argument("--write-ptx", type=Path, default=None, help="only compile the corpus PTX into this folder")
     args = ap.parse_args()
-    records = run_all(args.out)
+    if args.write_ptx:
+        args.write_ptx.mkdir(parents=True, exist_ok=True)
+        for case in C.CASES:
+            (args.write_ptx / f"{case.name}.ptx").write_text(compile_cuda(case.source.read_text()).ptx)
+        return
+    records = run_all(args.out, args.ptx_dir)
     sys.exit(0 if all(r["ok"] for r in records) else 1)
 
 
