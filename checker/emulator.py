@@ -391,15 +391,19 @@ class _Machine(EmuOpsMixin):
         return np.where(exists[src], padded[src], vals)
 
     # ---- memory -------------------------------------------------------------------------------------
-    def mem_locate(self, ins, space: str, addrs: np.ndarray, idx: np.ndarray, nbytes: int, kind: str):
+    def mem_locate(self, ins, space: str, addrs: np.ndarray, idx: np.ndarray, nbytes: int, kind: str,
+                   align: int | None = None):
         """Split the accesses of lanes idx at addrs into groups (buffer uint8 array, positions into idx,
         byte offsets in the buffer, space, address within that space). Raises on misaligned or out-of-bounds accesses."""
         addrs = addrs.astype(np.uint64)
-        if nbytes > 1:
-            bad = (addrs % np.uint64(nbytes)) != 0
+        if len(addrs) == 0:
+            return []
+        align = nbytes if align is None else align
+        if align > 1:
+            bad = (addrs % np.uint64(align)) != 0
             if bad.any():
                 j = int(np.flatnonzero(bad)[0])
-                raise EmulatorError("misaligned", f"{nbytes}-byte {kind} at an address not a multiple of {nbytes}",
+                raise EmulatorError("misaligned", f"{nbytes}-byte {kind} at an address not a multiple of {align}",
                                     address=int(addrs[j]), buffer=self._bufname(space, int(addrs[j])),
                                     **self.where(int(idx[j]), ins))
         groups = []
@@ -409,11 +413,11 @@ class _Machine(EmuOpsMixin):
             gl = ~(sh | lo)
             for sel, sp, base in ((gl, "global", 0), (sh, "shared", SHARED_WINDOW), (lo, "local", LOCAL_WINDOW)):
                 if sel.all():
-                    return self.mem_locate(ins, sp, addrs - np.uint64(base), idx, nbytes, kind)
+                    return self.mem_locate(ins, sp, addrs - np.uint64(base), idx, nbytes, kind, align)
                 if sel.any():
                     pos = np.flatnonzero(sel)
                     for buf, p, off, sp2, ta in self.mem_locate(ins, sp, addrs[pos] - np.uint64(base), idx[pos],
-                                                                nbytes, kind):
+                                                                nbytes, kind, align):
                         groups.append((buf, pos[p], off, sp2, ta))
             return groups
         if space in ("shared", "local"):

@@ -76,6 +76,11 @@ CASES = [
     _c("local_array", 1, 256, "in a i32 1600 int:-100:100;out o i32 1800;i32 200"),
     _c("compare_select", 2, 256, "in a i64 300 bits;in b i64 300 bits;out o i64 2400;i32 300"),
     _c("partial_block", 5, 48, "in a i32 230 int:-100:100;out o i32 230;i32 230"),
+    _c("warp_intrinsics", 2, 64, "in a i32 128 int:-2000000000:2000000000;in b u32 128 bits;out o i32 1280;i32 128"),
+    _c("async_copy_atomics", 3, 128, "in x f32 300 intf:-50:50;out o f32 384;io d f64 1 zero;io h f16 2 zero;"
+       "io bs bf16 2 zero;io c u64 1 zero;i32 300"),
+    _c("libm_exact", 2, 256, "in x f32 500 normal:30;in y f32 500 normal:5;out o f32 4500;i32 500"),
+    _c("libm_approx", 2, 256, "in x f32 500 normal:4;out o f32 3500;i32 500", approx=["o"]),
     _c("mixed_width_ld", 2, 256, "in a u8 500 bits;in b i16 500 bits;out o i32 2000;out by u8 500;i32 500"),
 ]
 
