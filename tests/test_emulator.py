@@ -195,10 +195,10 @@ def test_exited_threads_count_as_arrived_at_a_barrier():
 
 
 def test_unsupported_instruction_is_reported_before_running():
-    text = BARRIERS.replace("\tbar.sync 0;\n\tret;\n$L_a", "\tdp4a.u32.u32 %r2, %r1, %r1, %r1;\n\tret;\n$L_a")
+    text = BARRIERS.replace("\tbar.sync 0;\n\tret;\n$L_a", "\tfns.b32 %r2, %r1, %r1, %r1;\n\tret;\n$L_a")
     with pytest.raises(E.EmulatorError) as e:
         E.launch(text, "k", 1, 32, 0, [np.uint64(0)], E.Memory())
-    assert e.value.kind == "unsupported" and e.value.instr.op == "dp4a" and e.value.instr.line == 11
+    assert e.value.kind == "unsupported" and e.value.instr.op == "fns" and e.value.instr.line == 11
 
 
 # ---- tracing ----------------------------------------------------------------------------------------
