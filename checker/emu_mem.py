@@ -139,6 +139,64 @@ def _atomic_fn(kind, t, ftz):
     raise NotImplementedError
 
 
+SCAN = {"add": np.add, "min": np.minimum, "max": np.maximum, "and": np.bitwise_and, "or": np.bitwise_or,
+        "xor": np.bitwise_xor}
+
+
+def _colliding(view, e, pos, b, c, old_all, fn, kind, t, dt, ut):
+    """Apply one atomic per lane, lanes in thread order, where several lanes share addresses. Associative
+    integer ops and f32/f64 adds are sequential scans (np.ufunc.accumulate runs left to right); the rest
+    go one lane at a time."""
+    order = np.argsort(e, kind="stable")
+    es, ps = e[order], pos[order]
+    starts = np.flatnonzero(np.r_[True, es[1:] != es[:-1]])
+    ends = np.r_[starts[1:], len(es)]
+    scan = SCAN.get(kind) if (t[0] in "usb" or (kind == "add" and t in ("f32", "f64"))) else None
+    for s0, s1 in zip(starts.tolist(), ends.tolist()):
+        a = int(es[s0])
+        lanes = ps[s0:s1]
+        init = view[a:a + 1].copy()
+        if scan is not None:
+            seq = np.concatenate([init.view(dt), b[lanes].astype(dt)])
+            run = scan.accumulate(seq, dtype=dt)
+            if t == "f32":
+                if (np.abs(seq) < np.float32(1.1754944e-38)).any() & (seq != 0).any() or \
+                        ((np.abs(run) < np.float32(1.1754944e-38)) & (run != 0)).any():
+                    scan = None       # subnormals: flush-to-zero at each step, one lane at a time below
+                else:
+                    run = _canon_run(run)
+            if scan is not None:
+                old_all[lanes] = run[:-1].view(ut)
+                view[a] = run[-1:].view(ut)[0]
+                continue
+        if kind in ("cas", "exch", "inc", "dec"):       # bit-pattern ops on Python ints
+            cur = int(view[a])
+            bl, cl = b[lanes].view(ut).tolist(), c[lanes].view(ut).tolist()
+            olds = []
+            for bb, cc in zip(bl, cl):
+                olds.append(cur)
+                if kind == "cas":
+                    cur = cc if cur == bb else cur
+                elif kind == "exch":
+                    cur = bb
+                elif kind == "inc":
+                    cur = 0 if cur >= bb else cur + 1
+                else:
+                    cur = bb if cur == 0 or cur > bb else cur - 1
+            old_all[lanes] = np.array(olds, dtype=np.uint64).astype(ut)
+            view[a] = ut(cur)
+            continue
+        for p in lanes.tolist():
+            old = view[a:a + 1].copy()
+            new = np.asarray(fn(old.view(dt), b[p:p + 1], c[p:p + 1])).astype(dt)
+            view[a] = new.view(ut)[0]
+            old_all[p] = old[0]
+
+
+def _canon_run(run):
+    return F.canon_f32(run)
+
+
 @op("atom", "red")
 def _atom(self, ins, m, *_):
     space = _space(ins)
@@ -170,12 +228,8 @@ def _atom(self, ins, m, *_):
             new = fn(old.view(dt), b[pos], c[pos])
             view[e] = np.asarray(new).astype(dt).view(ut) if np.asarray(new).dtype != dt else np.asarray(new).view(ut)
             old_all[pos] = old
-        else:                      # colliding addresses: one lane at a time, in thread order
-            for i, p in enumerate(pos):
-                old = view[e[i]:e[i] + 1].copy()
-                new = np.asarray(fn(old.view(dt), b[p:p + 1], c[p:p + 1])).astype(dt)
-                view[e[i]] = new.view(ut)[0]
-                old_all[p] = old[0]
+        else:                      # colliding addresses: in thread order, per address
+            _colliding(view, e, pos, b, c, old_all, fn, kind, t, dt, ut)
         self.record(ins, sp, idx[pos], ta, w, "atomic")
     if has_d:
         if m is None:

@@ -25,11 +25,10 @@ def test_emulator_is_bit_exact_against_the_gpu():
 @pytest.mark.skipif(not RECORDED.exists(), reason="no recorded GPU outputs (run bench/emulator_bitexact.py on a GPU)")
 @pytest.mark.parametrize("case", C.CASES, ids=lambda c: c.name)
 def test_emulator_matches_recorded_gpu_outputs(case):
-    from kreg.checker.compile import compile_cuda
     recorded = np.load(RECORDED)
     if not any(f.startswith(case.name + "/") for f in recorded.files):
         pytest.skip("case not in the recording")
-    emu = C.run_emulated(case, compile_cuda(case.source.read_text()).ptx)
+    emu = C.emulated(case.name)
     for spec in case.args:
         b = C.parse_arg(spec)
         if isinstance(b, C.Buffer) and b.role != "in":

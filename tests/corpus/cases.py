@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -221,6 +222,14 @@ def run_emulated(case: Case, ptx: str, **kw) -> dict[str, bytes]:
     full = [np.uint64(next(it)) if a is None else a for a in args]
     E.launch(ptx, case.name, case.grid, case.block, case.shared, full, mem, **kw)
     return {b.name: mem.read(addr, b.nbytes) for (b, _), addr in zip(bufs, addrs)}
+
+
+@lru_cache(maxsize=None)
+def emulated(name: str) -> dict[str, bytes]:
+    """run_emulated on the case's freshly compiled PTX, once per process (tests share it)."""
+    from kreg.checker.compile import compile_cuda
+    case = next(c for c in CASES if c.name == name)
+    return run_emulated(case, compile_cuda(case.source.read_text()).ptx)
 
 
 def run_gpu(case: Case, ptx: str) -> dict[str, bytes]:
