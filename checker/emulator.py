@@ -1,11 +1,14 @@
 """The CPU device: runs a PTX kernel launch with NumPy, vectorised over every thread of a batch of
-blocks. SIMT with per-thread PCs: each step issues the instruction at the lowest PC to every runnable
-thread there (threads that took a branch reconverge when the others reach them, which for NVRTC's
-block layout is the immediate post-dominator); warp-synchronous instructions (shfl.sync, vote.sync,
-...) wait until every live lane of their member mask has arrived; bar.sync waits until every live
-thread of the block has arrived (exited threads count as arrived). Global memory is a set of named
-byte allocations; shared memory is per block; out-of-bounds, misaligned accesses and runaway loops
-stop the launch with an EmulatorError naming the thread, block, instruction and address."""
+blocks. SIMT with a PC per thread: each step issues the instruction at the lowest PC to every runnable
+thread there, so threads that diverged run separately and reconverge as soon as the lagging ones reach
+the others' PC (for forward branches: at the join, the immediate post-dominator; after a loop: at its
+exit). As on Volta and later (independent thread scheduling), warp-synchronous instructions
+(shfl.sync, vote.sync, match.sync, redux.sync, bar.warp.sync) wait until every live lane of their member
+mask has arrived, and bar.sync waits until every live thread of the block has arrived (exited threads
+count as arrived); results therefore do not depend on where divergent paths happen to reconverge.
+Global memory is a set of named byte allocations; shared memory is per block, local memory per thread.
+Out-of-bounds or misaligned accesses, deadlocks and runaway loops stop the launch with an EmulatorError
+naming the thread, block, instruction and address; the host's memory is never touched."""
 from __future__ import annotations
 
 from dataclasses import dataclass
