@@ -233,3 +233,18 @@ def test_memory_views_and_reads():
     assert mem.read(a, 1) == bytes([99])
     with pytest.raises(E.EmulatorError):
         mem.write(a + 8, b"abc")
+
+
+@settings(max_examples=8, deadline=None)
+@given(m=st.integers(1, 40), n=st.integers(1, 40), k=st.integers(1, 40), seed=st.integers(0, 2**32 - 1))
+def test_tiled_matmul_on_ragged_shapes(m, n, k, seed):
+    rng = np.random.default_rng(seed)
+    a = rng.integers(-8, 8, (m, k)).astype(np.float32)        # small integers: every sum is exact
+    b = rng.integers(-8, 8, (k, n)).astype(np.float32)
+    mem = E.Memory()
+    pa, pb, pc = mem.alloc(a.nbytes, "a"), mem.alloc(b.nbytes, "b"), mem.alloc(4 * m * n, "c")
+    mem.write(pa, a)
+    mem.write(pb, b)
+    E.launch(ptx((ROOT / "tests/corpus/matmul_tiled.cu").read_text()), "matmul_tiled", (-(-n // 16), -(-m // 16)),
+             (16, 16), 0, [np.uint64(pa), np.uint64(pb), np.uint64(pc), np.int32(m), np.int32(n), np.int32(k)], mem)
+    assert (np.frombuffer(mem.read(pc, 4 * m * n), np.float32).reshape(m, n) == a @ b).all()
