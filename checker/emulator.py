@@ -267,6 +267,8 @@ class _Machine(EmuOpsMixin):
         self.wpos = self.warp * 32 + self.lane
         self.regs = {}
         for name, typ in k.regs.items():
+            if typ != "pred" and P.TYPES[typ] not in STORE:
+                raise EmulatorError("unsupported", f"register {name} of type .{typ}")
             self.regs[name] = np.zeros(self.N, STORE[P.TYPES[typ]] if typ != "pred" else bool)
         self.pc = np.zeros(self.N, np.int64)
         self.alive = np.ones(self.N, bool)
@@ -326,7 +328,14 @@ class _Machine(EmuOpsMixin):
                 else:
                     m = None if full else act
                 self._ins, self._m, self._stalled = ins, m, False
-                if not self.code[pc0](self, ins, m, act, pc0):
+                try:
+                    handled = self.code[pc0](self, ins, m, act, pc0)
+                except EmulatorError:
+                    raise
+                except (KeyError, ValueError, TypeError, IndexError, AttributeError, StopIteration) as e:
+                    raise EmulatorError("unsupported", f"this form of {ins.op!r} is not emulated "
+                                        f"({type(e).__name__}: {e})", instr=ins) from e
+                if not handled:
                     self._advance(act, pc0, full)
                 if not self._stalled:
                     self._retried = False

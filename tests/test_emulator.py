@@ -248,3 +248,10 @@ def test_tiled_matmul_on_ragged_shapes(m, n, k, seed):
     E.launch(ptx((ROOT / "tests/corpus/matmul_tiled.cu").read_text()), "matmul_tiled", (-(-n // 16), -(-m // 16)),
              (16, 16), 0, [np.uint64(pa), np.uint64(pb), np.uint64(pc), np.int32(m), np.int32(n), np.int32(k)], mem)
     assert (np.frombuffer(mem.read(pc, 4 * m * n), np.float32).reshape(m, n) == a @ b).all()
+
+
+def test_an_unemulated_form_of_a_known_instruction_is_a_clear_error():
+    text = BARRIERS.replace("\tbar.sync 0;\n\tret;\n$L_a", "\tcvt.rn.tf32.f32 %r2, %r1;\n\tret;\n$L_a")
+    with pytest.raises(E.EmulatorError) as e:
+        E.launch(text, "k", 1, 32, 0, [np.uint64(0)], E.Memory())
+    assert e.value.kind == "unsupported" and e.value.instr.line == 11 and "cvt" in str(e.value)
