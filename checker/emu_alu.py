@@ -575,11 +575,23 @@ def _rsqrt(x):
     return 1.0 / np.sqrt(x)
 
 
+_INV_2PI = np.float32(0.15915494)
+
+
+def _turns(x):
+    """The hardware reduces sin/cos arguments to turns first: x * f32(1/2pi) rounded toward zero in f32."""
+    return F.mul_exact(np.asarray(x, np.float32), _INV_2PI, "f32", "rz").view(np.float32).astype(np.float64)
+
+
 APPROX = {"rsqrt": _rsqrt, "ex2": np.exp2, "lg2": np.log2, "sin": np.sin, "cos": np.cos, "tanh": np.tanh}
+TURNS = {"sin": lambda t: np.sin(2 * np.pi * t), "cos": lambda t: np.cos(2 * np.pi * t)}
 
 
 @op("rsqrt", "ex2", "lg2", "sin", "cos", "tanh")
 def _approx(self, ins, m, *_):
+    if ins.op in TURNS and ins.type == "f32":
+        f = TURNS[ins.op]
+        return _unary_float(self, ins, m, lambda x64: f(_turns(x64.astype(np.float32))), True)
     _unary_float(self, ins, m, APPROX[ins.op], True)
 
 
