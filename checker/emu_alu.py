@@ -200,7 +200,6 @@ def _add(self, ins, m, *_):
     if _isfloat(t):
         return _float_binary(self, ins, m, ins.op)
     a, b = self.get(ins.args[1], t), self.get(ins.args[2], t)
-    bits = _bits(t)
     if ins.has("cc") or ins.op in ("addc", "subc"):
         return _add_cc(self, ins, m, a, b, t)
     if ins.has("sat"):
@@ -219,11 +218,9 @@ def _addc(self, ins, m, *_):
 
 def _add_cc(self, ins, m, a, b, t):
     bits = _bits(t)
-    ua, ub = np.asarray(a).view(UINT[bits]).astype(object) if False else (np.asarray(a).astype(UINT[bits]),
-                                                                         np.asarray(b).astype(UINT[bits]))
+    ua, ub = np.asarray(a).astype(UINT[bits]), np.asarray(b).astype(UINT[bits])
     cf = getattr(self, "cf", np.zeros(self.N, np.uint64))
     carry_in = cf if ins.op in ("addc", "subc") else np.uint64(0)
-    w = np.uint64(bits)
     if ins.op in ("add", "addc"):
         s = ua.astype(np.uint64) + ub.astype(np.uint64) + carry_in
         if bits == 32:
@@ -238,7 +235,6 @@ def _add_cc(self, ins, m, a, b, t):
             r = r & np.uint64(0xFFFFFFFF)
         else:
             co = ((ua < ub) | ((carry_in == 1) & (ua == ub))).astype(np.uint64)
-    del w
     if ins.has("cc"):
         self.cf = np.where(m, co, cf) if m is not None else np.broadcast_to(co, (self.N,)).astype(np.uint64)
     self.put(ins.args[0], np.asarray(r).astype(UINT[bits]).view(DT[t]), t, m)
@@ -597,7 +593,6 @@ def _approx(self, ins, m, *_):
 
 @op("sqrt", "rcp")
 def _sqrt(self, ins, m, *_):
-    t = ins.type
     mode = _mode(ins)
     if mode != "rn":
         raise self.err("unsupported", f"{ins.op}.{mode}")
@@ -830,216 +825,4 @@ def _cvta(self, ins, m, *_):
     self.put(ins.args[0], np.asarray(v).astype(np.uint64).astype(DT[t]), t, m)
 
 
-# ---- control flow -----------------------------------------------------------------------------------
-
-@op("bra")
-def _bra(self, ins, m, act, pc0):
-    tgt = self.k.labels[ins.args[0].name]
-    ex = act if m is None else m
-    self.pc = np.where(ex, tgt, np.where(act, pc0 + 1, self.pc))
-    return True
-
-
-@op("ret", "exit")
-def _ret(self, ins, m, act, pc0):
-    ex = act if m is None else m
-    self.alive = self.alive & ~ex
-    self.pc = np.where(act & ~ex, pc0 + 1, self.pc)
-    return True
-
-
-@op("trap")
-def _trap(self, ins, m, act, pc0):
-    raise self.err("trap", "the kernel executed trap")
-
-
-@op("membar", "fence", "nanosleep", "prefetch", "prefetchu")
-def _nop(self, ins, m, *_):
-    pass
-
-
-@op("bar", "barrier")
-def _bar(self, ins, m, act, pc0):
-    if ins.has("warp"):
-        return _warp_sync(self, ins, m, act, pc0, _bar_warp)
-    if not (ins.has("sync") or ins.mods == () or ins.has("cta") and not ins.has("arrive")) or ins.has("red", "arrive"):
-        raise self.err("unsupported", f"{ins.op}.{'.'.join(ins.mods)}")
-    if len(ins.args) > 1:
-        count = self.get(ins.args[1], "u32")
-        if not np.all(np.asarray(count) >= -(-self.tpb // 32) * 32):
-            raise self.err("unsupported", "bar.sync with a thread count below the block size")
-    ex = act if m is None else m
-    self.bwait = self.bwait | ex
-    self.pc = np.where(act, pc0 + 1, self.pc)
-    return True
-
-
-# ---- warp-synchronous instructions --------------------------------------------------------------------
-
-def _warp_sync(self, ins, m, act, pc0, body):
-    ex = act if m is None else m
-    member = self.get(ins.args[-1], "b32") if body is not _activemask else np.uint32(0xFFFFFFFF)
-    ready = self.warp_ready(ex, member) if body is not _activemask else ex
-    waiting = ex & ~ready
-    self._stalled = not ready.any()
-    self.swait = (self.swait & ~act) | waiting
-    if ready.any():
-        full = None if ready.all() else ready
-        self._m = ready
-        body(self, ins, full, ready)
-    self.pc = np.where(act & ~waiting, pc0 + 1, self.pc)
-    return True
-
-
-def _bar_warp(self, ins, m, ready):
-    pass
-
-
-def _shfl_body(self, ins, m, ready):
-    mode = next(x for x in ins.mods if x in ("up", "down", "bfly", "idx"))
-    a = np.asarray(self.get(ins.args[1], "b32"))
-    a = np.broadcast_to(a, (self.N,))
-    b = np.asarray(self.get(ins.args[2], "u32")).astype(np.int64) & 0x1F
-    c = np.asarray(self.get(ins.args[3], "u32")).astype(np.int64)
-    lane = self.lane.astype(np.int64)
-    cval, seg = c & 0x1F, (c >> 8) & 0x1F
-    max_lane = (lane & seg) | (cval & ~seg)
-    min_lane = lane & seg
-    if mode == "up":
-        j = lane - b
-        p = j >= max_lane
-    elif mode == "down":
-        j = lane + b
-        p = j <= max_lane
-    elif mode == "bfly":
-        j = lane ^ b
-        p = j <= max_lane
-    else:
-        j = min_lane | (b & ~seg)
-        p = j <= max_lane
-    j = np.where(p, j, lane)
-    val = self.warp_gather(a, j)
-    d = ins.args[0]
-    if isinstance(d, P.PredPair):
-        self.put(d.a, val, "b32", m)
-        self.put(d.b, np.broadcast_to(p, (self.N,)), "pred", m)
-    else:
-        self.put(d, val, "b32", m)
-
-
-@op("shfl")
-def _shfl(self, ins, m, act, pc0):
-    if not ins.has("sync"):
-        raise self.err("unsupported", "shfl without .sync")
-    return _warp_sync(self, ins, m, act, pc0, _shfl_body)
-
-
-def _vote_body(self, ins, m, ready):
-    kind = next(x for x in ins.mods if x in ("all", "any", "uni", "ballot"))
-    p = np.broadcast_to(np.asarray(self.get(ins.args[1], "pred"), bool), (self.N,))
-    member = np.asarray(self.get(ins.args[2], "b32")).astype(np.uint64)
-    part = self.warp_bits(ready)[self.warp] & member
-    yes = self.warp_bits(ready & p)[self.warp] & member
-    if kind == "ballot":
-        return self.put(ins.args[0], yes.astype(np.uint32), "b32", m)
-    r = {"all": yes == part, "any": yes != 0, "uni": (yes == part) | (yes == 0)}[kind]
-    self.put(ins.args[0], r, "pred", m)
-
-
-@op("vote")
-def _vote(self, ins, m, act, pc0):
-    if not ins.has("sync"):
-        raise self.err("unsupported", "vote without .sync")
-    return _warp_sync(self, ins, m, act, pc0, _vote_body)
-
-
-def _activemask(self, ins, m, ready):
-    self.put(ins.args[0], self.warp_bits(ready)[self.warp].astype(np.uint32), "b32", m)
-
-
-@op("activemask")
-def _activemask_op(self, ins, m, act, pc0):
-    return _warp_sync(self, ins, m, act, pc0, _activemask)
-
-
-def _redux_body(self, ins, m, ready):
-    kind = next(x for x in ins.mods if x in ("add", "min", "max", "and", "or", "xor"))
-    t = ins.type
-    v = np.broadcast_to(np.asarray(self.get(ins.args[1], t)), (self.N,))
-    ident = {"add": 0, "and": -1, "or": 0, "xor": 0, "min": np.iinfo(DT[t]).max, "max": np.iinfo(DT[t]).min}[kind]
-    padded = np.full(self.nwarps * 32, np.array(ident).astype(DT[t]), DT[t])
-    padded[self.wpos[ready]] = v[ready]
-    grid = padded.reshape(self.nwarps, 32)
-    f = {"add": np.add, "min": np.minimum, "max": np.maximum, "and": np.bitwise_and, "or": np.bitwise_or,
-         "xor": np.bitwise_xor}[kind]
-    r = f.reduce(grid, axis=1).astype(DT[t])
-    self.put(ins.args[0], r[self.warp], t, m)
-
-
-def _match_body(self, ins, m, ready):
-    t = ins.type
-    v = np.broadcast_to(np.asarray(self.get(ins.args[1], t)).astype(np.uint64), (self.N,))
-    member = np.broadcast_to(np.asarray(self.get(ins.args[2], "b32")).astype(np.uint64), (self.N,))
-    padded = np.zeros(self.nwarps * 32, np.uint64)
-    part = np.zeros(self.nwarps * 32, bool)
-    padded[self.wpos] = v
-    part[self.wpos] = ready
-    grid, pgrid = padded.reshape(self.nwarps, 32), part.reshape(self.nwarps, 32)
-    eq = (grid[:, :, None] == grid[:, None, :]) & pgrid[:, None, :]          # [warp, lane, other lane]
-    masks = (eq.astype(np.uint64) << np.arange(32, dtype=np.uint64)).sum(axis=2)
-    mine = masks.reshape(-1)[self.wpos] & member
-    d = ins.args[0]
-    if ins.has("any"):
-        return self.put(d, mine.astype(np.uint32), "b32", m)
-    allmask = self.warp_bits(ready)[self.warp] & member
-    same = mine == allmask
-    dst, pred = (d.a, d.b) if isinstance(d, P.PredPair) else (d, None)
-    self.put(dst, np.where(same, allmask, 0).astype(np.uint32), "b32", m)
-    if pred is not None:
-        self.put(pred, same, "pred", m)
-
-
-@op("match")
-def _match(self, ins, m, act, pc0):
-    return _warp_sync(self, ins, m, act, pc0, _match_body)
-
-
-@op("dp4a", "dp2a")
-def _dp(self, ins, m, *_):
-    ta, tb = ins.types[0], ins.types[1]
-    a = np.asarray(self.get(ins.args[1], "b32")).astype(np.uint32)
-    b = np.asarray(self.get(ins.args[2], "b32")).astype(np.uint32)
-    c = np.asarray(self.get(ins.args[3], ins.types[0] if ins.types[0] in ("u32", "s32") else "s32")).astype(np.int64)
-
-    def part(x, i, width, signed):
-        v = ((x >> np.uint32(i * width)) & np.uint32((1 << width) - 1)).astype(np.int64)
-        return np.where(v >= 1 << (width - 1), v - (1 << width), v) if signed else v
-    acc = c
-    if ins.op == "dp4a":
-        for i in range(4):
-            acc = acc + part(a, i, 8, ta == "s32") * part(b, i, 8, tb == "s32")
-    else:
-        hi = 1 if ins.has("hi") else 0
-        for i in range(2):
-            acc = acc + part(a, i, 16, ta == "s32") * part(b, 2 * hi + i, 8, tb == "s32")
-    self.put(ins.args[0], (acc & 0xFFFFFFFF).astype(np.uint32), "b32", m)
-
-
-@op("isspacep")
-def _isspacep(self, ins, m, *_):
-    from kreg.checker.emu_ops import LOCAL_BASE, SHARED_BASE
-    a = np.asarray(self.get(ins.args[1], "u64")).astype(np.uint64)
-    space = next(x for x in ins.mods if x in ("global", "shared", "local", "const", "param"))
-    in_sh = (a >= np.uint64(SHARED_BASE)) & (a < np.uint64(SHARED_BASE + (1 << 32)))
-    in_lo = (a >= np.uint64(LOCAL_BASE)) & (a < np.uint64(LOCAL_BASE + (1 << 32)))
-    r = {"shared": in_sh, "local": in_lo, "global": ~(in_sh | in_lo), "const": ~(in_sh | in_lo),
-         "param": np.zeros_like(in_sh)}[space]
-    self.put(ins.args[0], r, "pred", m)
-
-
-@op("redux")
-def _redux(self, ins, m, act, pc0):
-    return _warp_sync(self, ins, m, act, pc0, _redux_body)
-
-
-from kreg.checker import emu_mem  # noqa: E402,F401  (registers ld/st/atom/red handlers)
+from kreg.checker import emu_mem, emu_sync  # noqa: E402,F401  (register their handlers in ALU)

@@ -6,7 +6,7 @@ import numpy as np
 
 from kreg.checker import ptx as P
 from kreg.checker.emu_alu import op
-from kreg.checker.emu_ops import DT, UINT, _ftz32, _signed
+from kreg.checker.emu_ops import DT, UINT, _ftz32
 from kreg.checker import fpround as F
 
 
@@ -239,8 +239,6 @@ def _atom(self, ins, m, *_):
             vals[idx] = old_all
         self.put(ins.args[0], vals.view(dt), t, m)
 
-
-del _signed
 
 
 @op("cp")

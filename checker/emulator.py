@@ -375,7 +375,6 @@ class _Machine(EmuOpsMixin):
         return progress
 
     def where(self, t: int, ins=None) -> dict:
-        b = int(self.blk[t])
         return {"block": tuple(int(x) for x in self.cta[:, t]), "thread": tuple(int(x) for x in self.tidx[:, t]),
                 "instr": ins}
 

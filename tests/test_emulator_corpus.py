@@ -4,7 +4,6 @@ from functools import cache
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "corpus"))
 import cases as C  # noqa: E402
