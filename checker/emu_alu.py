@@ -187,6 +187,16 @@ def _mul(a, b, t, mode):
     return a * b, t
 
 
+def _popcount(a):
+    if hasattr(np, "bitwise_count"):          # NumPy >= 2.0
+        return np.bitwise_count(a)
+    a = np.asarray(a, np.uint64)
+    a = a - ((a >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    a = (a & np.uint64(0x3333333333333333)) + ((a >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    a = (a + (a >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return (a * np.uint64(0x0101010101010101)) >> np.uint64(56)
+
+
 def _shift_amount(b, bits):
     b = np.asarray(b).astype(np.uint64)
     return np.minimum(b, np.uint64(bits))
@@ -409,7 +419,7 @@ def _bitcount(self, ins, m, *_):
     bits = _bits(t)
     a = np.asarray(self.get(ins.args[1], t)).astype(np.uint64)
     if ins.op == "popc":
-        r = np.bitwise_count(a).astype(np.uint32)
+        r = _popcount(a).astype(np.uint32)
         return self.put(ins.args[0], r, "u32", m)
     if ins.op == "clz":
         r = np.full(a.shape, bits, np.uint32)
