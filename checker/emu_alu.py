@@ -446,6 +446,27 @@ def _bfind(self, ins, m, *_):
     self.put(ins.args[0], r.astype(np.uint32), "u32", m)
 
 
+@op("szext", "bmsk")
+def _szext_bmsk(self, ins, m, *_):
+    t = ins.type
+    a = np.asarray(self.get(ins.args[1], t)).astype(np.uint32).astype(np.uint64)
+    b = np.asarray(self.get(ins.args[2], "u32")).astype(np.uint64)
+    if ins.has("wrap"):
+        b = b & np.uint64(31)
+    else:
+        b = np.minimum(b, np.uint64(32))
+    if ins.op == "bmsk":
+        pos = a & np.uint64(31) if ins.has("wrap") else np.minimum(a, np.uint64(32))
+        r = (((np.uint64(1) << b) - np.uint64(1)) << pos) & np.uint64(0xFFFFFFFF)
+        return self.put(ins.args[0], r.astype(np.uint32), "b32", m)
+    mask = (np.uint64(1) << b) - np.uint64(1)
+    r = a & mask
+    if _signed(t):
+        sign = np.where(b > 0, (a >> np.maximum(b, np.uint64(1)) - np.uint64(1)) & np.uint64(1), np.uint64(0))
+        r = np.where(sign == 1, r | (~mask & np.uint64(0xFFFFFFFF)), r)
+    self.put(ins.args[0], r.astype(np.uint32).view(DT[t]), t, m)
+
+
 @op("bfe")
 def _bfe(self, ins, m, *_):
     t = ins.type
