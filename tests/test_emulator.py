@@ -255,3 +255,35 @@ def test_an_unemulated_form_of_a_known_instruction_is_a_clear_error():
     with pytest.raises(E.EmulatorError) as e:
         E.launch(text, "k", 1, 32, 0, [np.uint64(0)], E.Memory())
     assert e.value.kind == "unsupported" and e.value.instr.line == 11 and "cvt" in str(e.value)
+
+
+def test_szext_and_bmsk():
+    text = """.version 9.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 p)
+{
+\t.reg .b32 %r<5>;
+\t.reg .b64 %rd<4>;
+\tld.param.u64 %rd1, [p];
+\tmov.u32 %r1, %tid.x;
+\tszext.clamp.s32 %r2, 0x000000F0, %r1;
+\tszext.wrap.u32 %r3, 0x000000F0, %r1;
+\tbmsk.clamp.b32 %r4, %r1, 4;
+\tmul.wide.u32 %rd2, %r1, 16;
+\tadd.s64 %rd3, %rd1, %rd2;
+\tst.global.v2.u32 [%rd3], {%r2, %r3};
+\tst.global.u32 [%rd3+8], %r4;
+\tret;
+}
+"""
+    mem = E.Memory()
+    p = mem.alloc(16 * 40)
+    E.launch(text, "k", 1, 40, 0, [p], mem)
+    r = np.frombuffer(mem.read(p, 640), np.uint32).reshape(40, 4)[:, :3]
+    def sz(n, signed):
+        v = 0xF0 & ((1 << n) - 1)
+        return (v | (0xFFFFFFFF ^ ((1 << n) - 1))) if signed and n and v >> (n - 1) & 1 else v
+    assert r[:, 0].tolist() == [sz(min(t, 32), True) for t in range(40)]
+    assert r[:, 1].tolist() == [sz(t & 31, False) for t in range(40)]
+    assert r[:, 2].tolist() == [(0xF << t) & 0xFFFFFFFF if t < 32 else 0 for t in range(40)]
