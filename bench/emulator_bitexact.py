@@ -72,26 +72,32 @@ def run_all(out_dir: Path | None = None, ptx_dir: Path | None = None) -> list[di
             rec = {"case": case.name, "ok": False, "error": f"{type(e).__name__}: {e}",
                    "trace": traceback.format_exc()[-2000:]}
         records.append(rec)
+        if out_dir is not None:        # after every case: a timeout still leaves the cases done so far
+            _write(out_dir, device, cupy.__version__, records, saved)
         print(f"{case.name:22s} {'OK ' if rec['ok'] else 'FAIL'} " +
               ("; ".join(f"{b['buffer']}: {b['detail']}" for b in rec.get("buffers", [])) or rec.get("error", "")),
               flush=True)
     if out_dir is not None:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-        n_ok = sum(r["ok"] for r in records)
-        same = sum(r.get("ptx") == "same PTX as shipped" for r in records)
-        lines = [f"PTX emulator vs GPU, bit-exactness ({device}, CuPy {cupy.__version__}, {stamp})",
-                 f"PTX compiled on the GPU machine identical to the PTX compiled on the CPU machine: {same}/{len(records)}",
-                 f"{n_ok}/{len(records)} kernels agree (bit-identical; approximate-instruction outputs within 2 ulp)",
-                 ""]
-        for r in records:
-            detail = "; ".join(f"{b['buffer']}{'~' if b['approx'] else ''}: {b['detail']}" for b in r.get("buffers", []))
-            lines.append(f"{r['case']:22s} {'OK  ' if r['ok'] else 'FAIL'} {detail or r.get('error', '')}")
-        (out_dir / "emulator_bitexact.txt").write_text("\n".join(lines) + "\n")
-        (out_dir / "emulator_bitexact.json").write_text(json.dumps({"device": device, "date": stamp,
-                                                                    "records": records}, indent=1))
-        np.savez_compressed(out_dir / "emulator_gpu_outputs.npz", **saved)
+        _write(out_dir, device, cupy.__version__, records, saved)
     return records
+
+
+def _write(out_dir: Path, device: str, cupy_version: str, records: list, saved: dict) -> None:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    n_ok = sum(r["ok"] for r in records)
+    same = sum(r.get("ptx") == "same PTX as shipped" for r in records)
+    lines = [f"PTX emulator vs GPU, bit-exactness ({device}, CuPy {cupy_version}, {stamp})",
+             f"PTX compiled on the GPU machine identical to the PTX compiled on the CPU machine: {same}/{len(records)}",
+             f"{n_ok}/{len(records)} kernels agree (bit-identical; approximate-instruction outputs within 2 ulp)",
+             ""]
+    for r in records:
+        detail = "; ".join(f"{b['buffer']}{'~' if b['approx'] else ''}: {b['detail']}" for b in r.get("buffers", []))
+        lines.append(f"{r['case']:22s} {'OK  ' if r['ok'] else 'FAIL'} {detail or r.get('error', '')}")
+    (out_dir / "emulator_bitexact.txt").write_text("\n".join(lines) + "\n")
+    (out_dir / "emulator_bitexact.json").write_text(json.dumps({"device": device, "date": stamp,
+                                                                "records": records}, indent=1))
+    np.savez_compressed(out_dir / "emulator_gpu_outputs.npz", **saved)
 
 
 def main():
