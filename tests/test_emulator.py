@@ -287,3 +287,18 @@ def test_szext_and_bmsk():
     assert r[:, 0].tolist() == [sz(min(t, 32), True) for t in range(40)]
     assert r[:, 1].tolist() == [sz(t & 31, False) for t in range(40)]
     assert r[:, 2].tolist() == [(0xF << t) & 0xFFFFFFFF if t < 32 else 0 for t in range(40)]
+
+
+def test_blocks_run_in_batches_with_the_same_results(monkeypatch):
+    src = (ROOT / "tests/corpus/atomics_int.cu").read_text()
+
+    def run():
+        mem = E.Memory()
+        a = mem.alloc(4000, "a")
+        mem.write(a, np.random.default_rng(1).integers(-1000, 1000, 1000).astype(np.int32))
+        outs = [mem.alloc(n, name) for n, name in ((64, "h"), (20, "s"), (16, "b"), (8, "g"))]
+        E.launch(ptx(src), "atomics_int", 4, 256, 0, [np.uint64(a), *map(np.uint64, outs), np.int32(1000)], mem)
+        return [mem.read(o, n) for o, n in zip(outs, (64, 20, 16, 8))]
+    whole = run()
+    monkeypatch.setattr(E, "BATCH_THREADS", 256)          # one block at a time
+    assert run() == whole
