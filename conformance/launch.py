@@ -109,10 +109,11 @@ class GpuModule:
         import cupy
         from kreg.checker.compile import check_driver_accepts
         check_driver_accepts(ptx, cupy.cuda.runtime.driverGetVersion())
-        with tempfile.TemporaryDirectory() as d:
-            path = Path(d) / "kernel.ptx"
-            path.write_text(ptx)
-            self._mod = cupy.RawModule(path=str(path))
+        # CuPy loads the file lazily (at the first get_function), so it must outlive this constructor
+        self._dir = tempfile.TemporaryDirectory()
+        path = Path(self._dir.name) / "kernel.ptx"
+        path.write_text(ptx)
+        self._mod = cupy.RawModule(path=str(path))
         self._fns = {}
 
     def launch(self, bl: BoundLaunch, stream=None) -> None:
