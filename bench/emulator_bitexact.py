@@ -100,12 +100,43 @@ def _write(out_dir: Path, device: str, cupy_version: str, records: list, saved: 
     np.savez_compressed(out_dir / "emulator_gpu_outputs.npz", **saved)
 
 
+def recheck(out_dir: Path) -> int:
+    """The current emulator against the GPU outputs recorded by an earlier run; writes *_recheck.txt."""
+    recorded = np.load(out_dir / "emulator_gpu_outputs.npz")
+    device = json.loads((out_dir / "emulator_bitexact.json").read_text())
+    lines, n_ok = [], 0
+    for case in C.CASES:
+        emu = C.run_emulated(case, compile_cuda(case.source.read_text()).ptx)
+        parts, ok = [], True
+        for spec in case.args:
+            b = C.parse_arg(spec)
+            if isinstance(b, C.Buffer) and b.role != "in":
+                good, detail = C.compare(case, b, emu[b.name], recorded[f"{case.name}/{b.name}"].tobytes())
+                ok &= good
+                parts.append(f"{b.name}{'~' if b.name in case.approx else ''}: {detail}")
+        n_ok += ok
+        lines.append(f"{case.name:22s} {'OK  ' if ok else 'FAIL'} {'; '.join(parts)}")
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    head = [f"PTX emulator (this CPU, {stamp}) vs the outputs recorded on {device['device']} ({device['date']})",
+            f"{n_ok}/{len(C.CASES)} kernels agree: written buffers bit-identical, or (~ approximate instructions) "
+            f"each element within 2 ulp or within the instruction's absolute bound ({C.ABS_BOUND:.3g}; tanh: relative 2^-11)",
+            ""]
+    text = "\n".join(head + lines) + "\n"
+    (out_dir / "emulator_bitexact_recheck.txt").write_text(text)
+    print(text)
+    return 0 if n_ok == len(C.CASES) else 1
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
     ap.add_argument("--ptx-dir", type=Path, default=None, help="PTX compiled elsewhere, to cross-check")
     ap.add_argument("--write-ptx", type=Path, default=None, help="only compile the corpus PTX into this folder")
+    ap.add_argument("--recheck", action="store_true",
+                    help="no GPU: compare the emulator with the recorded GPU outputs (emulator_gpu_outputs.npz)")
     args = ap.parse_args()
+    if args.recheck:
+        sys.exit(recheck(args.out))
     if args.write_ptx:
         args.write_ptx.mkdir(parents=True, exist_ok=True)
         for case in C.CASES:

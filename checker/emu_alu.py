@@ -113,7 +113,7 @@ def _float_binary(self, ins, m, kind):
         if ins.has("ftz"):
             r = _ftz32(r)
         if ins.has("sat"):
-            r = np.where(np.isnan(r), np.float32(0), np.clip(r, np.float32(0), np.float32(1)))
+            r = np.where(np.isnan(r) | (r <= 0), np.float32(0), np.minimum(r, np.float32(1)))
         if ins.has("relu"):
             r = np.where(np.isnan(r), r, np.maximum(r, np.float32(0)))
         self.put(ins.args[0], F.canon_f32(r), t, m)
@@ -606,19 +606,20 @@ _INV_2PI = np.float32(0.15915494)
 
 
 def _turns(x):
-    """The hardware reduces sin/cos arguments to turns first: x * f32(1/2pi) rounded toward zero in f32."""
+    """sin/cos.approx first reduce the argument to turns, x * f32(1/2pi) rounded toward zero in f32: on the
+    H100 this reproduces the error growth with |x| (max error 1.2e-6 -> 3.2e-7 over |x| <= 10)."""
     return F.mul_exact(np.asarray(x, np.float32), _INV_2PI, "f32", "rz").view(np.float32).astype(np.float64)
 
 
+TURNS = {"sin": lambda x: np.sin(2 * np.pi * _turns(x)), "cos": lambda x: np.cos(2 * np.pi * _turns(x))}
 APPROX = {"rsqrt": _rsqrt, "ex2": np.exp2, "lg2": np.log2, "sin": np.sin, "cos": np.cos, "tanh": np.tanh}
-TURNS = {"sin": lambda t: np.sin(2 * np.pi * t), "cos": lambda t: np.cos(2 * np.pi * t)}
+
 
 
 @op("rsqrt", "ex2", "lg2", "sin", "cos", "tanh")
 def _approx(self, ins, m, *_):
     if ins.op in TURNS and ins.type == "f32":
-        f = TURNS[ins.op]
-        return _unary_float(self, ins, m, lambda x64: f(_turns(x64.astype(np.float32))), True)
+        return _unary_float(self, ins, m, TURNS[ins.op], True)
     _unary_float(self, ins, m, APPROX[ins.op], True)
 
 
@@ -776,7 +777,7 @@ def _cvt(self, ins, m, *_):
         fmt = dt[:-2]
         a = np.asarray(self.get(ins.args[1], st), np.float64)
         b = np.asarray(self.get(ins.args[2], st), np.float64)
-        hi, lo = (_narrow(self, x, fmt, mode, ins) for x in (a, b))
+        hi, lo = (_narrow(self, x, fmt, mode, ins, st) for x in (a, b))
         return self.put(ins.args[0], _pack(lo, hi), dt, m)
     v = self.get(ins.args[1], st)
     if not _isfloat(st) and not _isfloat(dt):
@@ -800,7 +801,10 @@ def _cvt(self, ins, m, *_):
     if not _isfloat(dt):                  # float -> int
         if rnd is None:
             raise self.err("unsupported", "float to int cvt without an integer rounding modifier")
-        return self.put(ins.args[0], _float_to_int(x, dt, rnd, ftz), dt, m)
+        r = _float_to_int(x, dt, rnd, ftz)
+        if st == "f64" and _signed(dt):      # the H100 turns an f64 NaN into the most negative integer
+            r = np.where(np.isnan(np.asarray(x)), DT[dt](np.iinfo(DT[dt]).min), r)
+        return self.put(ins.args[0], r, dt, m)
     # float -> float
     x64 = np.asarray(x, np.float64)
     if rnd is not None:                   # round to integral within the same format
@@ -814,23 +818,23 @@ def _cvt(self, ins, m, *_):
         if dt == "f32" and st == "f32":
             r = F.canon_f32(r)
     else:
-        r = _narrow(self, x64, dt, mode, ins)
+        r = _narrow(self, x64, dt, mode, ins, st)
     if dt == "f32":
         r = np.asarray(r, np.float32)
         if ftz:
             r = _ftz32(r)
-        if sat:
-            r = np.where(np.isnan(r), np.float32(0), np.clip(r, np.float32(0), np.float32(1)))
+        if sat:                           # max(+0, min(1, x)): NaN and -0 become +0
+            r = np.where(np.isnan(r) | (r <= 0), np.float32(0), np.minimum(r, np.float32(1)))
     self.put(ins.args[0], r, dt, m)
 
 
-def _narrow(self, x64, fmt, mode, ins):
+def _narrow(self, x64, fmt, mode, ins, src="f32"):
     """float64 values (exact) to a narrower float format with rounding mode; returns values or bits."""
     bits = F.round_exact(x64, 0.0, fmt, mode)
-    if fmt == "f32":
-        r = bits.view(np.float32)
-        return F.canon_f32(r)
-    r = _canon_half(bits, fmt)
+    if fmt == "f32":                      # NaN payloads survive, quieted and truncated (as measured)
+        return bits.view(np.float32)
+    # measured on the H100: f32 -> f16 NaN is 0x7fff, f64 -> f16 keeps the payload (0x7e00 from a quiet NaN)
+    r = _canon_half(bits, fmt) if fmt == "bf16" or src != "f64" else bits
     if ins.has("relu"):
         r = _relu_half(r, fmt)
     if ins.has("satfinite"):

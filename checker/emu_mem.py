@@ -151,7 +151,8 @@ def _colliding(view, e, pos, b, c, old_all, fn, kind, t, dt, ut):
     es, ps = e[order], pos[order]
     starts = np.flatnonzero(np.r_[True, es[1:] != es[:-1]])
     ends = np.r_[starts[1:], len(es)]
-    scan = SCAN.get(kind) if (t[0] in "usb" or (kind == "add" and t in ("f32", "f64"))) else None
+    is_int = t[0] in "us" or (t[0] == "b" and t[1:].isdigit())
+    scan = SCAN.get(kind) if (is_int or (kind == "add" and t in ("f32", "f64"))) else None
     for s0, s1 in zip(starts.tolist(), ends.tolist()):
         a = int(es[s0])
         lanes = ps[s0:s1]
