@@ -52,6 +52,7 @@ def main():
     lines = [f"PTX emulator speed, RMSNorm [32, 2560] bf16, grid 32 x block 256, one core "
              f"({platform.processor() or platform.machine()}, Python {platform.python_version()}, "
              f"NumPy {np.__version__}, {stamp})",
+             f"machine load average (1 min) during the run: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores",
              f"parse: {parse_s * 1e3:.1f} ms",
              f"launch: median {med * 1e3:.1f} ms over {args.repeats} (min {min(times) * 1e3:.1f}, max {max(times) * 1e3:.1f})",
              f"issue steps: {res.steps}, thread-instructions: {res.thread_instructions}",
