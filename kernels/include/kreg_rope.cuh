@@ -40,23 +40,23 @@ template <class T> __device__ __forceinline__ uint4 pack8(const float* f) {
 template <class T> __device__ __forceinline__ uint4 load16(const T* __restrict__ p) { return *reinterpret_cast<const uint4*>(p); }
 template <class T> __device__ __forceinline__ void store16(T* __restrict__ p, uint4 u) { __stwb(reinterpret_cast<uint4*>(p), u); }
 
-// Rows of the fused qkv tensor [n_tokens, Hq + 2*Hkv, 128] at positions first_pos + t. Eight lanes own
-// one (token, head) row; lane l owns elements [8l, 8l+8) and their RoPE partners [64+8l, 64+8l+8).
-// Arithmetic: fp32 sum of squares, r = rsqrtf(ss/128 + eps), n = (x*r)*w, y1 = n1*cos - n2*sin,
-// y2 = n2*cos + n1*sin, one rounding of y to T; v rows are copied bit for bit.
+// Rows of the fused qkv tensor [n_tokens, Hq + 2*Hkv, 128] at positions first_pos + t, t = blockIdx.y
+// (the grid is [cdiv((Hq + 2*Hkv) * 8, blockDim.x), n_tokens]). Eight lanes own one (token, head) row:
+// lane l of head h is thread 8h + l of grid row t and owns elements [8l, 8l+8) and their RoPE partners
+// [64+8l, 64+8l+8). Arithmetic: fp32 sum of squares, r = rsqrtf(ss/128 + eps), n = (x*r)*w,
+// y1 = n1*cos - n2*sin, y2 = n2*cos + n1*sin, one rounding of y to T; v rows are copied bit for bit.
 template <class T>
 __device__ __forceinline__ void norm_rope_rows(const T* __restrict__ qkv, const T* __restrict__ q_norm_w,
                                                const T* __restrict__ k_norm_w, const float* __restrict__ rope_cos,
                                                const float* __restrict__ rope_sin, float eps, T* __restrict__ q_out,
-                                               T* __restrict__ k_cache, T* __restrict__ v_cache, int n_tokens, int Hq,
-                                               int Hkv, int first_pos) {
+                                               T* __restrict__ k_cache, T* __restrict__ v_cache, int n_tokens,
+                                               int Hq, int Hkv, int first_pos) {
     const int heads = Hq + 2 * Hkv;
     const int g = blockIdx.x * blockDim.x + threadIdx.x;
-    const int item = g / 8;                   // one (token, head) row
+    const int h = g / 8;                      // this lane's head
     const int e = (g % 8) * 8;                // this lane's first element
-    const bool valid = item < n_tokens * heads;
-    const int t = item / heads;
-    const int h = item - t * heads;
+    const int t = blockIdx.y;                 // this block's token
+    const bool valid = h < heads && t < n_tokens;   // t < n_tokens always holds for the grid above
     uint4 ua = make_uint4(0u, 0u, 0u, 0u), ub = ua;
     if (valid) {
         const long long src = ((long long)t * heads + h) * HEAD + e;
