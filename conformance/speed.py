@@ -5,6 +5,7 @@ model; a figure above the copy roofline is flagged as a broken kernel or a broke
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -14,6 +15,7 @@ from .devices import GpuDevice, ptx_module
 from .inputs import make_inputs, output_params, poison_bytes, to_bytes
 from .launch import bind, buffer_sizes
 
+MAX_SETS = 1 << 16
 ROOFLINE_SLACK = 1.05     # measured copy bandwidth is itself a measurement; 5% above it is already broken
 
 
@@ -54,7 +56,7 @@ def time_case(dev: GpuDevice, module, variant: Variant, op: Op, dims: dict[str, 
     traffic = op.traffic_bytes(dims, variant.types)
     set_bytes = sum(-(-s // 256) * 256 for s in sizes.values()) or 256
     arena_bytes = arena_bytes or max(2 * dev.l2_bytes, set_bytes)
-    nsets = max(1, min(4096, math.ceil(arena_bytes / set_bytes)))
+    nsets = max(1, min(MAX_SETS, math.ceil(arena_bytes / set_bytes)))
     rng = np.random.default_rng(seed)
     arena = cp.empty(nsets * set_bytes, dtype=cp.uint8)
     dtypes = {n: op.dtype_of(n, variant.types) for n in sizes if n in op.params}
@@ -70,8 +72,11 @@ def time_case(dev: GpuDevice, module, variant: Variant, op: Op, dims: dict[str, 
         off += -(-s // 256) * 256
     arena.reshape(nsets, set_bytes)[:] = cp.asarray(image)
     base = int(arena.data.ptr)
-    bound = [bind(variant, op, ptx_module(dev, module), dims, {n: base + i * set_bytes + o for n, o in offsets.items()})
-             for i in range(nsets)]
+    ptrs = {n: base + o for n, o in offsets.items()}
+    first_set = bind(variant, op, ptx_module(dev, module), dims, ptrs)
+    is_ptr = [[isinstance(a, np.uint64) and int(a) in ptrs.values() for a in bl.args] for bl in first_set]
+    bound = [[replace(bl, args=tuple(np.uint64(int(a) + i * set_bytes) if p else a for a, p in zip(bl.args, isp)))
+              for bl, isp in zip(first_set, is_ptr)] for i in range(nsets)]
     gm = module[1]
 
     def one(i):

@@ -48,3 +48,51 @@ def test_variant_is_not_rejected(registry_verdicts, key):
         pytest.skip("numerics pass, but without kreg.checker.prove a safe variant cannot be proven")
     assert r["numerics"] == "pass", f"{key} numerics {r['numerics']} on {DEVICE}:\n{why}"
     assert r["verdict"] != "rejected", f"{key} rejected on {DEVICE}:\n{why}"
+
+
+def _hypothesis_test():
+    try:
+        from hypothesis import HealthCheck, given, settings
+        from hypothesis import strategies as st
+    except ImportError:
+        @pytest.mark.parametrize("key", KEYS)
+        def test_variant_on_hypothesis_shapes(key):
+            pytest.skip("hypothesis is not installed")
+        return test_variant_on_hypothesis_shapes
+
+    examples = int(os.environ.get("KREG_HYPOTHESIS_EXAMPLES", 3))
+    budget = int(os.environ.get("KREG_HYPOTHESIS_BYTES", 16 << 10 if DEVICE == "cpu" else 16 << 20))
+
+    @pytest.mark.parametrize("key", KEYS)
+    @settings(max_examples=examples, deadline=None, database=None,
+              suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.filter_too_much,
+                                     HealthCheck.too_slow])
+    @given(data=st.data())
+    def test_variant_on_hypothesis_shapes(registry_verdicts, key, data):
+        """Numerics (all checks) at hypothesis-chosen dims inside the op's ranges and requirements."""
+        from kreg.checker.compile import compile_cuda
+        from kreg.conformance.numerics import run_numerics
+        from kreg.conformance.shapes import dims_strategy
+        if registry_verdicts[key]["numerics"] != "pass":
+            pytest.skip("numerics already fail at the named and seeded cases")
+        entry = CATALOG.find(key)
+        v, op = entry.variant, CATALOG.ops[entry.op]
+        dims = data.draw(dims_strategy(op, v, budget), label="dims")
+        ptx = compile_cuda(v.source_path.read_text(), v.source_path.name, v.options).ptx
+        num = run_numerics(_device(), ptx, v, op, {"hypothesis": dims},
+                           seed=int(os.environ.get("KREG_SEED", 0)))
+        assert num.status == "pass", "\n".join(num.failures())
+    return test_variant_on_hypothesis_shapes
+
+
+_DEVICES = {}
+
+
+def _device():
+    from kreg.conformance.devices import open_device
+    if DEVICE not in _DEVICES:
+        _DEVICES[DEVICE] = open_device(DEVICE)
+    return _DEVICES[DEVICE]
+
+
+test_variant_on_hypothesis_shapes = _hypothesis_test()
