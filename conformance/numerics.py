@@ -43,10 +43,22 @@ def _index(shape, flat: int) -> list[int]:
     return [int(i) for i in np.unravel_index(flat, shape)] if shape else []
 
 
-def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, tolerance: dict | None) -> tuple[list[str], dict]:
-    """Failures (sentences) and error statistics of one output against its reference."""
+def within(got: np.ndarray, want: np.ndarray, tolerance: dict) -> np.ndarray:
+    """Elementwise: equal (NaN matching NaN, infinities matching), or within atol + rtol * |want|."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        same = (got == want) | (np.isnan(got) & np.isnan(want))
+        return same | (np.abs(got - want) <= tolerance["atol"] + tolerance["rtol"] * np.abs(want))
+
+
+def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, tolerance: dict | None,
+            ignore: np.ndarray | None = None) -> tuple[list[str], dict]:
+    """Failures (sentences) and error statistics of one output against its reference; elements in
+    `ignore` (already reported as never written) count as neither right nor wrong."""
     shape = want.shape
     got, want = got.reshape(-1), np.asarray(want, dtype=np.float64).reshape(-1)
+    if ignore is not None and ignore.any():
+        keep = ~ignore.reshape(-1)
+        got, want = np.where(keep, got, want), want
     stats = {"max_abs_err": 0.0, "max_rel_err": 0.0, "worst": None, "elements": int(want.size)}
     if want.size == 0:
         return [], stats
@@ -60,11 +72,11 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, tolerance:
     if tolerance is None:
         return [f"{name}: the op gives no tolerance for {dtype}"], stats
     atol, rtol = tolerance["atol"], tolerance["rtol"]
+    ok = within(got, want, tolerance)
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         err = np.abs(got - want)
         bound = atol + rtol * np.abs(want)
         same = (got == want) | (np.isnan(got) & np.isnan(want))
-        ok = same | (err <= bound)
         finite = np.isfinite(err)
         if finite.any():
             stats["max_abs_err"] = float(err[finite].max())
@@ -156,15 +168,16 @@ class CaseRun:
             raise KeyError(f"no float64 reference named {self.op.reference!r}")
         return fn(**inputs, **self.dims, **host_scalars(self.op))
 
-    def check_outputs(self, when: str, want: dict[str, np.ndarray], stats: dict | None = None) -> list[str]:
+    def check_outputs(self, when: str, want: dict[str, np.ndarray], poison: int, stats: dict | None = None) -> list[str]:
         why = []
         for n in output_params(self.op):
             if n not in want:
                 why.append(f"{when}: the reference gives no value for output {n}")
                 continue
-            got = decode(self.output_bits(n), self.dtypes[n])
-            w, st = compare(n, got, np.asarray(want[n]).reshape(self.op.shape(n, self.dims)), self.dtypes[n],
-                            self.op.tolerance.get(self.dtypes[n]))
+            bits = self.output_bits(n)
+            unwritten = (bits == poison_bits(self.dtypes[n], poison)) if self.op.params[n].role == "out" else None
+            w, st = compare(n, decode(bits, self.dtypes[n]), np.asarray(want[n]).reshape(self.op.shape(n, self.dims)),
+                            self.dtypes[n], self.op.tolerance.get(self.dtypes[n]), unwritten)
             why += [f"{when}: {x}" for x in w]
             if stats is not None:
                 stats[n] = st
@@ -188,7 +201,7 @@ def run_case(device: Device, module, variant: Variant, op: Op, case: str, dims: 
         res.failures += run.integrity("launch 1")
         res.failures += run.unwritten("launch 1", 0)
         want_a = run.reference(a)
-        res.failures += run.check_outputs("launch 1", want_a, res.outputs)
+        res.failures += run.check_outputs("launch 1", want_a, 0, res.outputs)
         first = {n: run.output_bits(n).copy() for n in output_params(op)}
 
         b = make_inputs(op, variant, dims, rng)
@@ -196,7 +209,7 @@ def run_case(device: Device, module, variant: Variant, op: Op, case: str, dims: 
         run.launch()
         res.failures += run.integrity("launch 2 (fresh inputs)")
         want_b = run.reference(b)
-        fresh = run.check_outputs("launch 2 (fresh inputs)", want_b)
+        fresh = run.check_outputs("launch 2 (fresh inputs)", want_b, 0)
         res.failures += fresh
         if fresh:
             res.failures += _stale(run, op, first, want_a, want_b)
@@ -208,7 +221,8 @@ def run_case(device: Device, module, variant: Variant, op: Op, case: str, dims: 
         res.failures += run.integrity("launch 3 (repeat)")
         res.failures += run.unwritten("launch 3 (repeat)", 1)
         for n in output_params(op):
-            diff = np.flatnonzero(run.output_bits(n) != second[n])
+            now = run.output_bits(n)
+            diff = np.flatnonzero((now != second[n]) & (now != poison_bits(run.dtypes[n], 1)))
             if diff.size and variant.deterministic:
                 shape = op.shape(n, dims)
                 res.failures.append(f"launch 3 (repeat): output {n} is not deterministic: two identical launches gave "
@@ -227,9 +241,13 @@ def _stale(run: CaseRun, op: Op, first: dict, want_a: dict, want_b: dict) -> lis
     for n in output_params(op):
         if n not in want_a or n not in want_b:
             continue
-        now = run.output_bits(n)
-        changed = np.asarray(want_a[n]).reshape(-1) != np.asarray(want_b[n]).reshape(-1)
-        stale = np.flatnonzero(changed & (now == first[n]))
+        now, dt = run.output_bits(n), run.dtypes[n]
+        wa, wb = np.asarray(want_a[n], np.float64).reshape(-1), np.asarray(want_b[n], np.float64).reshape(-1)
+        right_before = decode(first[n], dt) == wa
+        if is_float(dt) and dt in op.tolerance:
+            right_before = within(decode(first[n], dt), wa, op.tolerance[dt])
+        changed = wa != wb
+        stale = np.flatnonzero(changed & right_before & (now == first[n]))
         if stale.size:
             why.append(f"launch 2 (fresh inputs): output {n} still holds the previous launch's answer at "
                        f"{stale.size} of {int(changed.sum())} elements whose answer changed (cached across launches)")

@@ -21,6 +21,7 @@ from .schema import Op
 from .store import Store
 
 PROPS = ("read_only", "in_bounds", "race_free", "barrier_safe")
+MAX_REASONS = 12
 
 
 @dataclass(frozen=True)
@@ -105,7 +106,10 @@ def verify_entry(entry: Entry, op: Op, device: str, opts: Options | None = None)
         res["device_detail"] = num.device
         res["cases_run"] = [f"{c.case} {c.dims}" for c in num.cases]
         res["numerics_detail"] = [c.as_json() for c in num.cases]
-        res["reasons"] += [f"numerics: {f}" for f in num.failures()[:20]]
+        fails = num.failures()
+        res["reasons"] += [f"numerics: {f}" for f in fails[:MAX_REASONS]]
+        if len(fails) > MAX_REASONS:
+            res["reasons"].append(f"numerics: ... and {len(fails) - MAX_REASONS} more (numerics_detail has all)")
         if num.status == "not-run":
             res["reasons"].append(f"numerics: {num.reason}")
         if num.status == "pass" and device == "gpu" and opts.speed:
@@ -160,6 +164,7 @@ def run_isolated(entry: Entry, op: Op, device: str, timeout: float, opts: Option
             payload = None
     else:
         payload = f"timed out after {timeout:g} s (a hang?); the child process was killed"
+        proc.kill()
     proc.join(5)
     if proc.is_alive():
         proc.kill()

@@ -33,7 +33,7 @@ def _has_emulator():
 
 
 def _timeout(e):
-    return 20 if "hang" in e.name else 300
+    return 10 if "hang" in e.name else 300
 
 
 def _verify_all(device, opts):
@@ -101,7 +101,7 @@ def test_verify_cli_survives_hangs_and_stores_everything(tmp_path, monkeypatch, 
     from kreg.registry.store import Store
     shutil.copytree(BROKEN, tmp_path / "kernels")
     monkeypatch.setenv("KREG_HOME", str(tmp_path))
-    code = main(["verify", "broken_hangs", "broken_traps", "add_bf16_vec", "--json", "--timeout", "20",
+    code = main(["verify", "broken_hangs", "broken_traps", "add_bf16_vec", "--json", "--timeout", "12",
                  "--no-prove"])
     out = json.loads(capsys.readouterr().out)
     assert code == 1
