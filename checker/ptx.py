@@ -20,7 +20,7 @@ OPCODES = {
     "barrier", "shfl", "atom", "red", "fma", "rcp", "sqrt", "rsqrt", "ex2", "lg2", "sin", "cos", "tanh", "cvt",
     "popc", "clz", "brev", "bfe", "bfi", "prmt", "copysign", "testp", "membar", "fence", "vote", "activemask",
     "cnot", "lop3", "sad", "mad.wide", "shf", "set", "prefetch", "prefetchu", "cp", "redux", "match", "nanosleep",
-    "ld.param", "isspacep", "madc", "addc", "subc", "mul.wide",
+    "ld.param", "isspacep", "madc", "addc", "subc", "mul.wide", "trap",
 }
 
 
@@ -72,12 +72,17 @@ class Sink:
 
 
 @dataclass(frozen=True)
+class NotPred:         # a negated predicate source operand: !%p
+    reg: Reg
+
+
+@dataclass(frozen=True)
 class PredPair:        # setp's optional second destination: %p|%q
     a: Reg
     b: Reg
 
 
-Operand = Reg | Imm | Special | Sym | Addr | Vec | Sink | PredPair
+Operand = Reg | Imm | Special | Sym | Addr | Vec | Sink | PredPair | NotPred
 
 
 # ---- instructions and module ------------------------------------------------------------------------
@@ -295,6 +300,8 @@ def _operand(s: str, rename: dict[str, str], line: int, text: str):
         return Addr(base, parse_int(m[2]) if m[2] else 0)
     if s.startswith("{") and s.endswith("}"):
         return Vec(tuple(_operand(x, rename, line, text) for x in _split_operands(s[1:-1])))
+    if s.startswith("!%"):
+        return NotPred(Reg(rename.get(s[1:], s[1:])))
     if "|" in s:
         a, b = s.split("|")
         return PredPair(Reg(rename.get(a.strip(), a.strip())), Reg(rename.get(b.strip(), b.strip())))
@@ -515,7 +522,8 @@ def _check_registers(k: Kernel) -> None:
         if isinstance(x, Reg) and x.name not in k.regs:
             raise ParseError(f"undeclared register {x.name}", ins.line, ins.text)
         for y in (x.items if isinstance(x, Vec) else (x.a, x.b) if isinstance(x, PredPair)
-                  else (x.base,) if isinstance(x, Addr) and isinstance(x.base, Reg) else ()):
+                  else (x.base,) if isinstance(x, Addr) and isinstance(x.base, Reg)
+                  else (x.reg,) if isinstance(x, NotPred) else ()):
             walk(y, ins)
     for ins in k.instrs:
         for a in ins.args:
