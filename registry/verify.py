@@ -3,6 +3,7 @@
 variant that hangs, traps or corrupts memory fails alone."""
 from __future__ import annotations
 
+import datetime
 import json
 import multiprocessing as mp
 import os
@@ -28,12 +29,13 @@ MAX_REASONS = 12
 class Options:
     """What verify runs. On the CPU: named cases whose buffers fit cpu_case_bytes, plus `ragged`
     seeded shapes that fit cpu_ragged_bytes; on the GPU: every named case plus `ragged` seeded shapes
-    that fit gpu_ragged_bytes, and the speed of every named case."""
+    that fit gpu_ragged_bytes (named cases up to gpu_case_bytes if set), and the speed of every named case."""
     seed: int = 0
     ragged: int = 3
     cpu_case_bytes: int = 256 << 10
     cpu_ragged_bytes: int = 64 << 10
     gpu_ragged_bytes: int = 64 << 20
+    gpu_case_bytes: int | None = None
     speed: bool = True
     prove: bool = True
     prove_timeout_ms: int = 60_000
@@ -48,7 +50,7 @@ def _blank(entry: Entry) -> dict:
 
 def choose_cases(op: Op, variant, device: str, opts: Options) -> dict[str, dict[str, int]]:
     from kreg.conformance.shapes import named_cases, ragged_dims
-    named = named_cases(op, variant, opts.cpu_case_bytes if device == "cpu" else None)
+    named = named_cases(op, variant, opts.cpu_case_bytes if device == "cpu" else opts.gpu_case_bytes)
     budget = opts.cpu_ragged_bytes if device == "cpu" else opts.gpu_ragged_bytes
     extra = ragged_dims(op, variant, opts.ragged, budget, seed=opts.seed)
     return named | {"seeded-" + "-".join(f"{k}{v}" for k, v in d.items()): d for d in extra}
@@ -238,6 +240,7 @@ def run_verify(args) -> int:
         store.put(e.hash, __version__, args.device, "verdict", e.op, e.name, r)
     if args.json:
         print(json.dumps({"device": args.device, "tool_version": __version__, "options": asdict(opts),
+                          "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
                           "variants": ordered}, indent=2, default=str))
     else:
         _table(out, args.device, ordered)

@@ -21,7 +21,7 @@ ENTRIES = [Entry(v, variant_hash(v), "test") for v in
 NAMES = [e.name for e in ENTRIES]
 # small cases on the CPU: the named cases up to 8 KiB of buffers, plus 3 seeded ragged shapes
 CPU = Options(prove=False, speed=False, cpu_case_bytes=8 << 10, cpu_ragged_bytes=16 << 10, ragged=3)
-GPU = Options(prove=False, speed=False, ragged=3, gpu_ragged_bytes=1 << 20)
+GPU = Options(prove=False, speed=False, ragged=3, gpu_ragged_bytes=1 << 20, gpu_case_bytes=4 << 20)
 
 
 def _has_emulator():
