@@ -36,6 +36,7 @@ class Guarded:
 class Device:
     """The operations conformance needs. Subclasses: CpuDevice, GpuDevice."""
     name = "?"
+    observe = False   # record every access during the next launches (where the device can)
     guard = 1024   # bytes either side of every buffer; a multiple of 256 keeps pointers aligned
 
     def alloc(self, name: str, nbytes: int, rng: np.random.Generator) -> Guarded:
@@ -43,6 +44,7 @@ class Device:
         handle, base = self._alloc(nbytes + 2 * self.guard, name)
         front, back = pattern_bytes(self.guard, rng), pattern_bytes(self.guard, rng)
         buf = Guarded(name, nbytes, self.guard, handle, base, front, back)
+        self.buffers.append(buf)
         self._write(handle, 0, front)
         self._write(handle, self.guard + nbytes, back)
         return buf
@@ -70,6 +72,15 @@ class Device:
                            f"(byte offsets {lo}..{hi} relative to its start; it holds {buf.nbytes} bytes)")
         return why
 
+    @property
+    def buffers(self) -> list[Guarded]:
+        return self.__dict__.setdefault("_buffers", [])
+
+    def stray_accesses(self) -> list[str]:
+        """Accesses the device observed outside their buffer's data since the last call (the CPU
+        records every access; a GPU observes none, so only guard damage shows there)."""
+        return []
+
     def load(self, ptx: str):
         raise NotImplementedError
 
@@ -92,6 +103,7 @@ class CpuDevice(Device):
         self._emu = emulator
         self.mem = emulator.Memory()
         self.max_steps = max_steps
+        self._stray: list[str] = []
 
     def _alloc(self, nbytes, name):
         addr = self.mem.alloc(nbytes, name=name)
@@ -108,15 +120,44 @@ class CpuDevice(Device):
 
     def launch(self, module, bl: BoundLaunch) -> None:
         try:
-            self._emu.launch(module, bl.entry, bl.grid, bl.block, bl.shared, bl.args, self.mem,
-                             max_steps=self.max_steps)
+            res = self._emu.launch(module, bl.entry, bl.grid, bl.block, bl.shared, bl.args, self.mem,
+                                   max_steps=self.max_steps, trace=self.observe)
         except self._emu.EmulatorError as e:
             kind = getattr(e, "kind", "error")
             what = "did not finish (step limit reached: a hang?)" if kind == "step-limit" else kind
             raise LaunchFailure(kind, f"{bl.entry}: {what}: {e}") from None
+        if res.accesses:
+            self._stray += stray(bl.entry, res.accesses, self.buffers)
+
+    def stray_accesses(self) -> list[str]:
+        out, self._stray = self._stray, []
+        return out
 
     def describe(self) -> str:
         return "cpu (kreg PTX emulator)"
+
+
+def stray(entry: str, accesses, buffers: list[Guarded], limit: int = 3) -> list[str]:
+    """Global accesses that touch a guard band: one sentence per buffer and kind, with the first
+    offending thread."""
+    import numpy as np
+    acc = [a for a in accesses if a.space == "global"]
+    if not acc or not buffers:
+        return []
+    addr = np.array([a.address for a in acc], dtype=np.int64)
+    width = np.array([a.width for a in acc], dtype=np.int64)
+    out = []
+    for b in buffers:
+        lo_alloc, lo, hi = b.base, b.ptr, b.ptr + b.nbytes
+        hit = (addr + width > lo_alloc) & (addr < hi + b.guard) & ((addr < lo) | (addr + width > hi))
+        for kind in ("read", "write", "atomic"):
+            idx = [i for i in np.flatnonzero(hit) if acc[i].kind == kind]
+            if idx:
+                a = acc[idx[0]]
+                side = "before the start" if a.address < lo else "past the end"
+                out.append(f"{entry}: {len(idx)} {kind}s {side} of {b.name} ({b.nbytes} bytes), first by block "
+                           f"{a.block} thread {a.thread}: {a.width} bytes at offset {a.address - lo}")
+    return out[:limit * len(buffers)]
 
 
 class GpuDevice(Device):

@@ -127,7 +127,10 @@ class CaseRun:
         for n in self.v.scratch:
             self.device.write(self.bufs[n], self.rng.integers(0, 256, self.bufs[n].nbytes, dtype=np.uint8))
 
-    def launch(self) -> None:
+    def launch(self, observe: bool = False) -> None:
+        """All launches of the variant; `observe` asks the device to record every access (the CPU
+        can; it costs time, so only the first launch of a case does)."""
+        self.device.observe = observe
         for bl in self.bound:
             self.device.launch(self.module, bl)
         self.device.sync()
@@ -137,7 +140,8 @@ class CaseRun:
 
     def integrity(self, when: str) -> list[str]:
         """Guards untouched everywhere, and every read-only input bit for bit as written."""
-        why = [f"{when}: {w}" for b in self.bufs.values() for w in self.device.guard_damage(b)]
+        why = [f"{when}: {w}" for w in self.device.stray_accesses()]
+        why += [f"{when}: {w}" for b in self.bufs.values() for w in self.device.guard_damage(b)]
         for n in readable_params(self.op):
             if self.op.params[n].role == "inout":
                 continue
@@ -197,7 +201,7 @@ def run_case(device: Device, module, variant: Variant, op: Op, case: str, dims: 
         a = make_inputs(op, variant, dims, rng)
         run.write_inputs(a)
         run.poison(0)
-        run.launch()
+        run.launch(observe=True)
         res.failures += run.integrity("launch 1")
         res.failures += run.unwritten("launch 1", 0)
         want_a = run.reference(a)

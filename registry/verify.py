@@ -38,7 +38,7 @@ class Options:
     gpu_case_bytes: int | None = None
     speed: bool = True
     prove: bool = True
-    prove_timeout_ms: int = 60_000
+    prove_timeout_ms: int = 10_000
 
 
 def _blank(entry: Entry) -> dict:
