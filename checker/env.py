@@ -137,8 +137,9 @@ class LaunchEnv:
         base = z3.BitVec(f"base_{name}", 64)
         size = self._size(shape, esize)
         W = self.W
-        self.constraints += [z3.Extract(7, 0, base) == 0, z3.UGE(base, 1 << 16),
-                             z3.ZeroExt(W - 64, base) + size <= (1 << 48), size >= 0]
+        self.constraints += [z3.Extract(7, 0, base) == 0, z3.UGE(base, 1 << 16), z3.ULT(base, 1 << 48),
+                             size >= 0, size < (1 << 47),
+                             z3.ULE(z3.ZeroExt(W + 1 - 64, base) + z3.ZeroExt(1, size), 1 << 48)]
         vals = None
         if values is not None:
             vals = (self.expr(values[0]), self.expr(values[1]))
@@ -155,13 +156,13 @@ class LaunchEnv:
             b32 = z3.BitVec(f"sbase_{name}", 32)
             size = self.shared if var.count is None else bv(var.size, W)
             al = max(var.align, 1)
-            self.constraints += [z3.URem(b32, al) == 0,
-                                 z3.ZeroExt(W - 32, b32) + size <= (1 << 24)]
+            self.constraints += [z3.URem(b32, al) == 0, z3.ULT(b32, 1 << 24), size >= 0, size < (1 << 24),
+                                 z3.ULE(z3.ZeroExt(W - 32, b32) + size, 1 << 24)]
             buf = Buffer(name, "shared", "shared", size, z3.ZeroExt(32, b32))
         else:
             base = z3.BitVec(f"base_{name}", 64)
             size = bv(var.size, W)
-            self.constraints += [z3.UGE(base, 1 << 16), z3.ZeroExt(W - 64, base) + size <= (1 << 48)]
+            self.constraints += [z3.UGE(base, 1 << 16), z3.ULT(base, 1 << 47)]
             kind = {"global": "global-var", "const": "const", "local": "local"}[var.space]
             buf = Buffer(name, kind, kind, size, base)
         self.buffers[name] = buf

@@ -241,8 +241,50 @@ def summarize(ex, st0, L: Loop, outer):
         if not s.eq(kk):
             sub.append((s, ex.fresh("prev_" + s.decl().name().split("#")[0], 0 if z3.is_bool(s) else s.size())))
     prev = z3.substitute(cont, *sub)
-    tr.defs.append(ok == z3.Or(kk == 0, z3.And(kk != 0, prev)))
+    history = [_counted_exit(ex, st0, L, ind, widths, kk, kw)]
+    tr.defs.append(ok == z3.Or(kk == 0, z3.And(kk != 0, prev, *history)))
     return L2.exits
+
+
+def _counted_exit(ex, st0, L, ind, widths, kk, kw):
+    """For loops that continue while `counter_next != E` (constant step s, E invariant), every earlier
+    iteration continued, so E is not among counter_1..counter_k (one-step history misses this)."""
+    k = ex.k
+    out = []
+    for lt in L.latches:
+        blk = k.blocks[lt]
+        br = k.instrs[blk.end - 1]
+        if br.op != "bra" or br.pred is None or k.block_of[k.target(br.args[0].name)] != L.header:
+            continue
+        setp = next((k.instrs[i] for i in range(blk.end - 2, blk.start - 1, -1)
+                     if br.pred.name in dests(k.instrs[i])), None)
+        if setp is None or setp.op != "setp" or len(setp.args) != 3 or not isinstance(setp.args[0], P.Reg):
+            continue
+        cmp = setp.mods[0]
+        if not ((cmp == "ne" and not br.neg) or (cmp == "eq" and br.neg)):
+            continue
+        for a, e in ((setp.args[1], setp.args[2]), (setp.args[2], setp.args[1])):
+            if not isinstance(a, P.Reg) or a.name not in ind:
+                continue
+            upd, sign, stepop = ind[a.name]
+            if not isinstance(stepop, P.Imm) or stepop.value == 0 or abs(stepop.value) >= 1 << 20 or \
+                    (k.block_of[upd.index] == lt and upd.index > setp.index):
+                continue
+            if isinstance(e, P.Reg) and any(e.name in dests(ins) for _, ins in _instrs(k, L)):
+                continue
+            w = widths[a.name]
+            if P.TYPES[setp.type] != w:
+                continue
+            s = sign * stepop.value
+            ww = max(kw, w) + 2
+            c0 = z3.SignExt(ww - w, ex.read(st0, a.name))
+            ev = z3.SignExt(ww - w, ex.operand(st0, e, w)[0])
+            K = z3.ZeroExt(ww - kw, kk)
+            d, sv = ev - c0, z3.BitVecVal(s, ww)
+            span = z3.And(sv <= d, d <= K * sv) if s > 0 else z3.And(K * sv <= d, d <= sv)
+            hit = z3.And(z3.SRem(d, z3.BitVecVal(abs(s), ww)) == 0, z3.BVMulNoOverflow(K, sv, True), span)
+            out.append(z3.Not(hit))
+    return z3.And(*out) if out else z3.BoolVal(True)
 
 
 def _in_range(total, w):

@@ -58,9 +58,11 @@ class _Solver:
         self.deadline = deadline
         self.timeout_ms = timeout_ms
 
-    def check(self, f, extra=()):
-        if time.monotonic() > self.deadline:
+    def check(self, f, extra=(), timeout_ms=None):
+        left = self.deadline - time.monotonic()
+        if left <= 0:
             return "unknown", None, "time budget of the variant exhausted"
+        self.s.set("timeout", int(max(1, min(timeout_ms or self.timeout_ms, left * 1000))))
         self.s.push()
         try:
             self.s.add(f, *extra)
@@ -216,8 +218,9 @@ def _prove_launch(variant, op, module, launch, timeout_ms, deadline) -> dict[str
 def _decide(prop, qs, solver, env, cases, approx) -> Verdict:
     case_only = []
     pending = []
+    quick = max(200, solver.timeout_ms // 5)
     for q in qs:
-        r, model, msg = solver.check(q.formula)
+        r, model, msg = solver.check(q.formula, timeout_ms=quick)
         if r == "unsat":
             continue
         if r == "sat":
@@ -229,7 +232,7 @@ def _decide(prop, qs, solver, env, cases, approx) -> Verdict:
     for q, msg in pending:
         for name, c in cases.items():
             fix = [env.dims[d] == v for d, v in c.items()]
-            r, model, msg2 = solver.check(q.formula, fix)
+            r, model, msg2 = solver.check(q.formula, fix, timeout_ms=solver.timeout_ms // 2)
             if r == "sat":
                 return _violation(prop, q, model, env, approx, case=name)
             if r != "unsat":
