@@ -23,6 +23,7 @@ def main() -> int:
     from kreg.conformance.dtypes import decode, encode, is_float, storage
     from kreg.conformance.launch import GpuModule, bind, buffer_sizes, parsed
     from kreg.conformance.references import REFERENCES
+    from kreg.conformance.speed import ROOFLINE_SLACK
     from kreg.registry.catalog import load_catalog
 
     ap = argparse.ArgumentParser()
@@ -149,7 +150,7 @@ def main() -> int:
             bw = traffic / t
             rec["speed"] = {"case": big_name, "median_us": t * 1e6, "spread_us": spread * 1e6, "bytes": traffic,
                             "tb_per_s": bw / 1e12, "pct_of_copy_bw": 100 * bw / copy_bw, "rotated_sets": nsets,
-                            "above_roofline": bool(bw > copy_bw * 1.05)}
+                            "above_roofline": bool(bw > ROOFLINE_SLACK * copy_bw)}
         except Exception as x:
             rec["speed"] = {"error": f"{type(x).__name__}: {x}"}
         results.append(rec)
