@@ -79,6 +79,8 @@ def prove(res: dict, variant, op: Op, ptx: str, opts: Options) -> None:
         details[p] = {k: getattr(vd, k, None) for k in ("status", "scope", "reason", "witness")}
         if status != "proven":
             res["reasons"].append(f"checker: {p} {status}: {getattr(vd, 'reason', None) or 'no reason given'}")
+        elif getattr(vd, "scope", None) not in (None, "all-dims"):
+            res["reasons"].append(f"checker: {p} proven for {vd.scope} only, not for all dims in range")
     res["proof_details"] = json.loads(json.dumps(details, default=str))
 
 
