@@ -15,5 +15,5 @@ from kreg.registry.verify import Options  # noqa: E402
 
 @pytest.fixture(scope="module")
 def registry_verdicts():
-    return verify_all(Options(prove=False, speed=False, ragged=2, cpu_case_bytes=64 << 10, cpu_ragged_bytes=32 << 10),
+    return verify_all(Options(prove=False, speed=False, ragged=1, cpu_case_bytes=32 << 10, cpu_ragged_bytes=32 << 10),
                       isolate=False)
