@@ -66,9 +66,9 @@ def is_ragged(op: Op, dims: dict[str, int]) -> bool:
 
 
 def ragged_dims(op: Op, variant: Variant, count: int, max_bytes: int, seed: int = 0,
-                tries: int = 4000) -> list[dict[str, int]]:
+                tries: int = 4000, min_bytes: int = 0) -> list[dict[str, int]]:
     """Up to `count` distinct seeded dims inside the op's ranges and requirements, whose buffers fit
-    max_bytes; ragged ones first (at least half when the op allows them), then the others."""
+    [min_bytes, max_bytes]; ragged ones first (at least half when the op allows them), then the others."""
     rng = np.random.default_rng(seed)
     pools = {d: candidates(op, d, max_bytes) for d in op.dims}
     ragged: list[dict[str, int]] = []
@@ -79,7 +79,7 @@ def ragged_dims(op: Op, variant: Variant, count: int, max_bytes: int, seed: int 
             break
         dims = _draw(op, rng, pools, max_bytes)
         key = tuple(sorted(dims.items()))
-        if key in seen or not allowed(op, variant, dims, max_bytes):
+        if key in seen or not allowed(op, variant, dims, max_bytes) or footprint(op, variant, dims) < min_bytes:
             continue
         seen.add(key)
         (ragged if is_ragged(op, dims) else regular).append(dims)

@@ -28,8 +28,9 @@ MAX_REASONS = 12
 @dataclass(frozen=True)
 class Options:
     """What verify runs. On the CPU: named cases whose buffers fit cpu_case_bytes, plus `ragged`
-    seeded shapes that fit cpu_ragged_bytes; on the GPU: every named case plus `ragged` seeded shapes
-    that fit gpu_ragged_bytes (named cases up to gpu_case_bytes if set), and the speed of every named case."""
+    seeded shapes that fit cpu_ragged_bytes; on the GPU: every named case (up to gpu_case_bytes if set)
+    plus `ragged` seeded shapes that fit gpu_ragged_bytes and `ragged` more of at least 1/64 of it,
+    and the speed of every named case."""
     seed: int = 0
     ragged: int = 3
     cpu_case_bytes: int = 256 << 10
@@ -53,6 +54,9 @@ def choose_cases(op: Op, variant, device: str, opts: Options) -> dict[str, dict[
     named = named_cases(op, variant, opts.cpu_case_bytes if device == "cpu" else opts.gpu_case_bytes)
     budget = opts.cpu_ragged_bytes if device == "cpu" else opts.gpu_ragged_bytes
     extra = ragged_dims(op, variant, opts.ragged, budget, seed=opts.seed)
+    if device == "gpu":   # and a few large ones: many blocks, then a ragged tail
+        extra += [d for d in ragged_dims(op, variant, opts.ragged, budget, seed=opts.seed + 1, min_bytes=budget // 64)
+                  if d not in extra]
     return named | {"seeded-" + "-".join(f"{k}{v}" for k, v in d.items()): d for d in extra}
 
 
@@ -75,6 +79,8 @@ def prove(res: dict, variant, op: Op, ptx: str, opts: Options) -> None:
         details[p] = {k: getattr(vd, k, None) for k in ("status", "scope", "reason", "witness")}
         if status != "proven":
             res["reasons"].append(f"checker: {p} {status}: {getattr(vd, 'reason', None) or 'no reason given'}")
+        elif getattr(vd, "scope", None) not in (None, "all-dims"):
+            res["reasons"].append(f"checker: {p} proven for {vd.scope} only, not for all dims in range")
     res["proof_details"] = json.loads(json.dumps(details, default=str))
 
 

@@ -1,3 +1,5 @@
+import functools
+
 import numpy as np
 from hypothesis import given, settings
 
@@ -19,6 +21,7 @@ cases:
 """
 
 
+@functools.cache
 def _add():
     cat = load_catalog()
     e = cat.find("add_bf16_safe")
