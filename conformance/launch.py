@@ -2,11 +2,11 @@
 (CuPy). The CPU device (the PTX emulator) takes the same bound arguments."""
 from __future__ import annotations
 
+import hashlib
+import os
 import tempfile
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
-
 import numpy as np
 
 from kreg.checker import ptx as P
@@ -107,12 +107,17 @@ class GpuModule:
 
     def __init__(self, ptx: str):
         import cupy
-        from kreg.checker.compile import check_driver_accepts
+        from kreg.checker.compile import _home, check_driver_accepts
         check_driver_accepts(ptx, cupy.cuda.runtime.driverGetVersion())
-        # CuPy loads the file lazily (at the first get_function), so it must outlive this constructor
-        self._dir = tempfile.TemporaryDirectory()
-        path = Path(self._dir.name) / "kernel.ptx"
-        path.write_text(ptx)
+        # CuPy reads the file lazily, so it lives in the PTX cache, named by the sha256 it must match
+        self.sha256 = hashlib.sha256(ptx.encode()).hexdigest()
+        path = _home() / "cache" / "ptx" / f"exact-{self.sha256}.ptx"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.is_file() or hashlib.sha256(path.read_bytes()).hexdigest() != self.sha256:
+            fd, tmp = tempfile.mkstemp(dir=path.parent)
+            with os.fdopen(fd, "w") as f:
+                f.write(ptx)
+            os.replace(tmp, path)
         self._mod = cupy.RawModule(path=str(path))
         self._fns = {}
 

@@ -116,6 +116,7 @@ class Op:
     cases: dict[str, dict[str, int]]
     flops: Expr | None
     path: str
+    traffic: dict[str, Expr] = field(default_factory=dict)   # param -> elements a launch really moves
     raw: dict = field(repr=False, default_factory=dict)
 
     def dtype_of(self, param: str, types: dict[str, str]) -> str:
@@ -134,7 +135,9 @@ class Op:
         return why
 
     def traffic_bytes(self, dims: dict[str, int], types: dict[str, str]) -> int:
-        """Bytes moved: every tensor read once, outputs written once, inout read and written."""
+        """Bytes moved: every tensor read once, outputs written once, inout read and written; a param
+        named in the op's `traffic` mapping moves that many elements instead of its whole shape (a
+        gather reads T rows of a V-row table)."""
         total = 0
         for p in self.params.values():
             if p.role == "scalar" and not p.shape:
@@ -142,6 +145,8 @@ class Op:
             n = 1
             for s in self.shape(p.name, dims):
                 n *= s
+            if p.name in self.traffic:
+                n = int(self.traffic[p.name](dims))
             total += n * DTYPES[self.dtype_of(p.name, types)][0] * (2 if p.role == "inout" else 1)
         return total
 
@@ -150,7 +155,7 @@ def load_op(path: Path) -> Op:
     path = Path(path)
     v = _V(path, _load_yaml(path))
     v.mapping(required=("op", "dims", "params", "reference", "tolerance", "cases"),
-              optional=("doc", "types", "requires", "flops"))
+              optional=("doc", "types", "requires", "flops", "traffic"))
     name = v.string("op", pattern=NAME_RE)
     doc = v.get("doc") or ""
     dims: dict[str, tuple[int, int]] = {}
@@ -248,7 +253,16 @@ def load_op(path: Path) -> Op:
     if "flops" in v.data:
         flops = v.expr("flops")
         _check_names(v, flops, known, "flops")
-    return Op(name, doc, dims, types, params, tuple(requires), reference, tol, cases, flops, str(path), v.data)
+    traffic: dict[str, Expr] = {}
+    if "traffic" in v.data:
+        vtr = v.sub("traffic").mapping()
+        for pname in vtr.data:
+            if pname not in params or (params[pname].role == "scalar" and not params[pname].shape):
+                vtr.fail(f"expected a tensor param of the op, got {pname!r}", pname)
+            traffic[pname] = vtr.expr(pname)
+            _check_names(vtr, traffic[pname], known, pname)
+    return Op(name, doc, dims, types, params, tuple(requires), reference, tol, cases, flops, str(path), traffic,
+              v.data)
 
 
 @dataclass(frozen=True)

@@ -161,3 +161,17 @@ def test_multi_launch_variant_with_scratch(tmp_path):
     bad["scratch"]["a"] = bad["scratch"].pop("part")
     with pytest.raises(SchemaError, match="not a param or dim"):
         load_variant(_write(tmp_path, "v.yaml", bad), ops)
+
+
+def test_traffic_override_counts_the_elements_really_moved(tmp_path):
+    doc = copy.deepcopy(OP)
+    op = load_op(_write(tmp_path, "op.yaml", doc))
+    assert op.traffic_bytes({"N": 1000}, {"T": "bf16"}) == 3 * 2 * 1000
+    doc["traffic"] = {"a": "N // 10"}
+    op = load_op(_write(tmp_path, "op.yaml", doc))
+    assert op.traffic_bytes({"N": 1000}, {"T": "bf16"}) == 2 * 100 + 2 * 2 * 1000
+    for bad, msg in (({"nosuch": "N"}, "expected a tensor param"), ({"a": "N / 2"}, "not allowed"),
+                     ({"a": "Q"}, "unknown name 'Q'")):
+        doc["traffic"] = bad
+        with pytest.raises(SchemaError, match=msg):
+            load_op(_write(tmp_path, "op.yaml", doc))

@@ -1,0 +1,62 @@
+"""Host-side dtype handling: NumPy has no bfloat16, so every tensor crosses to the device as raw bits.
+encode() rounds float64 values to a kreg dtype's bit pattern; decode() turns bits back into float64."""
+from __future__ import annotations
+
+import numpy as np
+
+from kreg.registry.schema import DTYPES
+
+BITS = {"f32": np.uint32, "f16": np.uint16, "bf16": np.uint16, "f64": np.uint64, "i8": np.int8, "u8": np.uint8,
+        "i32": np.int32, "u32": np.uint32, "i64": np.int64, "u64": np.uint64}
+
+
+def is_float(dtype: str) -> bool:
+    return dtype in ("f16", "bf16", "f32", "f64")
+
+
+def storage(dtype: str) -> np.dtype:
+    """The NumPy dtype that holds this kreg dtype's bits."""
+    return np.dtype(BITS[dtype])
+
+
+def _f32_to_bf16_bits(x: np.ndarray) -> np.ndarray:
+    """Round-to-nearest-even f32 -> bf16 on the bit pattern; NaN stays a quiet NaN."""
+    u = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    rounded = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+    nan = np.isnan(x)
+    if nan.any():
+        rounded[nan] = ((u[nan] >> 16) | 0x40).astype(np.uint16)
+    return rounded
+
+
+def encode(values, dtype: str) -> np.ndarray:
+    """float64 (or int) values -> the dtype's bits, rounding to nearest even (bf16 via f32 first:
+    the same double rounding a kernel's __float2bfloat16(float) does)."""
+    a = np.asarray(values)
+    if dtype == "bf16":
+        return _f32_to_bf16_bits(a.astype(np.float32))
+    if dtype == "f16":
+        return a.astype(np.float16).view(np.uint16)
+    if dtype == "f32":
+        return a.astype(np.float32).view(np.uint32)
+    if dtype == "f64":
+        return a.astype(np.float64).view(np.uint64)
+    return a.astype(storage(dtype))
+
+
+def decode(bits: np.ndarray, dtype: str) -> np.ndarray:
+    """The dtype's bits -> float64 (floats) or int64 (integers)."""
+    b = np.asarray(bits)
+    if dtype == "bf16":
+        return (b.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    if dtype == "f16":
+        return b.astype(np.uint16).view(np.float16).astype(np.float64)
+    if dtype == "f32":
+        return b.astype(np.uint32).view(np.float32).astype(np.float64)
+    if dtype == "f64":
+        return b.astype(np.uint64).view(np.float64)
+    return b.astype(np.int64)
+
+
+def itemsize(dtype: str) -> int:
+    return DTYPES[dtype][0]
