@@ -426,6 +426,20 @@ def _bitcount(self, ins, m, *_):
     self.put(ins.args[0], r.astype(UINT[bits]), t, m)
 
 
+@op("bfind")
+def _bfind(self, ins, m, *_):
+    t = ins.type
+    bits = _bits(t)
+    a = np.asarray(self.get(ins.args[1], t))
+    u = a.astype(UINT[bits]) if not _signed(t) else np.where(a < 0, ~a, a).astype(UINT[bits])
+    u = u.astype(np.uint64)
+    pos = np.full(u.shape, -1, np.int64)
+    for i in range(bits):
+        pos = np.where((u >> np.uint64(i)) & np.uint64(1) == 1, i, pos)
+    r = np.where(pos < 0, 0xFFFFFFFF, (bits - 1 - pos) if ins.has("shiftamt") else pos)
+    self.put(ins.args[0], r.astype(np.uint32), "u32", m)
+
+
 @op("bfe")
 def _bfe(self, ins, m, *_):
     t = ins.type
@@ -855,6 +869,7 @@ def _warp_sync(self, ins, m, act, pc0, body):
     member = self.get(ins.args[-1], "b32") if body is not _activemask else np.uint32(0xFFFFFFFF)
     ready = self.warp_ready(ex, member) if body is not _activemask else ex
     waiting = ex & ~ready
+    self._stalled = not ready.any()
     self.swait = (self.swait & ~act) | waiting
     if ready.any():
         full = None if ready.all() else ready
@@ -947,6 +962,67 @@ def _redux_body(self, ins, m, ready):
          "xor": np.bitwise_xor}[kind]
     r = f.reduce(grid, axis=1).astype(DT[t])
     self.put(ins.args[0], r[self.warp], t, m)
+
+
+def _match_body(self, ins, m, ready):
+    t = ins.type
+    v = np.broadcast_to(np.asarray(self.get(ins.args[1], t)).astype(np.uint64), (self.N,))
+    member = np.broadcast_to(np.asarray(self.get(ins.args[2], "b32")).astype(np.uint64), (self.N,))
+    padded = np.zeros(self.nwarps * 32, np.uint64)
+    part = np.zeros(self.nwarps * 32, bool)
+    padded[self.wpos] = v
+    part[self.wpos] = ready
+    grid, pgrid = padded.reshape(self.nwarps, 32), part.reshape(self.nwarps, 32)
+    eq = (grid[:, :, None] == grid[:, None, :]) & pgrid[:, None, :]          # [warp, lane, other lane]
+    masks = (eq.astype(np.uint64) << np.arange(32, dtype=np.uint64)).sum(axis=2)
+    mine = masks.reshape(-1)[self.wpos] & member
+    d = ins.args[0]
+    if ins.has("any"):
+        return self.put(d, mine.astype(np.uint32), "b32", m)
+    allmask = self.warp_bits(ready)[self.warp] & member
+    same = mine == allmask
+    dst, pred = (d.a, d.b) if isinstance(d, P.PredPair) else (d, None)
+    self.put(dst, np.where(same, allmask, 0).astype(np.uint32), "b32", m)
+    if pred is not None:
+        self.put(pred, same, "pred", m)
+
+
+@op("match")
+def _match(self, ins, m, act, pc0):
+    return _warp_sync(self, ins, m, act, pc0, _match_body)
+
+
+@op("dp4a", "dp2a")
+def _dp(self, ins, m, *_):
+    ta, tb = ins.types[0], ins.types[1]
+    a = np.asarray(self.get(ins.args[1], "b32")).astype(np.uint32)
+    b = np.asarray(self.get(ins.args[2], "b32")).astype(np.uint32)
+    c = np.asarray(self.get(ins.args[3], ins.types[0] if ins.types[0] in ("u32", "s32") else "s32")).astype(np.int64)
+
+    def part(x, i, width, signed):
+        v = ((x >> np.uint32(i * width)) & np.uint32((1 << width) - 1)).astype(np.int64)
+        return np.where(v >= 1 << (width - 1), v - (1 << width), v) if signed else v
+    acc = c
+    if ins.op == "dp4a":
+        for i in range(4):
+            acc = acc + part(a, i, 8, ta == "s32") * part(b, i, 8, tb == "s32")
+    else:
+        hi = 1 if ins.has("hi") else 0
+        for i in range(2):
+            acc = acc + part(a, i, 16, ta == "s32") * part(b, 2 * hi + i, 8, tb == "s32")
+    self.put(ins.args[0], (acc & 0xFFFFFFFF).astype(np.uint32), "b32", m)
+
+
+@op("isspacep")
+def _isspacep(self, ins, m, *_):
+    from kreg.checker.emu_ops import LOCAL_BASE, SHARED_BASE
+    a = np.asarray(self.get(ins.args[1], "u64")).astype(np.uint64)
+    space = next(x for x in ins.mods if x in ("global", "shared", "local", "const", "param"))
+    in_sh = (a >= np.uint64(SHARED_BASE)) & (a < np.uint64(SHARED_BASE + (1 << 32)))
+    in_lo = (a >= np.uint64(LOCAL_BASE)) & (a < np.uint64(LOCAL_BASE + (1 << 32)))
+    r = {"shared": in_sh, "local": in_lo, "global": ~(in_sh | in_lo), "const": ~(in_sh | in_lo),
+         "param": np.zeros_like(in_sh)}[space]
+    self.put(ins.args[0], r, "pred", m)
 
 
 @op("redux")

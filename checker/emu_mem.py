@@ -107,6 +107,13 @@ def _atomic_fn(kind, t, ftz):
             return F.canon_f32(r)
         if t in ("f16", "bf16"):
             return F.add_exact(F.to_f64(old, t), F.to_f64(b, t), t)
+        if t in ("f16x2", "bf16x2"):
+            fmt = t[:-2]
+            o, bb = np.asarray(old).astype(np.uint32), np.asarray(b).astype(np.uint32)
+            halves = [F.add_exact(F.to_f64((x >> np.uint32(s)) & np.uint32(0xFFFF), fmt),
+                                  F.to_f64((bb >> np.uint32(s)) & np.uint32(0xFFFF), fmt), fmt).astype(np.uint32)
+                      for x, s in ((o, 0), (o, 16))]
+            return halves[0] | (halves[1] << np.uint32(16))
         return old + b
 
     if kind == "add":
@@ -138,7 +145,7 @@ def _atom(self, ins, m, *_):
     t = ins.type
     kind = next((x for x in ins.mods if x in ("add", "min", "max", "exch", "cas", "and", "or", "xor", "inc", "dec")),
                 None)
-    if kind is None or ins.vector > 1 or t in ("f16x2", "bf16x2") or ins.has("noftz") and t == "f32":
+    if kind is None or ins.vector > 1 or t in ("f16x2", "bf16x2") and kind != "add" or ins.has("noftz") and t == "f32":
         raise self.err("unsupported", f"{ins.op}.{'.'.join(ins.mods)}")
     try:
         fn = _atomic_fn(kind, t, t == "f32")
@@ -180,3 +187,32 @@ def _atom(self, ins, m, *_):
 
 
 del _signed
+
+
+@op("cp")
+def _cp_async(self, ins, m, *_):
+    """cp.async{.ca,.cg}.shared.global [dst], [src], size{, src_size}: done at once (a valid schedule: the
+    data must not be read before cp.async.wait_*); commit/wait are no-ops."""
+    if not ins.has("async") or ins.has("bulk", "tensor", "mbarrier"):
+        raise self.err("unsupported", f"cp.{'.'.join(ins.mods)}")
+    if ins.has("commit_group", "wait_group", "wait_all"):
+        return
+    size = int(ins.args[2].value)
+    idx = _lanes(self, m)
+    src = _addresses(self, ins.args[1], "global", idx)
+    dst = _addresses(self, ins.args[0], "shared", idx)
+    n_src = (np.broadcast_to(np.asarray(self.get(ins.args[3], "u32")), (self.N,))[idx].astype(np.int64)
+             if len(ins.args) > 3 else np.full(len(idx), size))
+    data = np.zeros((len(idx), size), np.uint8)
+    whole = np.flatnonzero(n_src >= size)
+    for buf, pos, off, sp, ta in self.mem_locate(ins, "global", src[whole], idx[whole], size, "read"):
+        data[whole[pos]] = buf[off[:, None] + np.arange(size)]
+        self.record(ins, sp, idx[whole[pos]], ta, size, "read")
+    for j in np.flatnonzero((n_src < size) & (n_src > 0)):      # partial copies (zero-filled tails)
+        nb = int(n_src[j])
+        for buf, pos, off, sp, ta in self.mem_locate(ins, "global", src[j:j + 1], idx[j:j + 1], nb, "read", size):
+            data[j, :nb] = buf[int(off[0]):int(off[0]) + nb]
+            self.record(ins, sp, idx[j:j + 1], ta, nb, "read")
+    for buf, pos, off, sp, ta in self.mem_locate(ins, "shared", dst, idx, size, "write"):
+        buf[off[:, None] + np.arange(size)] = data[pos]
+        self.record(ins, sp, idx[pos], ta, size, "write")

@@ -9,6 +9,7 @@ stop the launch with an EmulatorError naming the thread, block, instruction and 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -129,9 +130,7 @@ def _layout_shared(k: P.Kernel, module: P.Module, dynamic: int):
     for v in vars_:
         if v.name not in offs:
             offs[v.name] = -(-dyn_start // v.align) * v.align
-    total = dyn_start + dynamic if any(v.name not in offs or v.extern or v.count is None for v in vars_) or dynamic \
-        else static
-    return offs, max(total, static)
+    return offs, (dyn_start + dynamic if dynamic else static)
 
 
 def _pack_params(k: P.Kernel, args) -> tuple[bytes, dict[str, int]]:
@@ -171,7 +170,7 @@ def launch(module, entry: str, grid, block, shared: int, args, mem: Memory, *, t
            max_steps: int = 50_000_000) -> LaunchResult:
     """Run one kernel launch on the CPU. module: ptx.Module or PTX text; args: one per .param."""
     if isinstance(module, str):
-        module = P.parse(module)
+        module = _parsed(module)
     k = module.kernel(entry)
     grid, block = _dim3(grid), _dim3(block)
     tpb = block[0] * block[1] * block[2]
@@ -203,6 +202,11 @@ def launch(module, entry: str, grid, block, shared: int, args, mem: Memory, *, t
     return res
 
 
+@lru_cache(maxsize=32)
+def _parsed(text: str) -> P.Module:
+    return P.parse(text)
+
+
 def run_bound(module, bound, mem: Memory, **kw) -> LaunchResult:
     """Run a conformance BoundLaunch (entry, grid, block, shared, args)."""
     return launch(module, bound.entry, bound.grid, bound.block, bound.shared, bound.args, mem, **kw)
@@ -215,7 +219,7 @@ def _module_globals(module: P.Module, mem: Memory) -> dict[str, int]:
     for v in module.globals.values():
         if v.space not in ("global", "const"):
             continue
-        key = (id(module), v.name)
+        key = v.name            # one module's variables per Memory, kept across launches as on a GPU
         if key not in cache:
             addr = mem.alloc(max(v.size, 1), v.name, max(v.align, 16))
             if v.init:
@@ -274,6 +278,7 @@ class _Machine(EmuOpsMixin):
         self.thread_instructions = 0
         self._trace = []
         self._cache = {}
+        self._retried = self._stalled = False
 
     # ---- the scheduler ------------------------------------------------------------------------------
     def run(self):
@@ -317,9 +322,11 @@ class _Machine(EmuOpsMixin):
                     m = None if (full and ex.all()) else ex
                 else:
                     m = None if full else act
-                self._ins, self._m = ins, m
+                self._ins, self._m, self._stalled = ins, m, False
                 if not self.code[pc0](self, ins, m, act, pc0):
                     self._advance(act, pc0, full)
+                if not self._stalled:
+                    self._retried = False
 
     def _advance(self, act, pc0, full):
         if full:
@@ -348,14 +355,11 @@ class _Machine(EmuOpsMixin):
                 self.bwait &= ~rel
                 self.epoch += ready
                 progress = True
-        if not progress and self.swait.any():
-            # warps waiting on lanes that exited: let them re-check
-            self.swait[:] = False
-            self._retry = getattr(self, "_retry", 0) + 1
-            if self._retry > 2:
-                return False
+        if not progress and self.swait.any() and not self._retried:
+            # warps waiting on lanes that have exited since: let them check again, once
+            self.swait = np.zeros(self.N, bool)
+            self._retried = True
             return True
-        self._retry = 0
         return progress
 
     def where(self, t: int, ins=None) -> dict:
@@ -387,15 +391,19 @@ class _Machine(EmuOpsMixin):
         return np.where(exists[src], padded[src], vals)
 
     # ---- memory -------------------------------------------------------------------------------------
-    def mem_locate(self, ins, space: str, addrs: np.ndarray, idx: np.ndarray, nbytes: int, kind: str):
+    def mem_locate(self, ins, space: str, addrs: np.ndarray, idx: np.ndarray, nbytes: int, kind: str,
+                   align: int | None = None):
         """Split the accesses of lanes idx at addrs into groups (buffer uint8 array, positions into idx,
         byte offsets in the buffer, space, address within that space). Raises on misaligned or out-of-bounds accesses."""
         addrs = addrs.astype(np.uint64)
-        if nbytes > 1:
-            bad = (addrs % np.uint64(nbytes)) != 0
+        if len(addrs) == 0:
+            return []
+        align = nbytes if align is None else align
+        if align > 1:
+            bad = (addrs % np.uint64(align)) != 0
             if bad.any():
                 j = int(np.flatnonzero(bad)[0])
-                raise EmulatorError("misaligned", f"{nbytes}-byte {kind} at an address not a multiple of {nbytes}",
+                raise EmulatorError("misaligned", f"{nbytes}-byte {kind} at an address not a multiple of {align}",
                                     address=int(addrs[j]), buffer=self._bufname(space, int(addrs[j])),
                                     **self.where(int(idx[j]), ins))
         groups = []
@@ -405,11 +413,11 @@ class _Machine(EmuOpsMixin):
             gl = ~(sh | lo)
             for sel, sp, base in ((gl, "global", 0), (sh, "shared", SHARED_WINDOW), (lo, "local", LOCAL_WINDOW)):
                 if sel.all():
-                    return self.mem_locate(ins, sp, addrs - np.uint64(base), idx, nbytes, kind)
+                    return self.mem_locate(ins, sp, addrs - np.uint64(base), idx, nbytes, kind, align)
                 if sel.any():
                     pos = np.flatnonzero(sel)
                     for buf, p, off, sp2, ta in self.mem_locate(ins, sp, addrs[pos] - np.uint64(base), idx[pos],
-                                                                nbytes, kind):
+                                                                nbytes, kind, align):
                         groups.append((buf, pos[p], off, sp2, ta))
             return groups
         if space in ("shared", "local"):

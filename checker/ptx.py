@@ -20,7 +20,7 @@ OPCODES = {
     "barrier", "shfl", "atom", "red", "fma", "rcp", "sqrt", "rsqrt", "ex2", "lg2", "sin", "cos", "tanh", "cvt",
     "popc", "clz", "brev", "bfe", "bfi", "prmt", "copysign", "testp", "membar", "fence", "vote", "activemask",
     "cnot", "lop3", "sad", "mad.wide", "shf", "set", "prefetch", "prefetchu", "cp", "redux", "match", "nanosleep",
-    "ld.param", "isspacep", "madc", "addc", "subc", "mul.wide", "trap",
+    "ld.param", "isspacep", "madc", "addc", "subc", "mul.wide", "trap", "bfind", "fns", "szext", "bmsk", "dp4a", "dp2a",
 }
 
 
@@ -530,6 +530,41 @@ def _check_registers(k: Kernel) -> None:
             walk(a, ins)
         if ins.pred is not None:
             walk(ins.pred, ins)
+
+
+# ---- rendering (the inverse of parsing one instruction) ------------------------------------------------
+
+def render_operand(x) -> str:
+    if isinstance(x, Reg | Sym):
+        return x.name
+    if isinstance(x, Imm):
+        return "0d%016X" % struct.unpack("<Q", struct.pack("<d", x.value))[0] if x.is_float else str(x.value)
+    if isinstance(x, Special):
+        return x.name + (f".{x.dim}" if x.dim else "")
+    if isinstance(x, Addr):
+        base = x.base.name if x.base is not None else ""
+        off = (f"+{x.offset}" if x.offset else "") if base else str(x.offset)      # PTX writes [%rd+-4]
+        return f"[{base}{off}]"
+    if isinstance(x, Vec):
+        return "{" + ", ".join(render_operand(i) for i in x.items) + "}"
+    if isinstance(x, Sink):
+        return "_"
+    if isinstance(x, PredPair):
+        return f"{x.a.name}|{x.b.name}"
+    if isinstance(x, NotPred):
+        return "!" + x.reg.name
+    raise TypeError(x)
+
+
+def render(ins: Instr) -> str:
+    """PTX text for one instruction; parsing it gives back the same op, modifiers, operands and guard."""
+    guard = f"@{'!' if ins.neg else ''}{ins.pred.name} " if ins.pred is not None else ""
+    ops = ", ".join(render_operand(a) for a in ins.args)
+    return f"{guard}{'.'.join((ins.op, *ins.mods))}" + (f" {ops}" if ops else "")
+
+
+def parse_instruction(text: str, line: int = 0) -> Instr:
+    return _instruction(text.strip().rstrip(";"), {}, line)
 
 
 # ---- control flow -----------------------------------------------------------------------------------
