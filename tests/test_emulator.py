@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from kreg.checker import emulator as E
 from kreg.checker import fpround as F
+from kreg.checker import ptx as P
 from kreg.checker.compile import compile_cuda
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,7 +29,18 @@ def bf16_random(rng, n, scale=1.0):
     return F.f32_to_bf16_rn((rng.standard_normal(n) * scale).astype(np.float32))
 
 
-def run_add(entry, rel, n, per_thread, seed):
+@cache
+def _catalog():
+    from kreg.registry.catalog import load_catalog
+    return load_catalog()
+
+
+def run_add(variant_name, n, seed):
+    """A registry add variant, launched as its YAML says (through bind), on n random bf16 elements."""
+    from kreg.conformance.launch import bind
+    cat = _catalog()
+    v = cat.find(variant_name).variant
+    module = P.parse(kernel_ptx(str(v.source_path.relative_to(ROOT))))
     rng = np.random.default_rng(seed)
     a, b = bf16_random(rng, n, 3), bf16_random(rng, n, 3)
     mem = E.Memory()
@@ -36,8 +48,8 @@ def run_add(entry, rel, n, per_thread, seed):
     mem.write(pa, a)
     mem.write(pb, b)
     mem.write(po, np.full(n, 0x7FC1, np.uint16))
-    grid = -(-n // (256 * per_thread))
-    E.launch(kernel_ptx(rel), entry, grid, 256, 0, [np.uint64(pa), np.uint64(pb), np.uint64(po), np.int32(n)], mem)
+    for bl in bind(v, cat.ops["add"], module, {"N": n}, {"a": pa, "b": pb, "out": po}):
+        E.run_bound(module, bl, mem)
     got = np.frombuffer(mem.read(po, 2 * n), np.uint16)
     want = F.f32_to_bf16_rn(F.bf16_to_f32(a) + F.bf16_to_f32(b))
     return got, want
@@ -46,14 +58,14 @@ def run_add(entry, rel, n, per_thread, seed):
 @settings(max_examples=12, deadline=None)
 @given(n=st.integers(1, 3000), seed=st.integers(0, 2**32 - 1))
 def test_add_bf16_matches_numpy_on_any_length(n, seed):
-    got, want = run_add("add_bf16", "kernels/safe/add/add_bf16.cu", n, 1, seed)
+    got, want = run_add("add_bf16_safe", n, seed)
     assert (got == want).all()
 
 
 @settings(max_examples=12, deadline=None)
 @given(n=st.integers(1, 5000), seed=st.integers(0, 2**32 - 1))
 def test_add_bf16_vec_matches_numpy_on_any_length(n, seed):
-    got, want = run_add("add_bf16_vec", "kernels/unsafe/add/add_bf16_vec.cu", n, 8, seed)
+    got, want = run_add("add_bf16_vec", n, seed)
     assert (got == want).all()
 
 
