@@ -38,30 +38,35 @@ struct F8 {
     float v[8];
 };
 
-template <class T> __device__ __forceinline__ F8 load8(const T* __restrict__ p) {
-    uint4 u = *reinterpret_cast<const uint4*>(p);
+// 16 raw bytes: eight elements still packed (4 registers instead of 8 floats).
+template <class T> __device__ __forceinline__ uint4 load_raw(const T* __restrict__ p) {
+    return *reinterpret_cast<const uint4*>(p);
+}
+
+template <class T> __device__ __forceinline__ F8 unpack8(uint4 u) {
     F8 r;
     float2 a = Cvt<T>::unpack(u.x), b = Cvt<T>::unpack(u.y), c = Cvt<T>::unpack(u.z), d = Cvt<T>::unpack(u.w);
     r.v[0] = a.x; r.v[1] = a.y; r.v[2] = b.x; r.v[3] = b.y;
     r.v[4] = c.x; r.v[5] = c.y; r.v[6] = d.x; r.v[7] = d.y;
     return r;
+}
+
+template <class T> __device__ __forceinline__ uint4 pack8(const F8& r) {
+    return make_uint4(Cvt<T>::pack(r.v[0], r.v[1]), Cvt<T>::pack(r.v[2], r.v[3]),
+                      Cvt<T>::pack(r.v[4], r.v[5]), Cvt<T>::pack(r.v[6], r.v[7]));
+}
+
+template <class T> __device__ __forceinline__ F8 load8(const T* __restrict__ p) {
+    return unpack8<T>(*reinterpret_cast<const uint4*>(p));
 }
 
 // The same for a buffer this thread also writes (an inout param: no read-only cache path).
 template <class T> __device__ __forceinline__ F8 load8_rw(const T* p) {
-    uint4 u = *reinterpret_cast<const uint4*>(p);
-    F8 r;
-    float2 a = Cvt<T>::unpack(u.x), b = Cvt<T>::unpack(u.y), c = Cvt<T>::unpack(u.z), d = Cvt<T>::unpack(u.w);
-    r.v[0] = a.x; r.v[1] = a.y; r.v[2] = b.x; r.v[3] = b.y;
-    r.v[4] = c.x; r.v[5] = c.y; r.v[6] = d.x; r.v[7] = d.y;
-    return r;
+    return unpack8<T>(*reinterpret_cast<const uint4*>(p));
 }
 
 template <class T> __device__ __forceinline__ void store8(T* p, const F8& r) {
-    uint4 u;
-    u.x = Cvt<T>::pack(r.v[0], r.v[1]); u.y = Cvt<T>::pack(r.v[2], r.v[3]);
-    u.z = Cvt<T>::pack(r.v[4], r.v[5]); u.w = Cvt<T>::pack(r.v[6], r.v[7]);
-    *reinterpret_cast<uint4*>(p) = u;
+    *reinterpret_cast<uint4*>(p) = pack8<T>(r);
 }
 
 // Copy 16 bytes (8 elements) from src to dst, bits unchanged (both 16-byte aligned).

@@ -6,7 +6,10 @@
 // Needs H <= 8 * NV * blockDim.x (the launch sees to it).
 #include "kreg_own.cuh"
 
-constexpr int NV = 4;
+#ifndef KREG_NV
+#define KREG_NV 4      // vectors per thread; the launch's block must give 8 * NV * blockDim.x >= H
+#endif
+constexpr int NV = KREG_NV;
 
 template <class T>
 __device__ __forceinline__ void add_rms_norm_own(const T* __restrict__ x, T* __restrict__ residual,

@@ -1,9 +1,13 @@
 // Unsafe RMSNorm (entries rms_norm_bf16_fast, rms_norm_f16_fast): one block per row, the row held in
-// registers as 16-byte uint4 casts, streaming (evict-first) loads of x and stores of y, the weight
-// through the read-only cache; the sum of squares reduced by warp shuffles and one shared array.
+// registers as 16-byte uint4 casts together with the weight (read-only cache), both loaded before the
+// reduction; streaming (evict-first) loads of x and stores of y; the sum of squares reduced by warp
+// shuffles and one shared array.
 #include "kreg_own.cuh"
 
-constexpr int NV = 4;
+#ifndef KREG_NV
+#define KREG_NV 4      // vectors per thread; the launch's block must give 8 * NV * blockDim.x >= H
+#endif
+constexpr int NV = KREG_NV;
 
 template <class T>
 __device__ __forceinline__ void rms_norm_fast(const T* x, const T* w, T* y, int H, float eps) {
@@ -12,13 +16,17 @@ __device__ __forceinline__ void rms_norm_fast(const T* x, const T* w, T* y, int 
     const uint4* w4 = reinterpret_cast<const uint4*>(w);
     uint4* yr = reinterpret_cast<uint4*>(y + (long long)blockIdx.x * H);
     int nv = H / 8;
-    uint4 u[NV];
+    uint4 u[NV], g[NV];
+#pragma unroll
+    for (int k = 0; k < NV; k++) {
+        int c = threadIdx.x + k * blockDim.x;
+        if (c < nv) { u[k] = __ldcs(xr + c); g[k] = __ldg(w4 + c); }
+    }
     float ss = 0.f;
 #pragma unroll
     for (int k = 0; k < NV; k++) {
         int c = threadIdx.x + k * blockDim.x;
         if (c < nv) {
-            u[k] = __ldcs(xr + c);
             const unsigned* p = reinterpret_cast<const unsigned*>(&u[k]);
 #pragma unroll
             for (int j = 0; j < 4; j++) {
@@ -38,9 +46,9 @@ __device__ __forceinline__ void rms_norm_fast(const T* x, const T* w, T* y, int 
     for (int k = 0; k < NV; k++) {
         int c = threadIdx.x + k * blockDim.x;
         if (c < nv) {
-            uint4 g = __ldg(w4 + c), o;
+            uint4 o;
             const unsigned* px = reinterpret_cast<const unsigned*>(&u[k]);
-            const unsigned* pg = reinterpret_cast<const unsigned*>(&g);
+            const unsigned* pg = reinterpret_cast<const unsigned*>(&g[k]);
             unsigned* po = reinterpret_cast<unsigned*>(&o);
 #pragma unroll
             for (int j = 0; j < 4; j++) {
