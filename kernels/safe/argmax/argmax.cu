@@ -11,11 +11,11 @@ __device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162f
 __device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
 
 // (v, i) replaces (bv, bi) if it is larger, or equal with a lower index (a NaN v never does).
+// Branch-free (selects), so a thread's path does not depend on the data.
 __device__ __forceinline__ void take(float& bv, int& bi, float v, int i) {
-    if (v > bv || (v == bv && i < bi)) {
-        bv = v;
-        bi = i;
-    }
+    const bool better = (v > bv) | ((v == bv) & (i < bi));
+    bv = better ? v : bv;
+    bi = better ? i : bi;
 }
 
 // Block-wide (max, lowest index); every thread of the block must call it; thread 0 gets the result.
@@ -50,7 +50,8 @@ __device__ __forceinline__ void partial(const T* __restrict__ logits, float* __r
 #pragma unroll
     for (int k = 0; k < ITEMS; k++) {
         const int i = c * CHUNK + k * BLOCK + threadIdx.x;
-        if (i < V) take(bv, bi, to_float(logits[row + i]), i);
+        const float v = to_float(logits[row + min(i, V - 1)]);    // past the row end: a harmless re-read
+        take(bv, bi, i < V ? v : __int_as_float(0xff800000), i < V ? i : NONE);
     }
     block_argmax(bv, bi);
     if (threadIdx.x == 0) {
