@@ -1,0 +1,293 @@
+"""Natural loops of a PTX kernel and their summaries for the symbolic executor.
+
+A loop is summarised once per entry: a fresh iteration count k >= 0 per thread; each induction
+variable (a register whose only update in the loop is `add/sub r, r, step` with a loop-invariant
+step, executed exactly once per iteration) becomes init + k*step, with the invariant that it never
+wrapped (checked as an obligation at every back edge); every other register the loop writes is
+havocked. Iteration k > 0 is reachable only if the body's back-edge condition held at iteration k-1
+(a definition over renamed copies of the iteration's symbols). Barrier epochs advance by the
+constant number of barriers per iteration (havocked if that number is not constant)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import z3
+
+from . import ptx as P
+
+NO_DEST = {"st", "red", "bar", "barrier", "bra", "ret", "exit", "membar", "fence", "prefetch", "prefetchu",
+           "nanosleep", "cp"}
+
+
+class Unsupported(Exception):
+    """The kernel uses something the prover does not model soundly: every property becomes unknown."""
+
+
+@dataclass
+class Loop:
+    header: int
+    body: set
+    latches: list
+    back: list = field(default_factory=list)
+    exits: list = field(default_factory=list)
+
+
+def dominators(k: P.Kernel) -> list[set]:
+    n = len(k.blocks)
+    allb = set(range(n))
+    dom = [allb.copy() for _ in range(n)]
+    if n:
+        dom[0] = {0}
+    changed = True
+    while changed:
+        changed = False
+        for b in range(1, n):
+            preds = k.blocks[b].preds
+            new = set.intersection(*[dom[p] for p in preds]) if preds else set()
+            new = new | {b}
+            if new != dom[b]:
+                dom[b], changed = new, True
+    return dom
+
+
+def find_loops(k: P.Kernel) -> dict[int, Loop]:
+    dom = dominators(k)
+    k._dom = dom
+    loops: dict[int, Loop] = {}
+    for b in k.blocks:
+        for s in b.succs:
+            if s in dom[b.id]:
+                L = loops.setdefault(s, Loop(s, {s}, []))
+                L.latches.append(b.id)
+                todo = [b.id]
+                while todo:
+                    x = todo.pop()
+                    if x in L.body:
+                        continue
+                    L.body.add(x)
+                    todo += k.blocks[x].preds
+    # irreducible control flow: a cycle not closed by a back edge
+    color = {}
+
+    def dfs(u):
+        stack = [(u, iter(k.blocks[u].succs))]
+        color[u] = 1
+        while stack:
+            x, it = stack[-1]
+            nxt = next(it, None)
+            if nxt is None:
+                color[x] = 2
+                stack.pop()
+            elif color.get(nxt) == 1 and nxt not in dom[x]:
+                raise Unsupported("irreducible control flow")
+            elif nxt not in color:
+                color[nxt] = 1
+                stack.append((nxt, iter(k.blocks[nxt].succs)))
+    if k.blocks:
+        dfs(0)
+    return loops
+
+
+def dests(ins: P.Instr) -> list[str]:
+    if ins.op in NO_DEST or not ins.args:
+        return []
+    d = ins.args[0]
+    if isinstance(d, P.Reg):
+        return [d.name]
+    if isinstance(d, P.PredPair):
+        return [d.a.name, d.b.name]
+    if isinstance(d, P.Vec):
+        return [x.name for x in d.items if isinstance(x, P.Reg)]
+    return []
+
+
+def _instrs(k, L):
+    for b in sorted(L.body):
+        blk = k.blocks[b]
+        for i in range(blk.start, blk.end):
+            yield b, k.instrs[i]
+
+
+def inductions(k: P.Kernel, L: Loop, loops: dict[int, Loop]) -> dict:
+    writers: dict[str, list] = {}
+    for b, ins in _instrs(k, L):
+        for r in dests(ins):
+            writers.setdefault(r, []).append((b, ins))
+    out = {}
+    inner = {b for h, L2 in loops.items() if h != L.header and L2.body < L.body for b in L2.body}
+    for r, ws in writers.items():
+        if len(ws) != 1:
+            continue
+        b, ins = ws[0]
+        if ins.op not in ("add", "sub") or ins.pred is not None or len(ins.args) != 3 or b in inner:
+            continue
+        if ins.type not in ("s32", "u32", "s64", "u64", "b32", "b64") or k.regs[r] == "pred":
+            continue
+        if not all(b in k._dom[lt] for lt in L.latches):
+            continue
+        a1, a2 = ins.args[1], ins.args[2]
+        me = P.Reg(r)
+        if a1 == me and _invariant(a2, writers):
+            out[r] = (ins, -1 if ins.op == "sub" else 1, a2)
+        elif ins.op == "add" and a2 == me and _invariant(a1, writers):
+            out[r] = (ins, 1, a1)
+    return out, set(writers)
+
+
+def _invariant(a, writers) -> bool:
+    if isinstance(a, P.Imm):
+        return not a.is_float
+    if isinstance(a, P.Reg):
+        return a.name not in writers
+    return isinstance(a, P.Special) and a.name in ("%ntid", "%nctaid")
+
+
+def barriers_per_iteration(k: P.Kernel, L: Loop) -> int | None:
+    """The number of barriers on every path header -> back edge, or None if it varies."""
+    def bars(b):
+        blk = k.blocks[b]
+        return sum(1 for i in range(blk.start, blk.end) if _is_barrier(k.instrs[i]))
+    memo: dict[int, set] = {}
+
+    def counts(b, depth=0):
+        if b in memo:
+            return memo[b]
+        if depth > 500:
+            raise Unsupported("loop body too deep")
+        c = bars(b)
+        res = set()
+        for s in k.blocks[b].succs:
+            if s == L.header:
+                res.add(c)
+            elif s in L.body and s not in k._dom[b]:
+                res |= {c + x for x in counts(s, depth + 1)}
+        memo[b] = res
+        return res
+    cs = counts(L.header)
+    return cs.pop() if len(cs) == 1 else None
+
+
+def _is_barrier(ins):
+    return ins.op in ("bar", "barrier") and "warp" not in ins.mods
+
+
+def summarize(ex, st0, L: Loop, outer):
+    k = ex.k
+    ind, written = inductions(k, L, ex.loops)
+    has_bar = any(_is_barrier(ins) for _, ins in _instrs(k, L))
+    B = barriers_per_iteration(k, L) if has_bar else 0
+    line = k.instrs[k.blocks[L.header].start].line
+    tags = {r: st0.tags.get(r) for r in written}
+    tr = ex.trace
+    for attempt in range(4):
+        marks = (len(tr.accesses), len(tr.branches), len(tr.obligations), len(tr.defs))
+        first_sym = len(ex.created)
+        widths = {r: P.TYPES[k.regs[r]] for r in ind}
+        kw = 64 if any(w == 64 for w in widths.values()) else 32
+        kk = ex.fresh(f"k{L.header}", kw)   # approx: reachability keeps one step of history
+        ok = ex.fresh(f"reach{L.header}", 0, approx=False)
+        hs = st0.copy()
+        hs.loop_ks = st0.loop_ks + (kk,)
+        inv, nexts = [], []
+        for r, (ins, sign, stepop) in ind.items():
+            w = widths[r]
+            init = ex.read(st0, r)
+            step, stag = ex.operand(st0, stepop, w, signed=True)
+            if stag is not None:
+                raise Unsupported(f"pointer-valued loop step at line {ins.line}")
+            if sign < 0:
+                step = -step
+            ww = max(kw, w) + 2
+            K, S = z3.ZeroExt(ww - kw, kk), z3.SignExt(ww - w, step)
+            total = z3.SignExt(ww - w, init) + K * S
+            inv += [z3.BVMulNoOverflow(K, S, True), _in_range(total, w)]
+            nexts.append((r, total + S, w, ins))
+            hs.regs[r] = z3.Extract(w - 1, 0, total)
+            hs.tags[r] = st0.tags.get(r)
+        for r in sorted(written - set(ind)):
+            t = k.regs[r]
+            hs.regs[r] = ex.fresh(f"h{L.header}_{r.lstrip('%')}", 0 if t == "pred" else P.TYPES[t])
+            hs.tags[r] = tags[r]
+        if B is None:
+            hs.epoch = ex.fresh(f"epoch{L.header}", 64)
+        elif B:
+            hs.epoch = st0.epoch + z3.ZeroExt(64 - kw, kk) * B
+        hs.pc = z3.And(st0.pc, ok, *inv)
+        L2 = Loop(L.header, L.body, L.latches)
+        ex.run(hs, L.header, -1, L2, enter=True)
+        changed = False
+        for bs in L2.back:
+            for r in written - set(ind):
+                t = bs.tags.get(r)
+                if r in bs.regs and t != tags[r]:
+                    tags[r] = t if (tags[r] is None and r not in st0.regs) else "?"
+                    changed = True
+        if not changed:
+            break
+        del tr.accesses[marks[0]:], tr.branches[marks[1]:], tr.obligations[marks[2]:], tr.defs[marks[3]:]
+    else:
+        raise Unsupported(f"pointer provenance in loop at line {line} does not settle")
+    kmax = z3.BitVecVal((1 << kw) - 1, kw)
+    for bs in L2.back:
+        tr.obligations.append((z3.And(bs.pc, kk == kmax), f"iteration count of loop at line {line} may overflow"))
+        for r, nxt, w, ins in nexts:
+            tr.obligations.append((z3.And(bs.pc, z3.Not(_in_range(nxt, w))),
+                                   f"induction variable {r} of loop at line {line} may wrap around "
+                                   f"({ins.text.strip()})"))
+    new_syms = ex.created[first_sym:]
+    cont = z3.Or(*[bs.pc for bs in L2.back]) if L2.back else z3.BoolVal(False)
+    sub = [(kk, kk - 1)]
+    for s in new_syms:
+        if not s.eq(kk):
+            sub.append((s, ex.fresh("prev_" + s.decl().name().split("#")[0], 0 if z3.is_bool(s) else s.size())))
+    prev = z3.substitute(cont, *sub)
+    history = [_counted_exit(ex, st0, L, ind, widths, kk, kw)]
+    tr.defs.append(ok == z3.Or(kk == 0, z3.And(kk != 0, prev, *history)))
+    return L2.exits
+
+
+def _counted_exit(ex, st0, L, ind, widths, kk, kw):
+    """For loops that continue while `counter_next != E` (constant step s, E invariant), every earlier
+    iteration continued, so E is not among counter_1..counter_k (one-step history misses this)."""
+    k = ex.k
+    out = []
+    for lt in L.latches:
+        blk = k.blocks[lt]
+        br = k.instrs[blk.end - 1]
+        if br.op != "bra" or br.pred is None or k.block_of[k.target(br.args[0].name)] != L.header:
+            continue
+        setp = next((k.instrs[i] for i in range(blk.end - 2, blk.start - 1, -1)
+                     if br.pred.name in dests(k.instrs[i])), None)
+        if setp is None or setp.op != "setp" or len(setp.args) != 3 or not isinstance(setp.args[0], P.Reg):
+            continue
+        cmp = setp.mods[0]
+        if not ((cmp == "ne" and not br.neg) or (cmp == "eq" and br.neg)):
+            continue
+        for a, e in ((setp.args[1], setp.args[2]), (setp.args[2], setp.args[1])):
+            if not isinstance(a, P.Reg) or a.name not in ind:
+                continue
+            upd, sign, stepop = ind[a.name]
+            if not isinstance(stepop, P.Imm) or stepop.value == 0 or abs(stepop.value) >= 1 << 20 or \
+                    (k.block_of[upd.index] == lt and upd.index > setp.index):
+                continue
+            if isinstance(e, P.Reg) and any(e.name in dests(ins) for _, ins in _instrs(k, L)):
+                continue
+            w = widths[a.name]
+            if P.TYPES[setp.type] != w:
+                continue
+            s = sign * stepop.value
+            ww = max(kw, w) + 2
+            c0 = z3.SignExt(ww - w, ex.read(st0, a.name))
+            ev = z3.SignExt(ww - w, ex.operand(st0, e, w)[0])
+            K = z3.ZeroExt(ww - kw, kk)
+            d, sv = ev - c0, z3.BitVecVal(s, ww)
+            span = z3.And(sv <= d, d <= K * sv) if s > 0 else z3.And(K * sv <= d, d <= sv)
+            hit = z3.And(z3.SRem(d, z3.BitVecVal(abs(s), ww)) == 0, z3.BVMulNoOverflow(K, sv, True), span)
+            out.append(z3.Not(hit))
+    return z3.And(*out) if out else z3.BoolVal(True)
+
+
+def _in_range(total, w):
+    ww = total.size()
+    lo, hi = -(1 << (w - 1)), (1 << (w - 1)) - 1
+    return z3.And(total >= z3.BitVecVal(lo, ww), total <= z3.BitVecVal(hi, ww))

@@ -1,0 +1,308 @@
+"""The prover's entry point: for every launch of a variant, execute its PTX symbolically for two
+arbitrary threads (checker/symbolic.py) and decide four properties with z3 — read-only inputs,
+in-bounds accesses, race freedom and barrier safety — for all dims the op allows. A query the solver
+cannot close in time is retried for each of the op's named cases; a model is a witness, reported as
+`refuted` only when it involves no over-approximated value (else `unknown`, with the witness)."""
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import asdict, dataclass, field
+
+import z3
+
+from kreg.registry.schema import Op, Variant
+
+from . import ptx as P
+from .env import AXES, LaunchEnv
+from .loops import Unsupported
+from .symbolic import Executor
+
+CHECKER_VERSION = "prover-0.1"
+PROPS = ("read_only", "in_bounds", "race_free", "barrier_safe")
+ASSUMPTIONS = ("pointer params are distinct, non-overlapping buffers of the sizes their shapes give, "
+               "256-byte aligned; launch geometry within CUDA limits; inputs (role in) are not modified "
+               "by anyone else during the launch")
+RANK = {"refuted": 2, "unknown": 1, "proven": 0}
+
+
+@dataclass
+class Verdict:
+    status: str                       # "proven" | "refuted" | "unknown"
+    scope: str | None = None          # "all-dims" | "cases:<names>" | None
+    reason: str | None = None
+    witness: dict | None = None
+    replay: str | None = None         # "confirmed" | "not-confirmed" | "not-run" | None
+    assumptions: str = ASSUMPTIONS
+    ptx_sha256: str = ""
+    checker_version: str = CHECKER_VERSION
+
+    def to_dict(self):
+        return asdict(self)
+
+
+@dataclass
+class _Q:
+    """One query: a formula whose satisfiability is a violation."""
+    formula: z3.BoolRef
+    what: str
+    info: dict = field(default_factory=dict)
+    exact_check: z3.BoolRef | None = None
+
+
+class _Solver:
+    def __init__(self, base, timeout_ms, deadline):
+        self.s = z3.Solver()
+        self.s.set("timeout", int(timeout_ms))
+        self.s.add(*base)
+        self.deadline = deadline
+        self.timeout_ms = timeout_ms
+
+    def check(self, f, extra=(), timeout_ms=None):
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            return "unknown", None, "time budget of the variant exhausted"
+        self.s.set("timeout", int(max(1, min(timeout_ms or self.timeout_ms, left * 1000))))
+        self.s.push()
+        try:
+            self.s.add(f, *extra)
+            r = self.s.check()
+            if r == z3.sat:
+                return "sat", self.s.model(), None
+            if r == z3.unsat:
+                return "unsat", None, None
+            return "unknown", None, f"solver: {self.s.reason_unknown()}"
+        except z3.Z3Exception as e:
+            return "unknown", None, f"solver error: {e}"
+        finally:
+            self.s.pop()
+
+
+def prove_variant(variant: Variant, op: Op, ptx: str, *, timeout_ms: int = 10000) -> dict[str, Verdict]:
+    sha = hashlib.sha256(ptx.encode()).hexdigest()
+    try:
+        module = P.parse(ptx)
+    except P.ParseError as e:
+        return {p: Verdict("unknown", None, f"PTX not parsed: {e}", ptx_sha256=sha) for p in PROPS}
+    total: dict[str, Verdict] = {}
+    deadline = time.monotonic() + 3 * timeout_ms / 1000
+    for n, launch in enumerate(variant.launches):
+        try:
+            res = _prove_launch(variant, op, module, launch, timeout_ms, deadline)
+        except (Unsupported, P.ParseError) as e:
+            res = {p: Verdict("unknown", None, f"unsupported: {e}") for p in PROPS}
+        except Exception as e:     # never let a prover bug become a verdict other than unknown
+            res = {p: Verdict("unknown", None, f"prover error: {type(e).__name__}: {e}") for p in PROPS}
+        for p, v in res.items():
+            if len(variant.launches) > 1:
+                v.reason = f"launch {n} ({launch.entry}): {v.reason}" if v.reason else v.reason
+                if v.witness is not None:
+                    v.witness["launch"] = n
+            old = total.get(p)
+            if old is None or RANK[v.status] > RANK[old.status] or (
+                    v.status == old.status == "proven" and v.scope != "all-dims"):
+                total[p] = v
+    for v in total.values():
+        v.ptx_sha256 = sha
+    return total
+
+
+def _prove_launch(variant, op, module, launch, timeout_ms, deadline) -> dict[str, Verdict]:
+    kernel = module.kernel(launch.entry)
+    env = LaunchEnv(variant, op, module, launch)
+    ta = Executor(kernel, module, env, "A").run_kernel()
+    tb = Executor(kernel, module, env, "B").run_kernel()
+    if len(ta.accesses) != len(tb.accesses) or len(ta.branches) != len(tb.branches):
+        raise Unsupported("the two symbolic threads disagree")
+    base = env.constraints + env.thread_constraints("A") + env.thread_constraints("B") + ta.defs + tb.defs
+    approx = ta.approx | tb.approx
+    solver = _Solver(base, timeout_ms, deadline)
+    cases = {name: c for name, c in op.cases.items()}
+
+    tidA, ctaA = env.thread("A")
+    tidB, ctaB = env.thread("B")
+    same_block = z3.And(*[ctaA[i] == ctaB[i] for i in range(3)])
+    distinct = z3.Or(z3.Not(same_block), *[tidA[i] != tidB[i] for i in range(3)])
+    distinct_in_block = z3.And(same_block, z3.Or(*[tidA[i] != tidB[i] for i in range(3)]))
+
+    # loop-summary obligations: if any can fail, no "proven" is justified
+    caveats = []
+    for f, why in ta.obligations:
+        r, _, msg = solver.check(f)
+        if r != "unsat":
+            caveats.append(why + ("" if r == "sat" else f" ({msg})"))
+
+    bufs = env.buffers
+    queries: dict[str, list[_Q]] = {p: [] for p in PROPS}
+    unknowns: dict[str, list[str]] = {p: [] for p in PROPS}
+
+    for a in ta.accesses:
+        b = bufs.get(a.buffer)
+        if a.kind != "read":
+            if b is not None and b.role == "in":
+                queries["read_only"].append(_Q(a.pc, f"{a.kind} to input {b.name}", {"acc": [a], "buf": b}))
+            elif b is None:
+                queries["read_only"].append(_Q(a.pc, f"{a.kind} through a pointer of unknown provenance",
+                                               {"acc": [a], "unknown": True}))
+        if b is None:
+            queries["in_bounds"].append(_Q(a.pc, "access through a pointer of unknown provenance",
+                                           {"acc": [a], "unknown": True}))
+        elif b.kind == "global-var":
+            queries["in_bounds"].append(_Q(a.pc, f"access to undeclared global {b.name}", {"acc": [a], "buf": b}))
+        else:
+            W = env.W
+            ww = max(W, 64) + 2
+            off = z3.ZeroExt(ww - 64, a.addr - b.base)
+            inb = z3.ULE(off + a.width, z3.ZeroExt(ww - W, b.size))
+            queries["in_bounds"].append(_Q(z3.And(a.pc, z3.Not(inb)), f"{a.kind} outside {b.name}",
+                                           {"acc": [a], "buf": b}))
+
+    # races: pairs of instructions, at least one writing, not both atomic
+    by_instr: dict[int, list] = {}
+    for a, b2 in zip(ta.accesses, tb.accesses):
+        by_instr.setdefault(a.instr.index, []).append((a, b2))
+    idx = sorted(by_instr)
+    for x, i in enumerate(idx):
+        for j in idx[x:]:
+            terms = []
+            for a, _ in by_instr[i]:
+                for _, b2 in by_instr[j]:
+                    if a.kind == "read" and b2.kind == "read" or a.kind == "atomic" and b2.kind == "atomic":
+                        continue
+                    ba, bb = bufs.get(a.buffer), bufs.get(b2.buffer)
+                    if ba is None or bb is None:
+                        if a.kind != "read" or b2.kind != "read":
+                            terms.append(("unknown", a, b2))
+                        continue
+                    if ba.name != bb.name or ba.kind in ("local", "const"):
+                        continue
+                    ov = z3.And(z3.ULT(a.addr, b2.addr + b2.width), z3.ULT(b2.addr, a.addr + a.width))
+                    if ba.kind == "shared":
+                        order = z3.And(same_block, a.epoch == b2.epoch)
+                    else:
+                        order = z3.Or(z3.Not(same_block), a.epoch == b2.epoch)
+                    terms.append((z3.And(a.pc, b2.pc, ov, order), a, b2))
+            for f, a, b2 in terms:
+                if isinstance(f, str):
+                    queries["race_free"].append(_Q(z3.And(a.pc, b2.pc, distinct),
+                                                   "write through a pointer of unknown provenance",
+                                                   {"acc": [a, b2], "unknown": True}))
+                else:
+                    queries["race_free"].append(_Q(z3.And(f, distinct), f"{a.kind}/{b2.kind} conflict on "
+                                                   f"{a.buffer}", {"acc": [a, b2], "buf": bufs[a.buffer]}))
+
+    for a, b2 in zip(ta.branches, tb.branches):
+        ks = z3.And(*[x == y for x, y in zip(a.loop_ks, b2.loop_ks)])
+        f = z3.And(a.pc, b2.pc, distinct_in_block, a.epoch == b2.epoch, ks, a.cond != b2.cond)
+        queries["barrier_safe"].append(_Q(f, "barrier reachable under thread-dependent control flow",
+                                          {"branch": (a, b2)}))
+
+    out = {}
+    for p in PROPS:
+        out[p] = _decide(p, queries[p], solver, env, cases, approx)
+    has_bar = any(ins.op in ("bar", "barrier") and "warp" not in ins.mods for ins in kernel.instrs)
+    if has_bar and out["barrier_safe"].status != "proven" and out["race_free"].status == "proven":
+        out["race_free"] = Verdict("unknown", None, "race freedom relies on barrier safety, which is not proven")
+    reads_inputs = any(bufs.get(a.buffer) is not None and bufs[a.buffer].role == "in" for a in ta.accesses)
+    if reads_inputs and out["read_only"].status != "proven":
+        for p in ("in_bounds", "race_free", "barrier_safe"):
+            if out[p].status == "proven":
+                out[p] = Verdict("unknown", None, "relies on input buffers being read-only, which is not proven")
+    if caveats:
+        for p in PROPS:
+            if out[p].status == "proven":
+                out[p] = Verdict("unknown", None, "loop summary not justified: " + "; ".join(caveats[:3]))
+    return out
+
+
+def _decide(prop, qs, solver, env, cases, approx) -> Verdict:
+    case_only = []
+    pending = []
+    quick = max(200, solver.timeout_ms // 5)
+    for q in qs:
+        r, model, msg = solver.check(q.formula, timeout_ms=quick)
+        if r == "unsat":
+            continue
+        if r == "sat":
+            return _violation(prop, q, model, env, approx)
+        pending.append((q, msg))
+    if not pending:
+        return Verdict("proven", "all-dims", None)
+    # the all-dims query did not close: try each named case
+    for q, msg in pending:
+        for name, c in cases.items():
+            fix = [env.dims[d] == v for d, v in c.items()]
+            r, model, msg2 = solver.check(q.formula, fix, timeout_ms=solver.timeout_ms // 2)
+            if r == "sat":
+                return _violation(prop, q, model, env, approx, case=name)
+            if r != "unsat":
+                return Verdict("unknown", None, f"{q.what}: {msg}; case {name}: {msg2}")
+        case_only.append(q)
+    return Verdict("proven", "cases:" + ",".join(cases), f"all-dims query did not close ({pending[0][1]}); "
+                   "proven for each named case")
+
+
+def _violation(prop, q, model, env, approx, case=None) -> Verdict:
+    w = witness(q, model, env)
+    if case:
+        w["case"] = case
+    if q.info.get("unknown"):
+        return Verdict("unknown", None, q.what, w, "not-run")
+    used = {str(x) for x in _vars(q.formula)}
+    over = sorted(used & approx)
+    if over:
+        return Verdict("unknown", None, f"possible violation ({q.what}), but the witness depends on "
+                       f"over-approximated values ({', '.join(s.split('#')[0] for s in over[:4])})", w, "not-run")
+    return Verdict("refuted", None, q.what, w, "not-run")
+
+
+def _vars(f):
+    seen, out, todo = set(), set(), [f]
+    while todo:
+        e = todo.pop()
+        if e.get_id() in seen:
+            continue
+        seen.add(e.get_id())
+        if z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            out.add(e)
+        todo += e.children()
+    return out
+
+
+def _num(model, e):
+    v = model.eval(e, model_completion=True)
+    return v.as_long() if hasattr(v, "as_long") else str(v)
+
+
+def witness(q: _Q, model, env) -> dict:
+    w = {"dims": {d: _num(model, s) for d, s in env.dims.items()}}
+    threads = ("A", "B")
+    w["blocks"], w["threads"] = [], []
+    for t in threads:
+        tid, cta = env.thread(t)
+        w["blocks"].append([_num(model, x) for x in cta])
+        w["threads"].append([_num(model, x) for x in tid])
+    w["grid"] = [_num(model, x) for x in env.grid]
+    w["block"] = [_num(model, x) for x in env.block]
+    accs = q.info.get("acc") or []
+    if "branch" in q.info:
+        a, _ = q.info["branch"]
+        w["instrs"] = [{"index": a.instr.index, "text": a.instr.text.strip()}]
+    else:
+        w["instrs"] = [{"index": a.instr.index, "text": a.instr.text.strip()} for a in accs]
+        w["threads"] = w["threads"][:max(len(accs), 1)]
+        w["blocks"] = w["blocks"][:max(len(accs), 1)]
+    buf = q.info.get("buf")
+    if buf is not None:
+        w["buffer"] = buf.name
+        w["buffer_bytes"] = _num(model, buf.size)
+        w["addresses"] = [{"offset": _signed(_num(model, a.addr - buf.base)), "bytes": a.width, "kind": a.kind}
+                          for a in accs]
+    return w
+
+
+def _signed(v):
+    return v - (1 << 64) if isinstance(v, int) and v >= 1 << 63 else v
+
+
+__all__ = ["CHECKER_VERSION", "Verdict", "prove_variant", "PROPS", "AXES"]

@@ -1,0 +1,312 @@
+"""What each PTX instruction does to the symbolic state: exact bitvector semantics for integer
+arithmetic, comparisons, conversions and address computations; uninterpreted functions (equal
+inputs, equal outputs, for every thread) for floating-point and bit-twiddling instructions; fresh
+values (havoc) for anything that depends on other threads or on time; memory accesses recorded."""
+from __future__ import annotations
+
+import z3
+
+from . import ptx as P
+from .loops import Unsupported
+from .symbolic import SIGNED, BranchCheck, bv, fit
+
+FLOAT = {"f16", "f16x2", "bf16", "bf16x2", "f32", "f64", "tf32", "e4m3x2", "e5m2x2"}
+PURE_UF = {"fma", "rcp", "sqrt", "rsqrt", "ex2", "lg2", "sin", "cos", "tanh", "copysign", "testp", "bfe", "bfi",
+           "prmt", "popc", "clz", "brev", "lop3", "shf", "sad", "cnot", "mul24", "mad24", "slct", "set"}
+HAVOC = {"shfl", "vote", "activemask", "match", "redux", "addc", "subc", "madc", "isspacep"}
+NOOP = {"membar", "fence", "prefetch", "prefetchu", "nanosleep", "ret", "exit", "bra"}
+CMP_S = {"eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "lt": lambda a, b: a < b,
+         "le": lambda a, b: a <= b, "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b}
+CMP_U = {"eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "lt": z3.ULT, "le": z3.ULE,
+         "gt": z3.UGT, "ge": z3.UGE, "lo": z3.ULT, "ls": z3.ULE, "hi": z3.UGT, "hs": z3.UGE}
+
+
+def _w(ins):
+    t = ins.type
+    if t is None:
+        raise Unsupported(f"instruction without a type: {ins.text.strip()}")
+    return P.TYPES[t]
+
+
+def _width_of(ex, a, default):
+    if isinstance(a, P.Reg):
+        t = ex.k.regs[a.name]
+        return 0 if t == "pred" else P.TYPES[t]
+    if isinstance(a, P.Vec):
+        return sum(_width_of(ex, x, default // max(len(a.items), 1)) for x in a.items)
+    if isinstance(a, P.Special):
+        return 32
+    return default
+
+
+def _val(ex, st, a, w, signed=False):
+    if isinstance(a, P.Vec):
+        n = len(a.items)
+        parts = [_val(ex, st, x, w // n, signed)[0] for x in a.items]
+        return z3.Concat(*reversed(parts)) if n > 1 else parts[0], None
+    return ex.operand(st, a, w, signed)
+
+
+def _join(*tags):
+    ts = {t for t in tags if t is not None}
+    if not ts:
+        return None
+    return ts.pop() if len(ts) == 1 else "?"
+
+
+def _havoc_dests(ex, st, ins, guard):
+    for d in (ins.args[0].a, ins.args[0].b) if isinstance(ins.args[0], P.PredPair) else (ins.args[0],):
+        ds = d.items if isinstance(d, P.Vec) else (d,)
+        for x in ds:
+            if isinstance(x, P.Reg):
+                w = _width_of(ex, x, 32)
+                ex.write(st, x, ex.fresh(f"v{ins.index}", w), None, guard)
+
+
+def _uf_op(ex, st, ins, guard):
+    dst, srcs = ins.args[0], ins.args[1:]
+    tw = P.TYPES.get(ins.type or "b32", 32)
+    args = []
+    for a in srcs:
+        w = _width_of(ex, a, tw)
+        v = _val(ex, st, a, w)[0] if w else _val(ex, st, a, 0)[0]
+        args.append(fit(v, 1) if z3.is_bool(v) else v)
+    name = ".".join((ins.op,) + ins.mods)
+    if isinstance(dst, P.PredPair):
+        r = ex.uf(name, args, 0)
+        ex.write(st, dst.a, r, None, guard)
+        ex.write(st, dst.b, z3.Not(r), None, guard)
+        return
+    w = _width_of(ex, dst, tw)
+    ex.write(st, dst, ex.uf(name, args, w), None, guard)
+
+
+def execute(ex, st, ins: P.Instr, guard):
+    op = ins.op
+    if op in NOOP:
+        return
+    if op in ("ld", "ldu"):
+        return _load(ex, st, ins, guard)
+    if op == "st":
+        addr, tag = _address(ex, st, ins.args[0])
+        return ex.record(st, ins, "write", tag, addr, _w(ins) // 8 * ins.vector, guard)
+    if op in ("atom", "red"):
+        a = ins.args[1] if op == "atom" else ins.args[0]
+        if not isinstance(a, P.Addr):
+            raise Unsupported(f"atomic without an address: {ins.text.strip()}")
+        addr, tag = _address(ex, st, a)
+        ex.record(st, ins, "atomic", tag, addr, max(_w(ins) // 8, 1) * ins.vector, guard)
+        if op == "atom":
+            _havoc_dests(ex, st, ins, guard)
+        return
+    if op in ("bar", "barrier"):
+        return _barrier(ex, st, ins, guard)
+    if op == "cp":
+        raise Unsupported(f"asynchronous copies are not modelled: {ins.text.strip()}")
+    if op in HAVOC:
+        return _havoc_dests(ex, st, ins, guard)
+    if op in PURE_UF:
+        return _uf_op(ex, st, ins, guard)
+    if op in ("mov", "cvta"):
+        d = ins.args[0]
+        w = _width_of(ex, d, _w(ins))
+        if isinstance(ins.args[1], P.Vec):
+            v, tag = _val(ex, st, ins.args[1], w)
+        else:
+            v, tag = ex.operand(st, ins.args[1], w if not isinstance(d, P.Vec) else _w(ins))
+        return ex.write(st, d, v, tag, guard)
+    if op == "cvt":
+        return _cvt(ex, st, ins, guard)
+    if op == "setp":
+        return _setp(ex, st, ins, guard)
+    t = ins.type
+    if t in FLOAT or t is None:
+        return _uf_op(ex, st, ins, guard)
+    w = P.TYPES[t]
+    signed = t in SIGNED
+    d = ins.args[0]
+    if op == "selp":
+        a, ta = ex.operand(st, ins.args[1], w)
+        b, tb = ex.operand(st, ins.args[2], w)
+        c, _ = ex.operand(st, ins.args[3], 0)
+        return ex.write(st, d, z3.If(c, a, b), ta if ta == tb else _join(ta, tb, "?"), guard)
+    if t == "pred":
+        vals = [ex.operand(st, a, 0)[0] for a in ins.args[1:]]
+        if op == "and":
+            r = z3.And(*vals)
+        elif op == "or":
+            r = z3.Or(*vals)
+        elif op == "xor":
+            r = z3.Xor(*vals)
+        elif op == "not":
+            r = z3.Not(vals[0])
+        else:
+            return _uf_op(ex, st, ins, guard)
+        return ex.write(st, d, r, None, guard)
+    if op in ("mul", "mad") and "wide" in ins.mods:
+        a = fit(ex.operand(st, ins.args[1], w)[0], 2 * w, signed)
+        b = fit(ex.operand(st, ins.args[2], w)[0], 2 * w, signed)
+        r = a * b
+        if op == "mad":
+            r = r + ex.operand(st, ins.args[3], 2 * w)[0]
+        return ex.write(st, d, r, None, guard)
+    srcs = [ex.operand(st, a, w, signed) for a in ins.args[1:]]
+    vals = [v for v, _ in srcs]
+    tags = [tg for _, tg in srcs]
+    tag = None
+    if op in ("add", "sub"):
+        a, b = vals
+        r = a + b if op == "add" else a - b
+        if op == "add":
+            tag = _join(*tags)
+            if tags[0] is not None and tags[1] is not None:
+                tag = "?"
+        else:
+            tag = tags[0] if tags[1] is None else (None if tags[0] == tags[1] else "?")
+    elif op in ("mul", "mad"):
+        a, b = vals[0], vals[1]
+        if "hi" in ins.mods:
+            p = fit(a, 2 * w, signed) * fit(b, 2 * w, signed)
+            r = z3.Extract(2 * w - 1, w, p)
+        else:
+            r = a * b
+        if op == "mad":
+            r = r + vals[2]
+        tag = "?" if any(tags) else None
+    elif op in ("div", "rem"):
+        a, b = vals
+        if op == "div":
+            q = a / b if signed else z3.UDiv(a, b)
+        else:
+            q = z3.SRem(a, b) if signed else z3.URem(a, b)
+        r = z3.If(b == 0, ex.fresh(f"div0_{ins.index}", w), q)
+        tag = "?" if any(tags) else None
+    elif op == "abs":
+        r = z3.If(vals[0] < 0, -vals[0], vals[0])
+    elif op == "neg":
+        r = -vals[0]
+    elif op in ("min", "max"):
+        a, b = vals
+        lt = (a < b) if signed else z3.ULT(a, b)
+        r = z3.If(lt, a, b) if op == "min" else z3.If(lt, b, a)
+        tag = "?" if any(tags) else None
+    elif op in ("and", "or", "xor"):
+        a, b = vals
+        r = a & b if op == "and" else a | b if op == "or" else a ^ b
+        tag = "?" if any(tags) else None
+    elif op == "not":
+        r = ~vals[0]
+    elif op in ("shl", "shr"):
+        a = vals[0]
+        s = fit(ex.operand(st, ins.args[2], 32)[0], w) if w >= 32 else \
+            z3.If(z3.UGT(ex.operand(st, ins.args[2], 32)[0], w), bv(w, w), fit(ex.operand(st, ins.args[2], 32)[0], w))
+        r = a << s if op == "shl" else (a >> s if signed else z3.LShR(a, s))
+        tag = "?" if any(tags) else None
+    else:
+        return _uf_op(ex, st, ins, guard)
+    ex.write(st, d, r, tag, guard)
+
+
+def _setp(ex, st, ins, guard):
+    t = ins.type
+    cmp = ins.mods[0]
+    d = ins.args[0]
+    if t in FLOAT:
+        w = P.TYPES[t]
+        a, b = ex.operand(st, ins.args[1], w)[0], ex.operand(st, ins.args[2], w)[0]
+        r = ex.uf("setp." + cmp + "." + t, [a, b], 0)
+    else:
+        w = P.TYPES[t]
+        signed = t in SIGNED
+        a, b = ex.operand(st, ins.args[1], w)[0], ex.operand(st, ins.args[2], w)[0]
+        table = CMP_S if signed and cmp in CMP_S else CMP_U
+        if cmp not in table:
+            raise Unsupported(f"comparison {cmp}: {ins.text.strip()}")
+        r = table[cmp](a, b)
+    nr = z3.Not(r)
+    if len(ins.args) > 3:
+        c = ex.operand(st, ins.args[3], 0)[0]
+        comb = next((m for m in ins.mods if m in ("and", "or", "xor")), None)
+        f = {"and": z3.And, "or": z3.Or, "xor": z3.Xor}[comb]
+        r, nr = f(r, c), f(nr, c)
+    if isinstance(d, P.PredPair):
+        ex.write(st, d.a, r, None, guard)
+        ex.write(st, d.b, nr, None, guard)
+    else:
+        ex.write(st, d, r, None, guard)
+
+
+def _cvt(ex, st, ins, guard):
+    ts = ins.types
+    if len(ts) != 2:
+        raise Unsupported(f"conversion: {ins.text.strip()}")
+    dt, stp = ts
+    if dt in FLOAT or stp in FLOAT or "sat" in ins.mods:
+        return _uf_op(ex, st, ins, guard)
+    sw, dw = P.TYPES[stp], P.TYPES[dt]
+    v, tag = ex.operand(st, ins.args[1], sw)
+    r = fit(v, dw, stp in SIGNED)
+    ex.write(st, ins.args[0], fit(r, _width_of(ex, ins.args[0], dw), dt in SIGNED), tag, guard)
+
+
+def _address(ex, st, a):
+    if not isinstance(a, P.Addr):
+        raise Unsupported(f"memory operand {a!r}")
+    off = a.offset
+    if isinstance(a.base, P.Reg):
+        v = ex.read(st, a.base.name)
+        return fit(v, 64) + off, st.tags.get(a.base.name)
+    if isinstance(a.base, P.Sym):
+        buf = ex.env.buffer_for_symbol(a.base.name, ex.k)
+        if buf is None:
+            raise Unsupported(f"address of unknown symbol {a.base.name}")
+        return buf.base + off, buf.name
+    return bv(off, 64), "?"
+
+
+def _load(ex, st, ins, guard):
+    a = ins.args[1]
+    ew = _w(ins)
+    n = ins.vector
+    d = ins.args[0]
+    signed = ins.type in SIGNED
+    if ins.space == "param":
+        if not isinstance(a, P.Addr) or not isinstance(a.base, P.Sym):
+            raise Unsupported(f"parameter load: {ins.text.strip()}")
+        v, tag = ex.env.param_value(ex.k, a.base.name, a.offset, ew)
+        return ex.write(st, d, fit(v, _width_of(ex, d, ew), signed), tag, guard)
+    addr, tag = _address(ex, st, a)
+    ex.record(st, ins, "read", tag, addr, ew // 8 * n, guard)
+    buf = ex.env.buffers.get(tag)
+    items = d.items if isinstance(d, P.Vec) else (d,)
+    for i, x in enumerate(items):
+        if isinstance(x, P.Sink):
+            continue
+        if buf is not None and buf.role == "in":
+            v = ex.uf(f"mem_{tag}_{ew}", [addr + i * (ew // 8)], ew)
+            if buf.values is not None:
+                lo, hi = buf.values
+                wide = lo.size()
+                vv = fit(v, wide, buf.signed)
+                ex.trace.defs.append(z3.And(lo <= vv, vv <= hi))
+        else:
+            v = ex.fresh(f"ld{ins.index}", ew)
+        ex.write(st, x, fit(v, _width_of(ex, x, ew), signed), None, guard)
+
+
+def _barrier(ex, st, ins, guard):
+    if "warp" in ins.mods:
+        return
+    if "arrive" in ins.mods or "cta" in ins.mods and "arrive" in ins.mods:
+        raise Unsupported(f"split barriers are not modelled: {ins.text.strip()}")
+    args = ins.args
+    if "red" in ins.mods:
+        args = args[1:2]
+        _havoc_dests(ex, st, ins, guard)
+    if not args or not isinstance(args[0], P.Imm) or len(args) > 1:
+        raise Unsupported(f"barrier with a thread count or register id: {ins.text.strip()}")
+    if guard is not None:
+        ex.trace.branches.append(BranchCheck(ins, st.pc, guard, st.epoch, st.loop_ks))
+        st.epoch = z3.If(guard, st.epoch + 1, st.epoch)
+    else:
+        st.epoch = st.epoch + 1

@@ -1,0 +1,355 @@
+"""Symbolic execution of one PTX kernel for one symbolic thread, with z3 bitvectors of the registers'
+real widths. Branches are explored on both sides and merged at immediate post-dominators; natural
+loops are summarised (checker/loops.py). The result is a list of memory-access records, barrier-
+divergence records and side obligations, each guarded by the path condition under which it happens.
+Running it twice (thread suffixes "A" and "B") gives the two-thread reduction: symbols that belong to
+a thread carry its suffix, shape variables and input-buffer contents (uninterpreted functions) do not."""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+
+import z3
+
+from . import ptx as P
+from .loops import Loop, Unsupported, find_loops  # noqa: F401 (re-exported)
+
+INT_TYPES = {t for t in P.TYPES if t[0] in "usb" and t != "bf16" and t != "bf16x2"}
+SIGNED = {"s8", "s16", "s32", "s64"}
+MAX_STEPS = 20000
+
+
+@dataclass
+class Buffer:
+    name: str
+    kind: str            # "param" | "scratch" | "shared" | "global-var" | "const" | "local"
+    role: str | None     # op role for params ("in", "out", "inout"), "scratch", or None
+    size: z3.ExprRef     # bytes, a wide bitvector over dims
+    base: z3.ExprRef     # its (symbolic) base address, 64-bit (32-bit windows zero-extended)
+    elem_bits: int = 0
+    values: tuple | None = None   # (lo, hi) wide bitvectors for loaded values (value preconditions)
+    signed: bool = True
+
+
+@dataclass
+class Access:
+    instr: P.Instr
+    kind: str            # "read" | "write" | "atomic"
+    buffer: str | None   # None: provenance unknown
+    addr: z3.ExprRef     # 64-bit address
+    width: int           # bytes
+    pc: z3.BoolRef
+    epoch: z3.ExprRef
+
+
+@dataclass
+class BranchCheck:
+    instr: P.Instr
+    pc: z3.BoolRef
+    cond: z3.BoolRef
+    epoch: z3.ExprRef
+    loop_ks: tuple
+
+
+@dataclass
+class State:
+    regs: dict
+    tags: dict
+    pc: z3.BoolRef
+    epoch: z3.ExprRef
+    loop_ks: tuple = ()
+
+    def copy(self, pc=None):
+        return State(dict(self.regs), dict(self.tags), self.pc if pc is None else pc, self.epoch, self.loop_ks)
+
+
+@dataclass
+class Trace:
+    """What one symbolic thread does."""
+    accesses: list = field(default_factory=list)
+    branches: list = field(default_factory=list)
+    obligations: list = field(default_factory=list)   # (formula that must be unsat, reason)
+    defs: list = field(default_factory=list)          # definitional constraints on fresh symbols
+    approx: set = field(default_factory=set)          # names of over-approximated (havoc) symbols
+    notes: list = field(default_factory=list)
+
+
+def bv(v, w):
+    return z3.BitVecVal(v % (1 << w), w)
+
+
+def fit(e, w, signed=False):
+    """Coerce a bitvector to width w (truncate or extend)."""
+    if z3.is_bool(e):
+        e = z3.If(e, bv(1, w), bv(0, w))
+    n = e.size()
+    if n == w:
+        return e
+    if n > w:
+        return z3.Extract(w - 1, 0, e)
+    return z3.SignExt(w - n, e) if signed else z3.ZeroExt(w - n, e)
+
+
+class Executor:
+    def __init__(self, kernel: P.Kernel, module: P.Module, env: "LaunchEnv", thread: str):
+        self.k, self.m, self.env, self.t = kernel, module, env, thread
+        self.trace = Trace()
+        self.counter = 0
+        self.created: list = []
+        self.loops = find_loops(kernel)
+        self.bar_branches = _barrier_branches(kernel)
+        self.steps = 0
+        sp = env.specials(thread)
+        self.special = sp
+        self.ufs: dict = env.ufs
+
+    # ---- symbols --------------------------------------------------------------------------------
+    def fresh(self, base, w, approx=True):
+        self.counter += 1
+        name = f"{base}#{self.counter}@{self.t}"
+        if approx:
+            self.trace.approx.add(name)
+        s = z3.Bool(name) if w == 0 else z3.BitVec(name, w)
+        self.created.append(s)
+        return s
+
+    def uf(self, name, args, w):
+        key = (name, tuple(a.size() for a in args), w)
+        f = self.ufs.get(key)
+        if f is None:
+            f = z3.Function(f"uf_{name}_{len(self.ufs)}", *[z3.BitVecSort(a.size()) for a in args],
+                            z3.BoolSort() if w == 0 else z3.BitVecSort(w))
+            self.ufs[key] = f
+        return f(*args)
+
+    # ---- entry ----------------------------------------------------------------------------------
+    def run_kernel(self) -> Trace:
+        st = State({}, {}, z3.BoolVal(True), bv(0, 64))
+        if self.k.blocks:
+            self.run(st, 0, -1, None)
+        return self.trace
+
+    def run(self, st, b, stop, loop: Loop | None, enter=False):
+        """Execute from block b until `stop` (returns the merged state there) or until every path
+        ends (returns None). Inside a loop summary, back edges and exits end paths (collected)."""
+        while True:
+            self.steps += 1
+            if self.steps > MAX_STEPS:
+                raise Unsupported("control flow too large to explore")
+            if b == stop:
+                return st
+            if not enter:
+                if loop is not None and b == loop.header:
+                    loop.back.append(st)
+                    return None
+                if loop is not None and b not in loop.body:
+                    loop.exits.append((b, st))
+                    return None
+                if b in self.loops:
+                    outs = self.summarize(st, self.loops[b], loop)
+                    return self.merge([self.run(s, t, stop, loop) for t, s in _group(outs, self)])
+            enter = False
+            blk = self.k.blocks[b]
+            for i in range(blk.start, blk.end - 1):
+                st = self.step(st, self.k.instrs[i])
+            last = self.k.instrs[blk.end - 1]
+            nxt = blk.end if blk.end < len(self.k.instrs) else None
+            nb = self.k.block_of[nxt] if nxt is not None else None
+            if last.op == "bra":
+                tgt = self.k.block_of[self.k.target(last.args[0].name)]
+                if last.pred is None:
+                    b = tgt
+                    continue
+                c = self.pred(st, last)
+                if b in self.bar_branches:
+                    self.trace.branches.append(BranchCheck(last, st.pc, c, st.epoch, st.loop_ks))
+                ip = self.k.ipdom[b]
+                s1 = st.copy(z3.And(st.pc, c))
+                s2 = st.copy(z3.And(st.pc, z3.Not(c)))
+                sub = ip if ip != -1 else stop
+                r1 = self.run(s1, tgt, sub, loop)
+                r2 = self.run(s2, nb, sub, loop) if nb is not None else None
+                merged = self.merge2(r1, r2, c, s1.pc, s2.pc, st.pc)
+                if ip == -1 or merged is None:
+                    return merged
+                st, b = merged, ip
+                continue
+            if last.op in ("ret", "exit"):
+                if last.pred is None:
+                    return None
+                c = self.pred(st, last)
+                if b in self.bar_branches:
+                    self.trace.branches.append(BranchCheck(last, st.pc, c, st.epoch, st.loop_ks))
+                st = st.copy(z3.And(st.pc, z3.Not(c)))
+                if nb is None:
+                    return None
+                b = nb
+                continue
+            st = self.step(st, last)
+            if nb is None:
+                return None
+            b = nb
+
+    # ---- merging --------------------------------------------------------------------------------
+    def merge2(self, r1, r2, c, pc1, pc2, pc0):
+        if r1 is None:
+            return r2
+        if r2 is None:
+            return r1
+        pc = pc0 if (r1.pc is pc1 and r2.pc is pc2) else z3.Or(r1.pc, r2.pc)
+        return self._combine([(c, r1), (z3.Not(c), r2)], pc)
+
+    def merge(self, states):
+        states = [s for s in states if s is not None]
+        if not states:
+            return None
+        if len(states) == 1:
+            return states[0]
+        return self._combine([(s.pc, s) for s in states], z3.Or(*[s.pc for s in states]))
+
+    def _combine(self, sel_states, pc):
+        regs, tags = {}, {}
+        names = set()
+        for _, s in sel_states:
+            names |= set(s.regs)
+        for r in names:
+            vals = [(c, s.regs.get(r)) for c, s in sel_states]
+            ts = {s.tags.get(r) for _, s in sel_states if r in s.regs}
+            known = [v for _, v in vals if v is not None]
+            first = known[0]
+            if all(v is not None and (v is first or v.eq(first)) for _, v in vals):
+                regs[r] = first
+            else:
+                out = None
+                for c, v in reversed(vals):
+                    if v is None:
+                        v = self.undef(r)
+                    out = v if out is None else z3.If(c, v, out)
+                regs[r] = out
+            tags[r] = ts.pop() if len(ts) == 1 else "?"
+        ep = None
+        for c, s in reversed(sel_states):
+            ep = s.epoch if ep is None else (ep if ep.eq(s.epoch) else z3.If(c, s.epoch, ep))
+        ks = sel_states[0][1].loop_ks
+        return State(regs, tags, pc, ep, ks)
+
+    def undef(self, r):
+        return self.fresh(f"undef_{r}", 0 if self.k.regs[r] == "pred" else P.TYPES[self.k.regs[r]])
+
+    # ---- loops ----------------------------------------------------------------------------------
+    def summarize(self, st0, L: Loop, outer):
+        from .loops import summarize
+        return summarize(self, st0, L, outer)
+
+    # ---- values ---------------------------------------------------------------------------------
+    def read(self, st, r: str):
+        v = st.regs.get(r)
+        if v is None:
+            v = self.undef(r)
+            st.regs[r] = v
+        return v
+
+    def pred(self, st, ins):
+        p = self.read(st, ins.pred.name)
+        if not z3.is_bool(p):
+            p = p != 0
+        return z3.Not(p) if ins.neg else p
+
+    def operand(self, st, a, w, signed=False):
+        """(value of width w, tag)."""
+        if isinstance(a, P.Reg):
+            v = self.read(st, a.name)
+            if z3.is_bool(v):
+                return (v if w == 0 else fit(v, w)), None
+            return (fit(v, w, signed) if w else v != 0), st.tags.get(a.name)
+        if isinstance(a, P.Imm):
+            if w == 0:
+                return z3.BoolVal(bool(a.value)), None
+            if a.is_float:
+                bits = struct.unpack("<Q", struct.pack("<d", a.value))[0] if w == 64 else \
+                    struct.unpack("<I", struct.pack("<f", a.value))[0]
+                return bv(bits, w), None
+            return bv(int(a.value), w), None
+        if isinstance(a, P.Special):
+            return fit(self.special_value(a), w), None
+        if isinstance(a, P.Sym):
+            buf = self.env.buffer_for_symbol(a.name, self.k)
+            if buf is None:
+                raise Unsupported(f"operand {a.name} is not a known variable")
+            return fit(buf.base, w), buf.name
+        raise Unsupported(f"operand {a!r} not supported")
+
+    def special_value(self, s: P.Special):
+        key = s.name + ("." + s.dim if s.dim else "")
+        v = self.special.get(key)
+        if v is None:
+            v = self.special[key] = self.fresh(f"sreg{s.name[1:]}", 32)
+        return v
+
+    def write(self, st, dst, val, tag=None, guard=None):
+        if isinstance(dst, P.Sink):
+            return
+        if isinstance(dst, P.Vec):
+            n = len(dst.items)
+            w = val.size() // n
+            for i, it in enumerate(dst.items):
+                self.write(st, it, z3.Extract(w * (i + 1) - 1, w * i, val), None, guard)
+            return
+        if not isinstance(dst, P.Reg):
+            raise Unsupported(f"destination {dst!r}")
+        rt = self.k.regs[dst.name]
+        if rt == "pred":
+            val = val if z3.is_bool(val) else val != 0
+        else:
+            val = fit(val, P.TYPES[rt])
+        if guard is not None:
+            old = self.read(st, dst.name)
+            val = z3.If(guard, val, old)
+            if st.tags.get(dst.name) != tag:
+                tag = "?" if (tag or st.tags.get(dst.name)) else None
+        st.regs[dst.name] = val
+        st.tags[dst.name] = tag
+
+    # ---- one instruction ------------------------------------------------------------------------
+    def step(self, st, ins: P.Instr) -> State:
+        from .semantics import execute
+        st = st.copy()
+        guard = self.pred(st, ins) if ins.pred is not None else None
+        execute(self, st, ins, guard)
+        return st
+
+    def record(self, st, ins, kind, buf, addr, width, guard):
+        pc = st.pc if guard is None else z3.And(st.pc, guard)
+        self.trace.accesses.append(Access(ins, kind, buf, addr, width, pc, st.epoch))
+
+
+def _group(outs, ex):
+    by = {}
+    for t, s in outs:
+        by.setdefault(t, []).append(s)
+    return [(t, ex.merge(ss)) for t, ss in by.items()]
+
+
+def _barrier_branches(k: P.Kernel) -> set[int]:
+    """Blocks ending in a conditional branch (or predicated ret) from which a barrier is reachable
+    before the branch's immediate post-dominator."""
+    has_bar = {b.id for b in k.blocks if any(k.instrs[i].op in ("bar", "barrier") and
+                                            "warp" not in k.instrs[i].mods for i in range(b.start, b.end))}
+    out = set()
+    if not has_bar:
+        return out
+    for b in k.blocks:
+        last = k.instrs[b.end - 1]
+        if last.pred is None or last.op not in ("bra", "ret", "exit"):
+            continue
+        stop = k.ipdom[b.id]
+        seen, todo = set(), list(b.succs)
+        while todo:
+            x = todo.pop()
+            if x == stop or x in seen:
+                continue
+            seen.add(x)
+            todo += k.blocks[x].succs
+        if seen & has_bar:
+            out.add(b.id)
+    return out

@@ -1,0 +1,10 @@
+extern "C" __global__ void bug_divergent_barrier(const float* __restrict__ x, float* __restrict__ out, int K) {
+    __shared__ float s[256];
+    s[threadIdx.x] = threadIdx.x < K ? x[(long long)blockIdx.x * K + threadIdx.x] : 0.f;
+    if (threadIdx.x < 128) {
+        __syncthreads();
+        s[threadIdx.x] += s[threadIdx.x + 128];
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) out[blockIdx.x] = s[0];
+}
