@@ -1,6 +1,7 @@
 // Safe two-stage argmax (lowest index on ties, NaN never selected). Stage 1: block (c, b) owns the
 // chunk [4096c, 4096c + 4096) of row b and writes its (max, index) into partial slot (b, c). Stage 2:
-// block b reduces row b's partials and owns out[b]. Barriers are reached by every thread of a block.
+// block b reduces row b's partials (at most 256: one per thread) and owns out[b]. Barriers are reached by
+// every thread of a block.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -75,7 +76,11 @@ extern "C" __global__ void argmax_final(const float* __restrict__ part_val, cons
     const int b = blockIdx.x;
     float bv = __int_as_float(0xff800000);
     int bi = NONE;
-    for (int c = threadIdx.x; c < nchunks; c += BLOCK) take(bv, bi, part_val[(long long)b * nchunks + c], part_idx[(long long)b * nchunks + c]);
+    // nchunks = cdiv(V, 4096) <= 256 = BLOCK (V <= 2^20): thread c reads partial c, no loop.
+    const int c = min((int)threadIdx.x, nchunks - 1);
+    const float v = part_val[(long long)b * nchunks + c];
+    const int i = part_idx[(long long)b * nchunks + c];
+    take(bv, bi, (int)threadIdx.x < nchunks ? v : bv, (int)threadIdx.x < nchunks ? i : NONE);
     block_argmax(bv, bi);
     if (threadIdx.x == 0) out[b] = bi == NONE ? 0 : bi;
 }
