@@ -53,8 +53,8 @@ __device__ __forceinline__ void norm_rope_rows(const T* __restrict__ qkv, const 
                                                int n_tokens, int Hq, int Hkv, int first_pos) {
     const int heads = Hq + 2 * Hkv;
     const int g = blockIdx.x * blockDim.x + threadIdx.x;
-    const int h = g / 8;                      // this lane's head
-    const int e = (g % 8) * 8;                // this lane's first element
+    const int h = g >> 3;                     // this lane's head (g >= 0)
+    const int e = (g & 7) * 8;                // this lane's first element
     const bool valid = h < heads && t < n_tokens;   // t < n_tokens always holds for the grids above
     uint4 ua = make_uint4(0u, 0u, 0u, 0u), ub = ua;
     if (valid) {
