@@ -2,7 +2,7 @@
 // chunk [8192c, 8192c + 8192) of row b, read as 16-byte vectors of 8 logits (V % 8 == 0 keeps every row
 // 16-byte aligned), 4 per thread, and writes its (max, index) into partial slot (b, c). Stage 2: block b
 // reduces row b's partials (at most 128: one per thread) and owns out[b]. Barriers are reached by every
-// thread of a block; reads past a row's end are clamped to its last vector and never selected.
+// thread of a block; reads past a row's end are clamped to its last vector (real elements, true indices).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -50,24 +50,25 @@ __device__ __forceinline__ void partial(const T* __restrict__ logits, float* __r
                                         int* __restrict__ part_idx, int V, int nchunks) {
     const int b = blockIdx.y, c = blockIdx.x;
     const long long row = (long long)b * V;
+    // A vector past the row's end is clamped to the row's last vector, read with its true indices: a
+    // duplicate of real elements never changes the (max, lowest index), so no per-element mask is needed.
     uint4 u[LOADS];
 #pragma unroll
     for (int k = 0; k < LOADS; k++) {          // all loads first: 64 bytes in flight per thread
-        const int i = c * CHUNK + (k * BLOCK + threadIdx.x) * VEC;
-        u[k] = *reinterpret_cast<const uint4*>(logits + row + min(i, V - VEC));
+        const int i = min(c * CHUNK + (k * BLOCK + threadIdx.x) * VEC, V - VEC);
+        u[k] = *reinterpret_cast<const uint4*>(logits + row + i);
     }
     float bv = __int_as_float(0xff800000);
     int bi = NONE;
 #pragma unroll
     for (int k = 0; k < LOADS; k++) {
-        const int i = c * CHUNK + (k * BLOCK + threadIdx.x) * VEC;
-        const bool in = i < V;                  // then i + 8 <= V: the whole vector is in the row
+        const int i = min(c * CHUNK + (k * BLOCK + threadIdx.x) * VEC, V - VEC);
         const unsigned w[4] = {u[k].x, u[k].y, u[k].z, u[k].w};
 #pragma unroll
         for (int q = 0; q < 4; q++) {
             const float2 f = to_float2(w[q], T());
-            take(bv, bi, in ? f.x : bv, in ? i + 2 * q : NONE);
-            take(bv, bi, in ? f.y : bv, in ? i + 2 * q + 1 : NONE);
+            take(bv, bi, f.x, i + 2 * q);
+            take(bv, bi, f.y, i + 2 * q + 1);
         }
     }
     block_argmax(bv, bi);
@@ -93,10 +94,9 @@ extern "C" __global__ void argmax_final(const float* __restrict__ part_val, cons
     float bv = __int_as_float(0xff800000);
     int bi = NONE;
     // nchunks = cdiv(V, 8192) <= 128 < BLOCK (V <= 2^20): thread c reads partial c, no loop.
+    // Threads past nchunks re-read the last partial (a duplicate changes nothing).
     const int c = min((int)threadIdx.x, nchunks - 1);
-    const float v = part_val[(long long)b * nchunks + c];
-    const int i = part_idx[(long long)b * nchunks + c];
-    take(bv, bi, (int)threadIdx.x < nchunks ? v : bv, (int)threadIdx.x < nchunks ? i : NONE);
+    take(bv, bi, part_val[(long long)b * nchunks + c], part_idx[(long long)b * nchunks + c]);
     block_argmax(bv, bi);
     if (threadIdx.x == 0) out[b] = bi == NONE ? 0 : bi;
 }
