@@ -111,10 +111,11 @@ def test_decode_on_the_emulator(entry):
 def test_argmax_on_the_emulator(entry):
     rng = np.random.default_rng(13)
     # (row, positions of the maximum, expected index): the last element, a tie across chunks, the first
-    # element, ties on both sides of the 4096- and 8192-element chunk boundaries
+    # element, ties on both sides of the 8192-element chunk boundary and of a 4096 boundary
     plans = {(3, 9000): [(0, [8999], 8999), (1, [5, 8997], 5), (2, [0, 8192], 0)],
-             (2, 4097): [(0, [4096], 4096), (1, [4095, 4096], 4095)],
-             (2, 8200): [(0, [8192, 4096], 4096), (1, [8191, 8192], 8191)]}
+             (2, 4104): [(0, [4096], 4096), (1, [4095, 4096], 4095)],
+             (2, 8200): [(0, [8192, 4096], 4096), (1, [8191, 8192], 8191)],
+             (1, 8): [(0, [7], 7)]}
     for (B, V), plan in plans.items():
         x = np.round(rng.standard_normal((B, V)) * 4) / 4          # coarse values: many ties below the max
         for row, where, _ in plan:

@@ -40,23 +40,22 @@ template <class T> __device__ __forceinline__ uint4 pack8(const float* f) {
 template <class T> __device__ __forceinline__ uint4 load16(const T* __restrict__ p) { return *reinterpret_cast<const uint4*>(p); }
 template <class T> __device__ __forceinline__ void store16(T* __restrict__ p, uint4 u) { __stwb(reinterpret_cast<uint4*>(p), u); }
 
-// Rows of the fused qkv tensor [n_tokens, Hq + 2*Hkv, 128] at positions first_pos + t, t = blockIdx.y
-// (the grid is [cdiv((Hq + 2*Hkv) * 8, blockDim.x), n_tokens]). Eight lanes own one (token, head) row:
-// lane l of head h is thread 8h + l of grid row t and owns elements [8l, 8l+8) and their RoPE partners
-// [64+8l, 64+8l+8). Arithmetic: fp32 sum of squares, r = rsqrtf(ss/128 + eps), n = (x*r)*w,
+// Token t (blockIdx.y for prefill, whose grid is [cdiv((Hq + 2*Hkv) * 8, blockDim.x), n_tokens]; 0 for
+// decode) of the fused qkv tensor [n_tokens, Hq + 2*Hkv, 128], at position first_pos + t. Eight lanes
+// own one (token, head) row: lane l of head h is thread 8h + l of the grid row and owns elements
+// [8l, 8l+8) and their RoPE partners [64+8l, 64+8l+8). Arithmetic: fp32 sum of squares, r = rsqrtf(ss/128 + eps), n = (x*r)*w,
 // y1 = n1*cos - n2*sin, y2 = n2*cos + n1*sin, one rounding of y to T; v rows are copied bit for bit.
 template <class T>
 __device__ __forceinline__ void norm_rope_rows(const T* __restrict__ qkv, const T* __restrict__ q_norm_w,
                                                const T* __restrict__ k_norm_w, const float* __restrict__ rope_cos,
                                                const float* __restrict__ rope_sin, float eps, T* __restrict__ q_out,
-                                               T* __restrict__ k_cache, T* __restrict__ v_cache, int n_tokens,
-                                               int Hq, int Hkv, int first_pos) {
+                                               T* __restrict__ k_cache, T* __restrict__ v_cache, int t,
+                                               int n_tokens, int Hq, int Hkv, int first_pos) {
     const int heads = Hq + 2 * Hkv;
     const int g = blockIdx.x * blockDim.x + threadIdx.x;
-    const int h = g / 8;                      // this lane's head
-    const int e = (g % 8) * 8;                // this lane's first element
-    const int t = blockIdx.y;                 // this block's token
-    const bool valid = h < heads && t < n_tokens;   // t < n_tokens always holds for the grid above
+    const int h = g >> 3;                     // this lane's head (g >= 0)
+    const int e = (g & 7) * 8;                // this lane's first element
+    const bool valid = h < heads && t < n_tokens;   // t < n_tokens always holds for the grids above
     uint4 ua = make_uint4(0u, 0u, 0u, 0u), ub = ua;
     if (valid) {
         const long long src = ((long long)t * heads + h) * HEAD + e;
@@ -81,17 +80,14 @@ __device__ __forceinline__ void norm_rope_rows(const T* __restrict__ qkv, const 
         store16(v_cache + dst + HALF, ub);
         return;
     }
-    uint4 uwa, uwb;
-    if (h < Hq) {
-        uwa = load16(q_norm_w + e);
-        uwb = load16(q_norm_w + e + HALF);
-    } else {
-        uwa = load16(k_norm_w + e);
-        uwb = load16(k_norm_w + e + HALF);
-    }
+    // Both weight vectors are loaded and the values selected (a select between two pointers would hide
+    // which buffer an access reaches); they are 256-byte arrays that every row reads, so the loads hit L1.
+    const bool is_q = h < Hq;
+    const uint4 qa = load16(q_norm_w + e), qb = load16(q_norm_w + e + HALF);
+    const uint4 ka = load16(k_norm_w + e), kb = load16(k_norm_w + e + HALF);
     float wa[8], wb[8];
-    unpack8<T>(uwa, wa);
-    unpack8<T>(uwb, wb);
+    unpack8<T>(is_q ? qa : ka, wa);
+    unpack8<T>(is_q ? qb : kb, wb);
     const long long cs = p * HALF + e;
     const float4 c0 = *reinterpret_cast<const float4*>(rope_cos + cs), c1 = *reinterpret_cast<const float4*>(rope_cos + cs + 4);
     const float4 s0 = *reinterpret_cast<const float4*>(rope_sin + cs), s1 = *reinterpret_cast<const float4*>(rope_sin + cs + 4);
@@ -105,7 +101,7 @@ __device__ __forceinline__ void norm_rope_rows(const T* __restrict__ qkv, const 
         yb[j] = n2 * c[j] + n1 * s[j];
     }
     const uint4 oa = pack8<T>(ya), ob = pack8<T>(yb);
-    if (h < Hq) {
+    if (is_q) {
         const long long dst = ((long long)t * Hq + h) * HEAD + e;
         store16(q_out + dst, oa);
         store16(q_out + dst + HALF, ob);

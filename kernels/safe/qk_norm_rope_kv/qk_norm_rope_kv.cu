@@ -7,7 +7,7 @@ __device__ __forceinline__ void decode(const T* __restrict__ qkv, const T* __res
                                        const float* __restrict__ rc, const float* __restrict__ rs,
                                        const int* __restrict__ pos, float eps, T* __restrict__ q_out,
                                        T* __restrict__ k_cache, T* __restrict__ v_cache, int Hq, int Hkv) {
-    kreg_rope::norm_rope_rows<T>(qkv, qw, kw, rc, rs, eps, q_out, k_cache, v_cache, 1, Hq, Hkv, pos[0]);
+    kreg_rope::norm_rope_rows<T>(qkv, qw, kw, rc, rs, eps, q_out, k_cache, v_cache, 0, 1, Hq, Hkv, pos[0]);
 }
 
 #define ENTRY(NAME, T)                                                                                               \

@@ -1,6 +1,7 @@
 // Unsafe two-stage argmax: 16-byte vector loads with evict-first hints (8 logits per load, 32 per
-// thread, 8192 per block) when V % 8 == 0 so every row is 16-byte aligned, scalar loads otherwise.
-// Same order and tie rule as the safe variant (lowest index, NaN never selected).
+// thread, 8192 per block; V % 8 == 0 keeps rows 16-byte aligned), guarded by branches, and a block
+// reduction whose second half runs in warp 0 only. Same order and tie rule as the safe variant
+// (lowest index, NaN never selected).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -9,11 +10,9 @@ constexpr int NONE = 0x7fffffff;
 
 template <class T> struct Cvt;
 template <> struct Cvt<__nv_bfloat16> {
-    static __device__ __forceinline__ float one(__nv_bfloat16 x) { return __bfloat162float(x); }
     static __device__ __forceinline__ float2 two(unsigned w) { return make_float2(__uint_as_float(w << 16), __uint_as_float(w & 0xffff0000u)); }
 };
 template <> struct Cvt<__half> {
-    static __device__ __forceinline__ float one(__half x) { return __half2float(x); }
     static __device__ __forceinline__ float2 two(unsigned w) { return __half22float2(*reinterpret_cast<__half2*>(&w)); }
 };
 
@@ -48,29 +47,24 @@ __device__ __forceinline__ void partial(const T* logits, float* part_val, int* p
     const T* row = logits + (long long)b * V;
     float bv = __int_as_float(0xff800000);
     int bi = NONE;
-    if ((V & 7) == 0) {
-        uint4 u[LOADS];
+    uint4 u[LOADS];
 #pragma unroll
-        for (int k = 0; k < LOADS; k++) {
-            const int i = c * CHUNK + (k * BLOCK + threadIdx.x) * VEC;
-            u[k] = i < V ? __ldcs(reinterpret_cast<const uint4*>(row + i)) : make_uint4(0xff80ff80u, 0xff80ff80u, 0xff80ff80u, 0xff80ff80u);
-        }
+    for (int k = 0; k < LOADS; k++) {
+        const int i = c * CHUNK + (k * BLOCK + threadIdx.x) * VEC;
+        u[k] = i < V ? __ldcs(reinterpret_cast<const uint4*>(row + i)) : make_uint4(0u, 0u, 0u, 0u);
+    }
 #pragma unroll
-        for (int k = 0; k < LOADS; k++) {
-            const int i = c * CHUNK + (k * BLOCK + threadIdx.x) * VEC;
-            if (i < V) {
-                const unsigned w[4] = {u[k].x, u[k].y, u[k].z, u[k].w};
+    for (int k = 0; k < LOADS; k++) {
+        const int i = c * CHUNK + (k * BLOCK + threadIdx.x) * VEC;
+        if (i < V) {
+            const unsigned w[4] = {u[k].x, u[k].y, u[k].z, u[k].w};
 #pragma unroll
-                for (int q = 0; q < 4; q++) {
-                    const float2 f = Cvt<T>::two(w[q]);
-                    take(bv, bi, f.x, i + 2 * q);
-                    take(bv, bi, f.y, i + 2 * q + 1);
-                }
+            for (int q = 0; q < 4; q++) {
+                const float2 f = Cvt<T>::two(w[q]);
+                take(bv, bi, f.x, i + 2 * q);
+                take(bv, bi, f.y, i + 2 * q + 1);
             }
         }
-    } else {
-#pragma unroll 8
-        for (int i = c * CHUNK + threadIdx.x; i < min(V, (c + 1) * CHUNK); i += BLOCK) take(bv, bi, Cvt<T>::one(row[i]), i);
     }
     block_argmax(bv, bi);
     if (threadIdx.x == 0) {
