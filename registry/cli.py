@@ -115,7 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_show)
     s = sub.add_parser("verify", help="compile, prove and test variants; store the results")
     s.add_argument("variants", nargs="*", help="names, op/name or hash prefixes (default: all)")
-    s.add_argument("--op", help="only this op's variants")
+    s.add_argument("--op", action="append", help="only this op's variants (repeatable)")
     s.add_argument("--device", choices=("cpu", "gpu"), default="cpu")
     s.add_argument("--json", action="store_true")
     s.add_argument("--timeout", type=float, default=600, help="seconds per variant before it fails")

@@ -116,7 +116,7 @@ class Op:
     cases: dict[str, dict[str, int]]
     flops: Expr | None
     path: str
-    traffic: dict[str, Expr] = field(default_factory=dict)   # param -> elements a launch really moves
+    traffic: dict[str, Expr] = field(default_factory=dict)   # param -> elements a launch moves in all
     raw: dict = field(repr=False, default_factory=dict)
 
     def dtype_of(self, param: str, types: dict[str, str]) -> str:
@@ -136,8 +136,8 @@ class Op:
 
     def traffic_bytes(self, dims: dict[str, int], types: dict[str, str]) -> int:
         """Bytes moved: every tensor read once, outputs written once, inout read and written; a param
-        named in the op's `traffic` mapping moves that many elements instead of its whole shape (a
-        gather reads T rows of a V-row table)."""
+        named in the op's `traffic` mapping moves that many elements in all, reads and writes together,
+        instead (a gather reads T rows of a V-row table; a KV write touches T rows of the cache)."""
         total = 0
         for p in self.params.values():
             if p.role == "scalar" and not p.shape:
@@ -145,9 +145,10 @@ class Op:
             n = 1
             for s in self.shape(p.name, dims):
                 n *= s
+            moves = 2 if p.role == "inout" else 1
             if p.name in self.traffic:
-                n = int(self.traffic[p.name](dims))
-            total += n * DTYPES[self.dtype_of(p.name, types)][0] * (2 if p.role == "inout" else 1)
+                n, moves = int(self.traffic[p.name](dims)), 1
+            total += n * DTYPES[self.dtype_of(p.name, types)][0] * moves
         return total
 
 

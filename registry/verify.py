@@ -207,7 +207,11 @@ def run_verify(args) -> int:
         err.print(f"[yellow]skipped[/] {e}", highlight=False)
     entries = cat.entries
     if args.op:
-        entries = [e for e in entries if e.op == args.op]
+        unknown = sorted(set(args.op) - set(cat.ops))
+        if unknown:
+            err.print(f"[red]no op {unknown[0]!r}[/] (ops: {', '.join(sorted(cat.ops))})")
+            return 2
+        entries = [e for e in entries if e.op in args.op]
     if args.variants:
         try:
             entries = [cat.find(k) for k in args.variants]
