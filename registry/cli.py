@@ -122,6 +122,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--jobs", type=int, default=None, help="variants verified at once (default: 4 on cpu, 1 on gpu)")
     s.add_argument("--seed", type=int, default=0, help="seed of the inputs and the seeded ragged shapes")
     s.add_argument("--no-speed", action="store_true", help="skip the speed measurement on the GPU")
+    s.add_argument("--speed-cases", choices=("all", "largest"), default="all",
+                   help="time every named case, or only the one that moves the most bytes")
     s.add_argument("--no-prove", action="store_true", help="skip the checker (proofs stay unknown)")
     s.set_defaults(func=cmd_verify)
     return p
