@@ -10,7 +10,7 @@ mkdir -p "$OUT"
 export KREG_HOME=$(mktemp -d) PYTHONUNBUFFERED=1
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date -u +"%Y-%m-%d %H:%M UTC"; } \
     > "$OUT/registry_gpu_device.txt" 2>&1
-timeout 120 python3 bench/emulator_bitexact.py --out "$OUT" >> "$OUT/registry_gpu_device.txt" 2>&1   # at most 8 files come back
+[ -n "${SKIP_EMU:-}" ] || timeout 120 python3 bench/emulator_bitexact.py --out "$OUT" >> "$OUT/registry_gpu_device.txt" 2>&1   # at most 8 files come back
 [ -n "${SKIP_EMU:-}" ] || timeout 150 python3 -m pytest -q -p no:cacheprovider -m gpu tests 2>&1 | tail -30 > "$OUT/gpu_tests.txt"
 timeout ${VERIFY_TIMEOUT:-420} python3 -m kreg.registry.cli verify --device gpu --json --no-prove "$@" \
     > "$OUT/verify_gpu_registry.json" 2> "$OUT/verify_gpu_registry.err"
