@@ -20,7 +20,7 @@ OPCODES = {
     "barrier", "shfl", "atom", "red", "fma", "rcp", "sqrt", "rsqrt", "ex2", "lg2", "sin", "cos", "tanh", "cvt",
     "popc", "clz", "brev", "bfe", "bfi", "prmt", "copysign", "testp", "membar", "fence", "vote", "activemask",
     "cnot", "lop3", "sad", "mad.wide", "shf", "set", "prefetch", "prefetchu", "cp", "redux", "match", "nanosleep",
-    "ld.param", "isspacep", "madc", "addc", "subc", "mul.wide",
+    "ld.param", "isspacep", "madc", "addc", "subc", "mul.wide", "trap", "bfind", "fns", "szext", "bmsk", "dp4a", "dp2a",
 }
 
 
@@ -72,12 +72,17 @@ class Sink:
 
 
 @dataclass(frozen=True)
+class NotPred:         # a negated predicate source operand: !%p
+    reg: Reg
+
+
+@dataclass(frozen=True)
 class PredPair:        # setp's optional second destination: %p|%q
     a: Reg
     b: Reg
 
 
-Operand = Reg | Imm | Special | Sym | Addr | Vec | Sink | PredPair
+Operand = Reg | Imm | Special | Sym | Addr | Vec | Sink | PredPair | NotPred
 
 
 # ---- instructions and module ------------------------------------------------------------------------
@@ -295,6 +300,8 @@ def _operand(s: str, rename: dict[str, str], line: int, text: str):
         return Addr(base, parse_int(m[2]) if m[2] else 0)
     if s.startswith("{") and s.endswith("}"):
         return Vec(tuple(_operand(x, rename, line, text) for x in _split_operands(s[1:-1])))
+    if s.startswith("!%"):
+        return NotPred(Reg(rename.get(s[1:], s[1:])))
     if "|" in s:
         a, b = s.split("|")
         return PredPair(Reg(rename.get(a.strip(), a.strip())), Reg(rename.get(b.strip(), b.strip())))
@@ -515,13 +522,49 @@ def _check_registers(k: Kernel) -> None:
         if isinstance(x, Reg) and x.name not in k.regs:
             raise ParseError(f"undeclared register {x.name}", ins.line, ins.text)
         for y in (x.items if isinstance(x, Vec) else (x.a, x.b) if isinstance(x, PredPair)
-                  else (x.base,) if isinstance(x, Addr) and isinstance(x.base, Reg) else ()):
+                  else (x.base,) if isinstance(x, Addr) and isinstance(x.base, Reg)
+                  else (x.reg,) if isinstance(x, NotPred) else ()):
             walk(y, ins)
     for ins in k.instrs:
         for a in ins.args:
             walk(a, ins)
         if ins.pred is not None:
             walk(ins.pred, ins)
+
+
+# ---- rendering (the inverse of parsing one instruction) ------------------------------------------------
+
+def render_operand(x) -> str:
+    if isinstance(x, Reg | Sym):
+        return x.name
+    if isinstance(x, Imm):
+        return "0d%016X" % struct.unpack("<Q", struct.pack("<d", x.value))[0] if x.is_float else str(x.value)
+    if isinstance(x, Special):
+        return x.name + (f".{x.dim}" if x.dim else "")
+    if isinstance(x, Addr):
+        base = x.base.name if x.base is not None else ""
+        off = (f"+{x.offset}" if x.offset else "") if base else str(x.offset)      # PTX writes [%rd+-4]
+        return f"[{base}{off}]"
+    if isinstance(x, Vec):
+        return "{" + ", ".join(render_operand(i) for i in x.items) + "}"
+    if isinstance(x, Sink):
+        return "_"
+    if isinstance(x, PredPair):
+        return f"{x.a.name}|{x.b.name}"
+    if isinstance(x, NotPred):
+        return "!" + x.reg.name
+    raise TypeError(x)
+
+
+def render(ins: Instr) -> str:
+    """PTX text for one instruction; parsing it gives back the same op, modifiers, operands and guard."""
+    guard = f"@{'!' if ins.neg else ''}{ins.pred.name} " if ins.pred is not None else ""
+    ops = ", ".join(render_operand(a) for a in ins.args)
+    return f"{guard}{'.'.join((ins.op, *ins.mods))}" + (f" {ops}" if ops else "")
+
+
+def parse_instruction(text: str, line: int = 0) -> Instr:
+    return _instruction(text.strip().rstrip(";"), {}, line)
 
 
 # ---- control flow -----------------------------------------------------------------------------------

@@ -1,13 +1,93 @@
 """Float64 references: one function per op, named by the op's `reference` key. Each takes the inputs
 (float64 or integer NumPy arrays, by param name), the dims and the scalars, and returns the expected
-outputs by param name (float64)."""
+outputs by param name (float64; an inout param under its own name)."""
 from __future__ import annotations
 
 import numpy as np
 
 
+def _f64(x):
+    return np.asarray(x, dtype=np.float64)
+
+
 def add(a, b, **_):
-    return {"out": a.astype(np.float64) + b.astype(np.float64)}
+    return {"out": _f64(a) + _f64(b)}
 
 
-REFERENCES = {"add": add}
+def _rms(x, w, eps):
+    x = _f64(x)
+    return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + float(eps)) * _f64(w)
+
+
+def rms_norm(x, w, eps=1e-6, **_):
+    return {"y": _rms(x, w, eps)}
+
+
+def add_rms_norm(x, residual, w, eps=1e-6, **_):
+    s = _f64(residual) + _f64(x)
+    return {"residual": s, "y": _rms(s, w, eps)}
+
+
+def silu_mul(gate_up, I, **_):
+    g, u = _f64(gate_up)[..., :I], _f64(gate_up)[..., I:]
+    with np.errstate(over="ignore"):          # exp(-g) = inf for very negative g: silu -> -0
+        return {"out": g / (1.0 + np.exp(-g)) * u}
+
+
+def embedding(table, ids, **_):
+    return {"out": _f64(table)[np.asarray(ids, dtype=np.int64)]}
+
+
+def gather_row(x, R, **_):
+    return {"out": _f64(x)[R].copy()}
+
+
+# ---- Qwen3 attention prologue and greedy sampling -------------------------------------------------
+
+HEAD_DIM = 128
+
+
+def rope_tables(S: int, theta: float = 1e6, head_dim: int = HEAD_DIM):
+    """The cos/sin tables the qk_norm_rope ops take: [S, head_dim/2], cos(p * theta^(-2i/head_dim)),
+    in float64 (round them once to f32 for the kernels)."""
+    inv_freq = theta ** (-np.arange(0, head_dim, 2, dtype=np.float64) / head_dim)
+    ang = np.arange(S, dtype=np.float64)[:, None] * inv_freq[None, :]
+    return np.cos(ang), np.sin(ang)
+
+
+def _norm_rope(x, w, cos, sin, eps):
+    """RMSNorm over the last axis (128) times w, then rotate_half RoPE with cos/sin [..., 64]."""
+    n = x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * w
+    h = n.shape[-1] // 2
+    n1, n2 = n[..., :h], n[..., h:]
+    return np.concatenate([n1 * cos - n2 * sin, n2 * cos + n1 * sin], axis=-1)
+
+
+def qk_norm_rope_prefill(qkv, q_norm_w, k_norm_w, rope_cos, rope_sin, k_cache, v_cache, T, Hq, Hkv, start,
+                         eps=1e-6, **_):
+    eps = float(np.float32(eps))           # the value the kernel receives
+    p = start + np.arange(T)
+    c, s = rope_cos[p][:, None, :], rope_sin[p][:, None, :]
+    k_new, v_new = k_cache.astype(np.float64), v_cache.astype(np.float64)
+    k_new[p] = _norm_rope(qkv[:, Hq:Hq + Hkv], k_norm_w, c, s, eps)
+    v_new[p] = qkv[:, Hq + Hkv:]
+    return {"q_out": _norm_rope(qkv[:, :Hq], q_norm_w, c, s, eps), "k_cache": k_new, "v_cache": v_new}
+
+
+def qk_norm_rope_kv(qkv, pos, Hq, Hkv, **kw):
+    out = qk_norm_rope_prefill(qkv=qkv[None], T=1, Hq=Hq, Hkv=Hkv, start=int(np.asarray(pos).ravel()[0]), **kw)
+    return {**out, "q_out": out["q_out"][0]}
+
+
+def argmax(logits, **_):
+    """Lowest index of each row's maximum; NaN is never the maximum; a row of NaNs gives 0."""
+    x = np.asarray(logits, dtype=np.float64)
+    valid = ~np.isnan(x)
+    m = np.max(np.where(valid, x, -np.inf), axis=-1)
+    hit = (x == m[:, None]) & valid
+    return {"out": np.where(hit.any(axis=-1), np.argmax(hit, axis=-1), 0)}
+
+
+REFERENCES = {"add": add, "rms_norm": rms_norm, "add_rms_norm": add_rms_norm, "silu_mul": silu_mul,
+              "embedding": embedding, "gather_row": gather_row,
+              "qk_norm_rope_kv": qk_norm_rope_kv, "qk_norm_rope_prefill": qk_norm_rope_prefill, "argmax": argmax}

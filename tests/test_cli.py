@@ -25,7 +25,7 @@ def test_list_table(capsys):
 def test_show(capsys):
     assert main(["show", "add_bf16_safe", "--json"]) == 0
     info = json.loads(capsys.readouterr().out)
-    assert info["op"] == "add" and info["launches"][0]["grid"] == ["cdiv(N, 256)"]
+    assert info["op"] == "add" and info["launches"][0]["grid"] == ["cdiv(N, 2048)"]
     assert info["op_contract"]["params"]["a"] == {"role": "in", "dtype": "bf16", "shape": ["N"]}
     assert main(["show", info["hash"][:10]]) == 0
     assert "add_bf16_safe" in capsys.readouterr().out

@@ -1,0 +1,113 @@
+"""Bit-exactness of the PTX emulator against the GPU: every tests/corpus kernel is compiled once (NVRTC
+13.0), run on the GPU through CuPy and on the CPU emulator with the same seeded inputs, and every buffer
+is compared afterwards: bit-identical, or within 2 ulp for the documented approximate instructions.
+Writes a table (device, date), a JSON record and the GPU's output bytes (for the CPU regression test).
+
+    python bench/emulator_bitexact.py [--out DIR]      # default: bench/results
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import hashlib
+import json
+import sys
+import time
+import traceback
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests" / "corpus"))
+import cases as C  # noqa: E402
+
+from kreg.checker.compile import compile_cuda  # noqa: E402
+
+
+def compare_case(case: C.Case, ptx: str) -> tuple[dict, dict]:
+    gpu = C.run_gpu(case, ptx)
+    t = time.perf_counter()
+    emu = C.run_emulated(case, ptx)
+    emu_s = time.perf_counter() - t
+    buffers = []
+    for spec in case.args:
+        b = C.parse_arg(spec)
+        if isinstance(b, C.Buffer):
+            good, detail = C.compare(case, b, emu[b.name], gpu[b.name])
+            buffers.append({"buffer": b.name, "dtype": b.dtype, "ok": good, "detail": detail,
+                            "approx": b.name in case.approx})
+    return {"case": case.name, "ok": all(x["ok"] for x in buffers), "buffers": buffers,
+            "ptx_sha256": hashlib.sha256(ptx.encode()).hexdigest(), "emulator_s": round(emu_s, 3)}, gpu
+
+
+def corpus_ptx(case: C.Case, ptx_dir: Path | None) -> tuple[str, str]:
+    """The case's PTX compiled here; falls back to a copy compiled elsewhere (ptx_dir/NAME.ptx).
+    Returns (ptx, note) where the note says whether both exist and agree byte for byte."""
+    shipped = ptx_dir / f"{case.name}.ptx" if ptx_dir else None
+    try:
+        ptx = compile_cuda(case.source.read_text()).ptx
+    except Exception as e:
+        if shipped and shipped.exists():
+            return shipped.read_text(), f"compiled elsewhere (here: {type(e).__name__})"
+        raise
+    if shipped and shipped.exists():
+        return ptx, "same PTX as shipped" if shipped.read_text() == ptx else "PTX DIFFERS from shipped"
+    return ptx, "compiled here"
+
+
+def run_all(out_dir: Path | None = None, ptx_dir: Path | None = None) -> list[dict]:
+    import cupy
+    props = cupy.cuda.runtime.getDeviceProperties(0)
+    device = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
+    records, saved = [], {}
+    for case in C.CASES:
+        try:
+            ptx, note = corpus_ptx(case, ptx_dir)
+            rec, gpu = compare_case(case, ptx)
+            rec["ptx"] = note
+            roles = {C.parse_arg(a).name: a.split()[0] for a in case.args if a.split()[0] in ("in", "io", "out")}
+            saved.update({f"{case.name}/{k}": np.frombuffer(v, np.uint8) for k, v in gpu.items() if roles[k] != "in"})
+        except Exception as e:   # one broken case must not hide the others
+            rec = {"case": case.name, "ok": False, "error": f"{type(e).__name__}: {e}",
+                   "trace": traceback.format_exc()[-2000:]}
+        records.append(rec)
+        print(f"{case.name:22s} {'OK ' if rec['ok'] else 'FAIL'} " +
+              ("; ".join(f"{b['buffer']}: {b['detail']}" for b in rec.get("buffers", [])) or rec.get("error", "")),
+              flush=True)
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        n_ok = sum(r["ok"] for r in records)
+        same = sum(r.get("ptx") == "same PTX as shipped" for r in records)
+        lines = [f"PTX emulator vs GPU, bit-exactness ({device}, CuPy {cupy.__version__}, {stamp})",
+                 f"PTX compiled on the GPU machine identical to the PTX compiled on the CPU machine: {same}/{len(records)}",
+                 f"{n_ok}/{len(records)} kernels agree (bit-identical; approximate-instruction outputs within 2 ulp)",
+                 ""]
+        for r in records:
+            detail = "; ".join(f"{b['buffer']}{'~' if b['approx'] else ''}: {b['detail']}" for b in r.get("buffers", []))
+            lines.append(f"{r['case']:22s} {'OK  ' if r['ok'] else 'FAIL'} {detail or r.get('error', '')}")
+        (out_dir / "emulator_bitexact.txt").write_text("\n".join(lines) + "\n")
+        (out_dir / "emulator_bitexact.json").write_text(json.dumps({"device": device, "date": stamp,
+                                                                    "records": records}, indent=1))
+        np.savez_compressed(out_dir / "emulator_gpu_outputs.npz", **saved)
+    return records
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
+    ap.add_argument("--ptx-dir", type=Path, default=None, help="PTX compiled elsewhere, to cross-check")
+    ap.add_argument("--write-ptx", type=Path, default=None, help="only compile the corpus PTX into this folder")
+    args = ap.parse_args()
+    if args.write_ptx:
+        args.write_ptx.mkdir(parents=True, exist_ok=True)
+        for case in C.CASES:
+            (args.write_ptx / f"{case.name}.ptx").write_text(compile_cuda(case.source.read_text()).ptx)
+        return
+    records = run_all(args.out, args.ptx_dir)
+    sys.exit(0 if all(r["ok"] for r in records) else 1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,218 @@
+"""Loads, stores and atomics of the PTX emulator: address computation per state space, bounds and
+alignment checks (through the machine's mem_locate), vector widths, and atomics applied in thread order."""
+from __future__ import annotations
+
+import numpy as np
+
+from kreg.checker import ptx as P
+from kreg.checker.emu_alu import op
+from kreg.checker.emu_ops import DT, UINT, _ftz32, _signed
+from kreg.checker import fpround as F
+
+
+def _width(t):
+    return max(P.TYPES[t] // 8, 1)
+
+
+def _lanes(self, m):
+    return np.arange(self.N) if m is None else np.flatnonzero(m)
+
+
+def _space(ins):
+    s = ins.space
+    if s is None:
+        return "generic"
+    return "global" if s == "const" else s
+
+
+def _addresses(self, a: P.Addr, space, idx):
+    off = np.uint64(a.offset & 0xFFFFFFFFFFFFFFFF)
+    if a.base is None:
+        return np.full(len(idx), off, np.uint64)
+    if isinstance(a.base, P.Sym):
+        return np.full(len(idx), np.uint64(self.sym_addr(a.base.name, space)) + off, np.uint64)
+    return self.regs[a.base.name].astype(np.uint64)[idx] + off
+
+
+def _param_load(self, ins, m):
+    a = ins.args[1]
+    if not isinstance(a, P.Addr) or not isinstance(a.base, P.Sym) or a.base.name not in self.poffs:
+        raise self.err("unsupported", "ld.param from anything but a kernel param symbol")
+    t = ins.type
+    w, n = _width(t), ins.vector
+    start = self.poffs[a.base.name] + a.offset
+    if start < 0 or start + w * n > len(self.params):
+        raise self.err("out-of-bounds", "ld.param outside the kernel params")
+    raw = np.frombuffer(self.params[start:start + w * n], UINT[8 * w])
+    dests = ins.args[0].items if isinstance(ins.args[0], P.Vec) else (ins.args[0],)
+    for j, d in enumerate(dests):
+        self.put(d, raw[j:j + 1].view(DT[t])[0] if t not in ("pred",) else raw[j] != 0, t, m)
+
+
+@op("ld", "ldu")
+def _ld(self, ins, m, *_):
+    space = _space(ins)
+    if space == "param":
+        return _param_load(self, ins, m)
+    t = ins.type
+    w, n = _width(t), ins.vector
+    idx = _lanes(self, m)
+    addrs = _addresses(self, ins.args[1], space, idx)
+    ut = UINT[8 * w]
+    out = np.zeros((len(idx), n), ut)
+    for buf, pos, off, sp, ta in self.mem_locate(ins, space, addrs, idx, w * n, "read"):
+        e = off // w
+        view = buf.view(ut)
+        out[pos] = view[e[:, None] + np.arange(n)] if n > 1 else view[e][:, None]
+        self.record(ins, sp, idx[pos], ta, w * n, "read")
+    dests = ins.args[0].items if isinstance(ins.args[0], P.Vec) else (ins.args[0],)
+    for j, d in enumerate(dests):
+        if m is None:
+            vals = out[:, j]
+        else:
+            vals = np.zeros(self.N, ut)
+            vals[idx] = out[:, j]
+        self.put(d, vals.view(DT[t]) if t in DT else vals, t, m)
+
+
+@op("st")
+def _st(self, ins, m, *_):
+    space = _space(ins)
+    if space == "param":
+        raise self.err("unsupported", "st.param")
+    t = ins.type
+    w, n = _width(t), ins.vector
+    idx = _lanes(self, m)
+    addrs = _addresses(self, ins.args[0], space, idx)
+    ut = UINT[8 * w]
+    srcs = ins.args[1].items if isinstance(ins.args[1], P.Vec) else (ins.args[1],)
+    vals = np.stack([np.broadcast_to(np.asarray(self.get(s, t)).view(ut) if np.asarray(self.get(s, t)).dtype.itemsize == w
+                                     else np.asarray(self.get(s, t)).astype(ut), (self.N,))[idx] for s in srcs], axis=1)
+    for buf, pos, off, sp, ta in self.mem_locate(ins, space, addrs, idx, w * n, "write"):
+        e = off // w
+        view = buf.view(ut)
+        if n > 1:
+            view[e[:, None] + np.arange(n)] = vals[pos]
+        else:
+            view[e] = vals[pos, 0]
+        self.record(ins, sp, idx[pos], ta, w * n, "write")
+
+
+def _atomic_fn(kind, t, ftz):
+    isf = t[0] == "f" or t.startswith("bf")
+
+    def add(old, b, c):
+        if t == "f32":
+            r = _ftz32(_ftz32(old) + _ftz32(b)) if ftz else old + b
+            return F.canon_f32(r)
+        if t in ("f16", "bf16"):
+            return F.add_exact(F.to_f64(old, t), F.to_f64(b, t), t)
+        if t in ("f16x2", "bf16x2"):
+            fmt = t[:-2]
+            o, bb = np.asarray(old).astype(np.uint32), np.asarray(b).astype(np.uint32)
+            halves = [F.add_exact(F.to_f64((x >> np.uint32(s)) & np.uint32(0xFFFF), fmt),
+                                  F.to_f64((bb >> np.uint32(s)) & np.uint32(0xFFFF), fmt), fmt).astype(np.uint32)
+                      for x, s in ((o, 0), (o, 16))]
+            return halves[0] | (halves[1] << np.uint32(16))
+        return old + b
+
+    if kind == "add":
+        return add
+    if kind in ("min", "max"):
+        if isf:
+            raise NotImplementedError
+        return lambda o, b, c: np.minimum(o, b) if kind == "min" else np.maximum(o, b)
+    if kind == "exch":
+        return lambda o, b, c: b
+    if kind == "cas":
+        return lambda o, b, c: np.where(o == b, c, o)
+    if kind == "and":
+        return lambda o, b, c: o & b
+    if kind == "or":
+        return lambda o, b, c: o | b
+    if kind == "xor":
+        return lambda o, b, c: o ^ b
+    if kind == "inc":
+        return lambda o, b, c: np.where(o >= b, o.dtype.type(0), o + o.dtype.type(1))
+    if kind == "dec":
+        return lambda o, b, c: np.where((o == 0) | (o > b), b, o - o.dtype.type(1))
+    raise NotImplementedError
+
+
+@op("atom", "red")
+def _atom(self, ins, m, *_):
+    space = _space(ins)
+    t = ins.type
+    kind = next((x for x in ins.mods if x in ("add", "min", "max", "exch", "cas", "and", "or", "xor", "inc", "dec")),
+                None)
+    if kind is None or ins.vector > 1 or t in ("f16x2", "bf16x2") and kind != "add" or ins.has("noftz") and t == "f32":
+        raise self.err("unsupported", f"{ins.op}.{'.'.join(ins.mods)}")
+    try:
+        fn = _atomic_fn(kind, t, t == "f32")
+    except NotImplementedError:
+        raise self.err("unsupported", f"{ins.op} .{kind} on .{t}") from None
+    has_d = ins.op == "atom"
+    a_arg = ins.args[1] if has_d else ins.args[0]
+    srcs = ins.args[2:] if has_d else ins.args[1:]
+    w = _width(t)
+    ut = UINT[8 * w]
+    dt = DT[t]
+    idx = _lanes(self, m)
+    addrs = _addresses(self, a_arg, space, idx)
+    b = np.broadcast_to(np.asarray(self.get(srcs[0], t)), (self.N,))[idx]
+    c = np.broadcast_to(np.asarray(self.get(srcs[1], t)), (self.N,))[idx] if len(srcs) > 1 else b
+    old_all = np.zeros(len(idx), ut)
+    for buf, pos, off, sp, ta in self.mem_locate(ins, space, addrs, idx, w, "atomic"):
+        view = buf.view(ut)
+        e = off // w
+        if len(np.unique(e)) == len(e):
+            old = view[e].copy()
+            new = fn(old.view(dt), b[pos], c[pos])
+            view[e] = np.asarray(new).astype(dt).view(ut) if np.asarray(new).dtype != dt else np.asarray(new).view(ut)
+            old_all[pos] = old
+        else:                      # colliding addresses: one lane at a time, in thread order
+            for i, p in enumerate(pos):
+                old = view[e[i]:e[i] + 1].copy()
+                new = np.asarray(fn(old.view(dt), b[p:p + 1], c[p:p + 1])).astype(dt)
+                view[e[i]] = new.view(ut)[0]
+                old_all[p] = old[0]
+        self.record(ins, sp, idx[pos], ta, w, "atomic")
+    if has_d:
+        if m is None:
+            vals = old_all
+        else:
+            vals = np.zeros(self.N, ut)
+            vals[idx] = old_all
+        self.put(ins.args[0], vals.view(dt), t, m)
+
+
+del _signed
+
+
+@op("cp")
+def _cp_async(self, ins, m, *_):
+    """cp.async{.ca,.cg}.shared.global [dst], [src], size{, src_size}: done at once (a valid schedule: the
+    data must not be read before cp.async.wait_*); commit/wait are no-ops."""
+    if not ins.has("async") or ins.has("bulk", "tensor", "mbarrier"):
+        raise self.err("unsupported", f"cp.{'.'.join(ins.mods)}")
+    if ins.has("commit_group", "wait_group", "wait_all"):
+        return
+    size = int(ins.args[2].value)
+    idx = _lanes(self, m)
+    src = _addresses(self, ins.args[1], "global", idx)
+    dst = _addresses(self, ins.args[0], "shared", idx)
+    n_src = (np.broadcast_to(np.asarray(self.get(ins.args[3], "u32")), (self.N,))[idx].astype(np.int64)
+             if len(ins.args) > 3 else np.full(len(idx), size))
+    data = np.zeros((len(idx), size), np.uint8)
+    whole = np.flatnonzero(n_src >= size)
+    for buf, pos, off, sp, ta in self.mem_locate(ins, "global", src[whole], idx[whole], size, "read"):
+        data[whole[pos]] = buf[off[:, None] + np.arange(size)]
+        self.record(ins, sp, idx[whole[pos]], ta, size, "read")
+    for j in np.flatnonzero((n_src < size) & (n_src > 0)):      # partial copies (zero-filled tails)
+        nb = int(n_src[j])
+        for buf, pos, off, sp, ta in self.mem_locate(ins, "global", src[j:j + 1], idx[j:j + 1], nb, "read", size):
+            data[j, :nb] = buf[int(off[0]):int(off[0]) + nb]
+            self.record(ins, sp, idx[j:j + 1], ta, nb, "read")
+    for buf, pos, off, sp, ta in self.mem_locate(ins, "shared", dst, idx, size, "write"):
+        buf[off[:, None] + np.arange(size)] = data[pos]
+        self.record(ins, sp, idx[pos], ta, size, "write")

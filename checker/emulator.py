@@ -1,0 +1,464 @@
+"""The CPU device: runs a PTX kernel launch with NumPy, vectorised over every thread of a batch of
+blocks. SIMT with per-thread PCs: each step issues the instruction at the lowest PC to every runnable
+thread there (threads that took a branch reconverge when the others reach them, which for NVRTC's
+block layout is the immediate post-dominator); warp-synchronous instructions (shfl.sync, vote.sync,
+...) wait until every live lane of their member mask has arrived; bar.sync waits until every live
+thread of the block has arrived (exited threads count as arrived). Global memory is a set of named
+byte allocations; shared memory is per block; out-of-bounds, misaligned accesses and runaway loops
+stop the launch with an EmulatorError naming the thread, block, instruction and address."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from kreg.checker import ptx as P
+from kreg.checker.emu_alu import ALU
+from kreg.checker.emu_ops import DT, LOCAL_BASE, SHARED_BASE, STORE, EmulatorError, EmuOpsMixin
+
+BATCH_THREADS = 1 << 15          # threads emulated at once (whole blocks)
+SHARED_WINDOW, LOCAL_WINDOW = SHARED_BASE, LOCAL_BASE
+WINDOW_SIZE = 1 << 32
+GLOBAL_BASE = 0x0000_7F00_0000_0000
+GAP = 1 << 16                    # unmapped bytes between allocations
+WARP_SYNC = {"shfl", "vote", "redux", "match", "activemask"}
+
+
+@dataclass
+class _Alloc:
+    start: int
+    size: int
+    name: str
+    data: np.ndarray      # uint8, padded to a multiple of 16
+
+
+class Memory:
+    """Global memory: named allocations in one 64-bit address space, separated by unmapped gaps."""
+
+    def __init__(self):
+        self.allocs: list[_Alloc] = []
+        self._next = GLOBAL_BASE
+        self._starts = np.zeros(0, np.uint64)
+        self._ends = np.zeros(0, np.uint64)
+
+    def alloc(self, nbytes: int, name: str = "", align: int = 256) -> int:
+        align = max(int(align), 16)
+        start = -(-self._next // align) * align
+        nbytes = int(nbytes)
+        self.allocs.append(_Alloc(start, nbytes, name or f"alloc{len(self.allocs)}",
+                                  np.zeros(-(-max(nbytes, 1) // 16) * 16, np.uint8)))
+        self._next = start + max(nbytes, 1) + GAP
+        self._starts = np.array([a.start for a in self.allocs], np.uint64)
+        self._ends = np.array([a.start + a.size for a in self.allocs], np.uint64)
+        return start
+
+    def _find(self, addr: int) -> _Alloc:
+        for a in self.allocs:
+            if a.start <= addr < a.start + max(a.size, 1):
+                return a
+        raise EmulatorError("out-of-bounds", "host access outside every allocation", address=addr,
+                            buffer=self.nearest(addr))
+
+    def view(self, addr: int) -> np.ndarray:
+        a = self._find(addr)
+        return a.data[addr - a.start:a.size]
+
+    def write(self, addr: int, data) -> None:
+        raw = np.frombuffer(bytes(data), np.uint8) if isinstance(data, (bytes, bytearray, memoryview)) \
+            else np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+        a = self._find(addr)
+        off = addr - a.start
+        if off + raw.size > a.size:
+            raise EmulatorError("out-of-bounds", f"host write of {raw.size} bytes past the end of {a.name!r}",
+                                address=addr, buffer=a.name)
+        a.data[off:off + raw.size] = raw
+
+    def read(self, addr: int, nbytes: int) -> bytes:
+        a = self._find(addr)
+        off = addr - a.start
+        if off + nbytes > a.size:
+            raise EmulatorError("out-of-bounds", f"host read of {nbytes} bytes past the end of {a.name!r}",
+                                address=addr, buffer=a.name)
+        return a.data[off:off + nbytes].tobytes()
+
+    def nearest(self, addr: int) -> str | None:
+        if not self.allocs:
+            return None
+        return min(self.allocs, key=lambda a: 0 if a.start <= addr < a.start + a.size
+                   else min(abs(addr - a.start), abs(addr - (a.start + a.size)))).name
+
+    def locate(self, addrs: np.ndarray, nbytes: int):
+        """Allocation index of each address whose [addr, addr+nbytes) lies inside one allocation; -1 if none."""
+        k = np.searchsorted(self._starts, addrs, side="right").astype(np.int64) - 1
+        ok = k >= 0
+        kk = np.where(ok, k, 0)
+        ok &= addrs + np.uint64(nbytes) <= self._ends[kk] if len(self.allocs) else False
+        return np.where(ok, k, -1)
+
+
+@dataclass
+class Access:
+    block: tuple
+    thread: tuple
+    instr: int
+    address: int
+    width: int
+    kind: str            # "read" | "write" | "atomic"
+    space: str           # "global" | "shared"
+    epoch: int
+
+
+@dataclass
+class LaunchResult:
+    steps: int                   # issue steps: one instruction issued to every runnable thread at the lowest PC
+    thread_instructions: int     # instructions executed, summed over threads (predicated-off ones included)
+    accesses: list[Access] | None = None
+
+
+def _layout_shared(k: P.Kernel, module: P.Module, dynamic: int):
+    """Offsets of the static shared variables, then the extern (dynamic) ones; total bytes."""
+    offs, pos = {}, 0
+    vars_ = [v for v in list(module.globals.values()) + list(k.locals.values()) if v.space == "shared"]
+    for v in vars_:
+        if not v.extern and v.count is not None:
+            pos = -(-pos // v.align) * v.align
+            offs[v.name] = pos
+            pos += v.size
+    static = pos
+    dyn_start = -(-static // 16) * 16
+    for v in vars_:
+        if v.name not in offs:
+            offs[v.name] = -(-dyn_start // v.align) * v.align
+    return offs, (dyn_start + dynamic if dynamic else static)
+
+
+def _pack_params(k: P.Kernel, args) -> tuple[bytes, dict[str, int]]:
+    if len(args) != len(k.params):
+        raise EmulatorError("unsupported", f"{k.name} takes {len(k.params)} params but {len(args)} args were given")
+    blob, offs = bytearray(), {}
+    for p, a in zip(k.params, args):
+        pad = -len(blob) % p.align
+        blob += b"\0" * pad
+        offs[p.name] = len(blob)
+        if isinstance(a, np.generic):
+            raw = a.tobytes()
+        elif isinstance(a, float) or (p.type in ("f32", "f64") and not isinstance(a, (bytes, bytearray))):
+            raw = np.array(a, DT[p.type]).tobytes()
+        elif isinstance(a, (bytes, bytearray)):
+            raw = bytes(a)
+        else:
+            raw = (int(a) & ((1 << (8 * p.size)) - 1)).to_bytes(p.size, "little")
+        if len(raw) != p.size:
+            if isinstance(a, np.generic) and a.dtype.kind in "iu" and len(raw) < p.size:
+                raw = (int(a) & ((1 << (8 * p.size)) - 1)).to_bytes(p.size, "little")
+            else:
+                raise EmulatorError("unsupported", f"argument for {p.name} is {len(raw)} bytes, the param is {p.size}")
+        blob += raw
+    return bytes(blob), offs
+
+
+def _dim3(v) -> tuple[int, int, int]:
+    v = (v,) if isinstance(v, (int, np.integer)) else tuple(v)
+    v = tuple(int(x) for x in v) + (1,) * (3 - len(v))
+    if len(v) != 3 or min(v) < 1:
+        raise ValueError(f"bad launch dimension {v}")
+    return v
+
+
+def launch(module, entry: str, grid, block, shared: int, args, mem: Memory, *, trace: bool = False,
+           max_steps: int = 50_000_000) -> LaunchResult:
+    """Run one kernel launch on the CPU. module: ptx.Module or PTX text; args: one per .param."""
+    if isinstance(module, str):
+        module = _parsed(module)
+    k = module.kernel(entry)
+    grid, block = _dim3(grid), _dim3(block)
+    tpb = block[0] * block[1] * block[2]
+    if tpb > 1024:
+        raise EmulatorError("unsupported", f"block of {tpb} threads (at most 1024)")
+    params, poffs = _pack_params(k, args)
+    gaddr = _module_globals(module, mem)
+    soffs, ssize = _layout_shared(k, module, int(shared))
+    lsize = 0
+    loffs = {}
+    for v in k.locals.values():
+        if v.space == "local":
+            lsize = -(-lsize // v.align) * v.align
+            loffs[v.name] = lsize
+            lsize += v.size
+    code = _decode(k)
+    nblocks = grid[0] * grid[1] * grid[2]
+    per_batch = max(1, BATCH_THREADS // tpb)
+    res = LaunchResult(0, 0, [] if trace else None)
+    for b0 in range(0, nblocks, per_batch):
+        blocks = np.arange(b0, min(nblocks, b0 + per_batch))
+        m = _Machine(k, code, mem, grid, block, blocks, params, poffs, gaddr, soffs, ssize, int(shared),
+                     loffs, lsize, trace, max_steps - res.steps)
+        m.run()
+        res.steps += m.steps
+        res.thread_instructions += m.thread_instructions
+        if trace:
+            res.accesses.extend(m.accesses())
+    return res
+
+
+@lru_cache(maxsize=32)
+def _parsed(text: str) -> P.Module:
+    return P.parse(text)
+
+
+def run_bound(module, bound, mem: Memory, **kw) -> LaunchResult:
+    """Run a conformance BoundLaunch (entry, grid, block, shared, args)."""
+    return launch(module, bound.entry, bound.grid, bound.block, bound.shared, bound.args, mem, **kw)
+
+
+def _module_globals(module: P.Module, mem: Memory) -> dict[str, int]:
+    """Allocate (once per Memory) the module's .global and .const variables, initialised."""
+    cache = mem.__dict__.setdefault("_module_vars", {})
+    out = {}
+    for v in module.globals.values():
+        if v.space not in ("global", "const"):
+            continue
+        key = v.name            # one module's variables per Memory, kept across launches as on a GPU
+        if key not in cache:
+            addr = mem.alloc(max(v.size, 1), v.name, max(v.align, 16))
+            if v.init:
+                mem.write(addr, v.init)
+            cache[key] = addr
+        out[v.name] = cache[key]
+    return out
+
+
+def _decode(k: P.Kernel):
+    """Resolve each instruction's handler up front: an instruction the emulator cannot run is an error
+    naming it and its line before anything executes."""
+    code = []
+    for ins in k.instrs:
+        h = ALU.get(ins.op)
+        if h is None:
+            raise EmulatorError("unsupported", f"instruction {ins.op!r} is not emulated", instr=ins)
+        code.append(h)
+    return code
+
+
+class _Machine(EmuOpsMixin):
+    def __init__(self, k, code, mem, grid, block, blocks, params, poffs, gaddr, soffs, ssize, dyn, loffs,
+                 lsize, trace, max_steps):
+        self.k, self.code, self.mem, self.grid, self.block = k, code, mem, grid, block
+        self.params, self.poffs, self.gaddr, self.soffs, self.ssize = params, poffs, gaddr, soffs, ssize
+        self.dyn, self.loffs, self.lsize, self.trace, self.max_steps = dyn, loffs, lsize, trace, max_steps
+        tpb = block[0] * block[1] * block[2]
+        nb = len(blocks)
+        self.tpb, self.nb, self.N = tpb, nb, nb * tpb
+        t = np.arange(self.N)
+        self.blk = t // tpb
+        local = t % tpb
+        self.tidx = np.stack([local % block[0], local // block[0] % block[1], local // (block[0] * block[1])])
+        lin = blocks[self.blk]
+        self.block_ids = blocks
+        self.cta = np.stack([lin % grid[0], lin // grid[0] % grid[1], lin // (grid[0] * grid[1])])
+        self.wpb = -(-tpb // 32)
+        self.nwarps = nb * self.wpb
+        self.lane = (local % 32).astype(np.uint32)
+        self.warp = (self.blk * self.wpb + local // 32)
+        self.wpos = self.warp * 32 + self.lane
+        self.regs = {}
+        for name, typ in k.regs.items():
+            self.regs[name] = np.zeros(self.N, STORE[P.TYPES[typ]] if typ != "pred" else bool)
+        self.pc = np.zeros(self.N, np.int64)
+        self.alive = np.ones(self.N, bool)
+        self.bwait = np.zeros(self.N, bool)
+        self.swait = np.zeros(self.N, bool)
+        self.epoch = np.zeros(nb, np.int64)
+        self.shared = np.zeros(nb * (-(-max(ssize, 1) // 16) * 16), np.uint8)
+        self.sstride = -(-max(ssize, 1) // 16) * 16
+        self.lstride = -(-max(lsize, 1) // 16) * 16
+        self.local = np.zeros(self.N * self.lstride, np.uint8) if lsize else np.zeros(16, np.uint8)
+        self.steps = 0
+        self.thread_instructions = 0
+        self._trace = []
+        self._cache = {}
+        self._retried = self._stalled = False
+
+    # ---- the scheduler ------------------------------------------------------------------------------
+    def run(self):
+        n = len(self.k.instrs)
+        big = np.int64(1 << 40)
+        with np.errstate(all="ignore"):
+            while True:
+                run = self.alive & ~self.bwait & ~self.swait
+                pcs = np.where(run, self.pc, big)
+                pc0 = int(pcs.min())
+                if pc0 == big:
+                    if not self.alive.any():
+                        return
+                    if not self._unblock():
+                        t = int(np.flatnonzero(self.alive)[0])
+                        raise EmulatorError("barrier-divergence", "deadlock: live threads wait at barriers or "
+                                            "warp-synchronous instructions that can never complete",
+                                            **self.where(t, self.k.instrs[int(self.pc[t])]))
+                    continue
+                if pc0 >= n:
+                    self.alive &= ~(pcs == pc0)      # fell off the end: like ret
+                    continue
+                act = pcs == pc0
+                ins = self.k.instrs[pc0]
+                self.steps += 1
+                if self.steps > self.max_steps:
+                    t = int(np.flatnonzero(act)[0])
+                    raise EmulatorError("step-limit", f"more than {self.max_steps} issue steps (a runaway loop?)",
+                                        **self.where(t, ins))
+                if ins.op in WARP_SYNC:
+                    act |= self.swait & self.alive & (self.pc == pc0)
+                cnt = int(np.count_nonzero(act))
+                self.thread_instructions += cnt
+                full = cnt == self.N
+                if ins.pred is not None:
+                    pv = self.regs[ins.pred.name]
+                    ex = act & (~pv if ins.neg else pv)
+                    if not ex.any():
+                        self._advance(act, pc0, full)
+                        continue
+                    m = None if (full and ex.all()) else ex
+                else:
+                    m = None if full else act
+                self._ins, self._m, self._stalled = ins, m, False
+                if not self.code[pc0](self, ins, m, act, pc0):
+                    self._advance(act, pc0, full)
+                if not self._stalled:
+                    self._retried = False
+
+    def _advance(self, act, pc0, full):
+        if full:
+            self.pc = np.full(self.N, pc0 + 1, np.int64)
+        else:
+            self.pc = np.where(act, pc0 + 1, self.pc)
+
+    def _unblock(self) -> bool:
+        """Nothing runnable: release blocks whose live threads all wait at a barrier, or warps whose
+        awaited lanes have exited. False if nothing could be released (a deadlock)."""
+        progress = False
+        if self.bwait.any():
+            live = np.bincount(self.blk, self.alive, self.nb)
+            waiting = np.bincount(self.blk, self.bwait & self.alive, self.nb)
+            ready = (live == waiting) & (waiting > 0)
+            if ready.any():
+                rel = ready[self.blk] & self.bwait
+                for b in np.flatnonzero(ready):
+                    sel = rel & (self.blk == b)
+                    pcs = np.unique(self.pc[sel])
+                    if len(pcs) > 1:
+                        t = int(np.flatnonzero(sel)[0])
+                        raise EmulatorError("barrier-divergence", "threads of one block wait at different "
+                                            f"barriers (lines {[self.k.instrs[p - 1].line for p in pcs]})",
+                                            **self.where(t, self.k.instrs[int(pcs[0]) - 1]))
+                self.bwait &= ~rel
+                self.epoch += ready
+                progress = True
+        if not progress and self.swait.any() and not self._retried:
+            # warps waiting on lanes that have exited since: let them check again, once
+            self.swait = np.zeros(self.N, bool)
+            self._retried = True
+            return True
+        return progress
+
+    def where(self, t: int, ins=None) -> dict:
+        b = int(self.blk[t])
+        return {"block": tuple(int(x) for x in self.cta[:, t]), "thread": tuple(int(x) for x in self.tidx[:, t]),
+                "instr": ins}
+
+    # ---- warp synchronisation -----------------------------------------------------------------------
+    def warp_bits(self, flags: np.ndarray) -> np.ndarray:
+        """Per warp, a uint64 with bit `lane` set where flags holds."""
+        padded = np.zeros(self.nwarps * 32, np.uint64)
+        padded[self.wpos] = flags.astype(np.uint64) << self.lane.astype(np.uint64)
+        return np.bitwise_or.reduce(padded.reshape(self.nwarps, 32), axis=1)
+
+    def warp_ready(self, part: np.ndarray, member) -> np.ndarray:
+        """Of the participating threads, those whose member mask's live lanes all participate."""
+        at = self.warp_bits(part)[self.warp]
+        live = self.warp_bits(self.alive)[self.warp]
+        member = np.asarray(member).astype(np.uint64) & np.uint64(0xFFFFFFFF)
+        return part & ((member & live & ~at) == 0)
+
+    def warp_gather(self, vals: np.ndarray, src_lane: np.ndarray) -> np.ndarray:
+        """vals of lane src_lane of each thread's warp (own value where that lane does not exist)."""
+        padded = np.zeros(self.nwarps * 32, vals.dtype)
+        exists = np.zeros(self.nwarps * 32, bool)
+        padded[self.wpos] = vals
+        exists[self.wpos] = True
+        src = self.warp * 32 + src_lane.astype(np.int64)
+        return np.where(exists[src], padded[src], vals)
+
+    # ---- memory -------------------------------------------------------------------------------------
+    def mem_locate(self, ins, space: str, addrs: np.ndarray, idx: np.ndarray, nbytes: int, kind: str,
+                   align: int | None = None):
+        """Split the accesses of lanes idx at addrs into groups (buffer uint8 array, positions into idx,
+        byte offsets in the buffer, space, address within that space). Raises on misaligned or out-of-bounds accesses."""
+        addrs = addrs.astype(np.uint64)
+        if len(addrs) == 0:
+            return []
+        align = nbytes if align is None else align
+        if align > 1:
+            bad = (addrs % np.uint64(align)) != 0
+            if bad.any():
+                j = int(np.flatnonzero(bad)[0])
+                raise EmulatorError("misaligned", f"{nbytes}-byte {kind} at an address not a multiple of {align}",
+                                    address=int(addrs[j]), buffer=self._bufname(space, int(addrs[j])),
+                                    **self.where(int(idx[j]), ins))
+        groups = []
+        if space == "generic":
+            sh = (addrs >= np.uint64(SHARED_WINDOW)) & (addrs < np.uint64(SHARED_WINDOW + WINDOW_SIZE))
+            lo = (addrs >= np.uint64(LOCAL_WINDOW)) & (addrs < np.uint64(LOCAL_WINDOW + WINDOW_SIZE))
+            gl = ~(sh | lo)
+            for sel, sp, base in ((gl, "global", 0), (sh, "shared", SHARED_WINDOW), (lo, "local", LOCAL_WINDOW)):
+                if sel.all():
+                    return self.mem_locate(ins, sp, addrs - np.uint64(base), idx, nbytes, kind, align)
+                if sel.any():
+                    pos = np.flatnonzero(sel)
+                    for buf, p, off, sp2, ta in self.mem_locate(ins, sp, addrs[pos] - np.uint64(base), idx[pos],
+                                                                nbytes, kind, align):
+                        groups.append((buf, pos[p], off, sp2, ta))
+            return groups
+        if space in ("shared", "local"):
+            limit, stride, buf, row = ((self.ssize, self.sstride, self.shared, self.blk) if space == "shared"
+                                       else (self.lsize, self.lstride, self.local, np.arange(self.N)))
+            bad = addrs + np.uint64(nbytes) > np.uint64(limit)
+            if bad.any():
+                j = int(np.flatnonzero(bad)[0])
+                raise EmulatorError("out-of-bounds", f"{kind} of {nbytes} bytes outside the {limit} bytes of {space} "
+                                    "memory", address=int(addrs[j]), buffer=space, **self.where(int(idx[j]), ins))
+            off = row[idx].astype(np.int64) * stride + addrs.astype(np.int64)
+            return [(buf, np.arange(len(idx)), off, space, addrs)]
+        # global (and const, which lives in global allocations)
+        k = self.mem.locate(addrs, nbytes)
+        if (k < 0).any():
+            j = int(np.flatnonzero(k < 0)[0])
+            a = int(addrs[j])
+            raise EmulatorError("out-of-bounds", f"{kind} of {nbytes} bytes outside every allocation",
+                                address=a, buffer=self.mem.nearest(a), **self.where(int(idx[j]), ins))
+        first = int(k[0])
+        if (k == first).all():
+            al = self.mem.allocs[first]
+            return [(al.data, np.arange(len(idx)), (addrs - np.uint64(al.start)).astype(np.int64), "global", addrs)]
+        for kk in np.unique(k):
+            pos = np.flatnonzero(k == kk)
+            al = self.mem.allocs[int(kk)]
+            groups.append((al.data, pos, (addrs[pos] - np.uint64(al.start)).astype(np.int64), "global", addrs[pos]))
+        return groups
+
+    def _bufname(self, space, addr):
+        return self.mem.nearest(addr) if space in ("global", "const", "generic") else space
+
+    def record(self, ins, space, idx, addrs, width, kind):
+        if self.trace and space in ("global", "shared"):
+            self._trace.append((ins.index, space, idx.copy(), np.asarray(addrs, np.uint64).copy(), width, kind,
+                                self.epoch[self.blk[idx]].copy()))
+
+    def accesses(self) -> list[Access]:
+        out = []
+        for ins, space, idx, addrs, width, kind, ep in self._trace:
+            for t, a, e in zip(idx.tolist(), addrs.tolist(), ep.tolist()):
+                out.append(Access(tuple(int(x) for x in self.cta[:, t]), tuple(int(x) for x in self.tidx[:, t]),
+                                  ins, int(a), width, kind, space, int(e)))
+        return out

@@ -1,0 +1,222 @@
+"""Where conformance runs a kernel: the CPU (kreg's PTX emulator) or the GPU (CuPy, the exact PTX).
+Both hand out guarded buffers: one allocation of guard + data + guard bytes whose pointer is the data
+start, so a write before or after a buffer lands in a guard that is checked afterwards."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .launch import BoundLaunch, GpuModule, parsed
+
+
+class LaunchFailure(RuntimeError):
+    """The kernel did not complete: a fault, a trap, an out-of-bounds access or a step limit."""
+
+    def __init__(self, kind: str, message: str):
+        self.kind = kind
+        super().__init__(message)
+
+
+@dataclass
+class Guarded:
+    name: str
+    nbytes: int
+    guard: int
+    handle: object          # the device's allocation
+    base: int               # address of the allocation
+    front: np.ndarray       # the pattern written in the guards
+    back: np.ndarray
+
+    @property
+    def ptr(self) -> int:
+        return self.base + self.guard
+
+
+class Device:
+    """The operations conformance needs. Subclasses: CpuDevice, GpuDevice."""
+    name = "?"
+    observe = False   # record every access during the next launches (where the device can)
+    guard = 1024   # bytes either side of every buffer; a multiple of 256 keeps pointers aligned
+
+    def alloc(self, name: str, nbytes: int, rng: np.random.Generator) -> Guarded:
+        from .inputs import pattern_bytes
+        handle, base = self._alloc(nbytes + 2 * self.guard, name)
+        front, back = pattern_bytes(self.guard, rng), pattern_bytes(self.guard, rng)
+        buf = Guarded(name, nbytes, self.guard, handle, base, front, back)
+        self.buffers.append(buf)
+        self._write(handle, 0, front)
+        self._write(handle, self.guard + nbytes, back)
+        return buf
+
+    def write(self, buf: Guarded, data: np.ndarray) -> None:
+        data = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+        if data.size != buf.nbytes:
+            raise ValueError(f"{buf.name}: writing {data.size} bytes into a {buf.nbytes}-byte buffer")
+        self._write(buf.handle, buf.guard, data)
+
+    def read(self, buf: Guarded) -> np.ndarray:
+        """The data bytes (a copy)."""
+        return self._read(buf.handle)[buf.guard:buf.guard + buf.nbytes].copy()
+
+    def guard_damage(self, buf: Guarded) -> list[str]:
+        """What a kernel did to the guards: empty if both are untouched."""
+        raw = self._read(buf.handle)
+        why = []
+        for side, want, got, off in (("before", buf.front, raw[:buf.guard], -buf.guard),
+                                     ("after", buf.back, raw[buf.guard + buf.nbytes:], buf.nbytes)):
+            bad = np.flatnonzero(got != want)
+            if bad.size:
+                lo, hi = int(bad[0]) + off, int(bad[-1]) + off
+                why.append(f"{buf.name}: {bad.size} guard bytes {side} the buffer overwritten "
+                           f"(byte offsets {lo}..{hi} relative to its start; it holds {buf.nbytes} bytes)")
+        return why
+
+    @property
+    def buffers(self) -> list[Guarded]:
+        return self.__dict__.setdefault("_buffers", [])
+
+    def stray_accesses(self) -> list[str]:
+        """Accesses the device observed outside their buffer's data since the last call (the CPU
+        records every access; a GPU observes none, so only guard damage shows there)."""
+        return []
+
+    def load(self, ptx: str):
+        raise NotImplementedError
+
+    def launch(self, module, bl: BoundLaunch) -> None:
+        raise NotImplementedError
+
+    def sync(self) -> None:
+        pass
+
+    def describe(self) -> str:
+        return self.name
+
+
+class CpuDevice(Device):
+    """The PTX emulator (kreg.checker.emulator): every launch runs all threads on the CPU."""
+    name = "cpu"
+
+    def __init__(self, max_steps: int = 50_000_000):
+        from kreg.checker import emulator
+        self._emu = emulator
+        self.mem = emulator.Memory()
+        self.max_steps = max_steps
+        self._stray: list[str] = []
+
+    def _alloc(self, nbytes, name):
+        addr = self.mem.alloc(nbytes, name=name)
+        return addr, addr
+
+    def _write(self, handle, offset, data):
+        self.mem.view(handle)[offset:offset + data.size] = data
+
+    def _read(self, handle):
+        return self.mem.view(handle)
+
+    def load(self, ptx: str):
+        return parsed(ptx)
+
+    def launch(self, module, bl: BoundLaunch) -> None:
+        try:
+            res = self._emu.launch(module, bl.entry, bl.grid, bl.block, bl.shared, bl.args, self.mem,
+                                   max_steps=self.max_steps, trace=self.observe)
+        except self._emu.EmulatorError as e:
+            kind = getattr(e, "kind", "error")
+            what = "did not finish (step limit reached: a hang?)" if kind == "step-limit" else kind
+            raise LaunchFailure(kind, f"{bl.entry}: {what}: {e}") from None
+        if res.accesses:
+            self._stray += stray(bl.entry, res.accesses, self.buffers)
+
+    def stray_accesses(self) -> list[str]:
+        out, self._stray = self._stray, []
+        return out
+
+    def describe(self) -> str:
+        return "cpu (kreg PTX emulator)"
+
+
+def stray(entry: str, accesses, buffers: list[Guarded], limit: int = 3) -> list[str]:
+    """Global accesses that touch a guard band: one sentence per buffer and kind, with the first
+    offending thread."""
+    import numpy as np
+    acc = [a for a in accesses if a.space == "global"]
+    if not acc or not buffers:
+        return []
+    addr = np.array([a.address for a in acc], dtype=np.int64)
+    width = np.array([a.width for a in acc], dtype=np.int64)
+    out = []
+    for b in buffers:
+        lo_alloc, lo, hi = b.base, b.ptr, b.ptr + b.nbytes
+        hit = (addr + width > lo_alloc) & (addr < hi + b.guard) & ((addr < lo) | (addr + width > hi))
+        for kind in ("read", "write", "atomic"):
+            idx = [i for i in np.flatnonzero(hit) if acc[i].kind == kind]
+            if idx:
+                a = acc[idx[0]]
+                side = "before the start" if a.address < lo else "past the end"
+                out.append(f"{entry}: {len(idx)} {kind}s {side} of {b.name} ({b.nbytes} bytes), first by block "
+                           f"{a.block} thread {a.thread}: {a.width} bytes at offset {a.address - lo}")
+    return out[:limit * len(buffers)]
+
+
+class GpuDevice(Device):
+    """The current CUDA GPU through CuPy; launches are synchronised so a fault is raised here."""
+    name = "gpu"
+    guard = 4096
+
+    def __init__(self):
+        import cupy
+        self.cp = cupy
+        props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
+        self.device_name = props["name"].decode()
+        self.l2_bytes = int(props.get("l2CacheSize", 50 << 20))
+        self._keep = []
+
+    def _alloc(self, nbytes, name):
+        arr = self.cp.empty(nbytes, dtype=self.cp.uint8)
+        return arr, int(arr.data.ptr)
+
+    def _write(self, handle, offset, data):
+        handle[offset:offset + data.size].set(data)
+
+    def _read(self, handle):
+        return self.cp.asnumpy(handle)
+
+    def load(self, ptx: str):
+        return parsed(ptx), GpuModule(ptx)
+
+    def launch(self, module, bl: BoundLaunch) -> None:
+        try:
+            module[1].launch(bl)
+        except Exception as e:
+            raise LaunchFailure("launch", f"{bl.entry}: launch failed: {type(e).__name__}: {e}") from None
+
+    def sync(self) -> None:
+        try:
+            self.cp.cuda.Device().synchronize()
+        except Exception as e:
+            raise LaunchFailure("fault", f"the kernel faulted: {type(e).__name__}: {e}") from None
+
+    def describe(self) -> str:
+        return f"gpu ({self.device_name}, driver {self.cp.cuda.runtime.driverGetVersion()})"
+
+
+def ptx_module(device: Device, module):
+    """The parsed PTX module of what device.load() returned (bind() needs its param types)."""
+    return module[0] if isinstance(module, tuple) else module
+
+
+def open_device(kind: str) -> Device:
+    """The device by name; raises RuntimeError saying why it is not available."""
+    if kind == "cpu":
+        try:
+            return CpuDevice()
+        except ImportError as e:
+            raise RuntimeError(f"the CPU device needs kreg.checker.emulator, which is not available ({e})") from None
+    if kind == "gpu":
+        try:
+            return GpuDevice()
+        except Exception as e:
+            raise RuntimeError(f"no usable GPU ({type(e).__name__}: {e})") from None
+    raise RuntimeError(f"unknown device {kind!r} (cpu or gpu)")

@@ -1,0 +1,287 @@
+"""Numerics and anti-cheat checks of one variant on one device, case by case. Each case runs three
+launches in the same guarded buffers:
+  1. seeded inputs, outputs poisoned: guards intact, inputs unchanged bit for bit, every output
+     element written, outputs within the op's tolerance of the float64 reference;
+  2. fresh inputs, outputs left as launch 1 wrote them: the fresh answer, not the previous one;
+  3. the same inputs as launch 2, outputs re-poisoned with another pattern: the same bits as launch 2
+     (unless the variant declares itself non-deterministic).
+Every failure is a sentence that says what happened, where."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kreg.registry.schema import Op, Variant
+
+from .devices import Device, LaunchFailure, ptx_module
+from .dtypes import decode, is_float, storage
+from .inputs import host_scalars, make_inputs, output_params, poison_bits, poison_bytes, readable_params, to_bytes
+from .launch import BindError, bind, buffer_sizes
+from .references import REFERENCES
+from .shapes import is_ragged
+
+
+@dataclass
+class CaseResult:
+    case: str
+    dims: dict[str, int]
+    ragged: bool
+    failures: list[str] = field(default_factory=list)
+    outputs: dict[str, dict] = field(default_factory=dict)   # per output: max_abs_err, max_rel_err, worst
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+    def as_json(self) -> dict:
+        return {"case": self.case, "dims": self.dims, "ragged": self.ragged, "pass": self.ok,
+                "failures": self.failures, "outputs": self.outputs}
+
+
+def _index(shape, flat: int) -> list[int]:
+    return [int(i) for i in np.unravel_index(flat, shape)] if shape else []
+
+
+def within(got: np.ndarray, want: np.ndarray, tolerance: dict) -> np.ndarray:
+    """Elementwise: equal (NaN matching NaN, infinities matching), or within atol + rtol * |want|."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        same = (got == want) | (np.isnan(got) & np.isnan(want))
+        return same | (np.abs(got - want) <= tolerance["atol"] + tolerance["rtol"] * np.abs(want))
+
+
+def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, tolerance: dict | None,
+            ignore: np.ndarray | None = None) -> tuple[list[str], dict]:
+    """Failures (sentences) and error statistics of one output against its reference; elements in
+    `ignore` (already reported as never written) count as neither right nor wrong."""
+    shape = want.shape
+    got, want = got.reshape(-1), np.asarray(want, dtype=np.float64).reshape(-1)
+    if ignore is not None and ignore.any():
+        keep = ~ignore.reshape(-1)
+        got, want = np.where(keep, got, want), want
+    stats = {"max_abs_err": 0.0, "max_rel_err": 0.0, "worst": None, "elements": int(want.size)}
+    if want.size == 0:
+        return [], stats
+    if not is_float(dtype):
+        bad = np.flatnonzero(got != want)
+        if bad.size:
+            i = int(bad[0])
+            return [f"{name}: {bad.size} of {want.size} elements differ from the reference (integers must be "
+                    f"exact); first at {_index(shape, i)}: got {int(got[i])}, want {want[i]:g}"], stats
+        return [], stats
+    if tolerance is None:
+        return [f"{name}: the op gives no tolerance for {dtype}"], stats
+    atol, rtol = tolerance["atol"], tolerance["rtol"]
+    ok = within(got, want, tolerance)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        err = np.abs(got - want)
+        bound = atol + rtol * np.abs(want)
+        same = (got == want) | (np.isnan(got) & np.isnan(want))
+        finite = np.isfinite(err)
+        if finite.any():
+            stats["max_abs_err"] = float(err[finite].max())
+            nz = finite & (want != 0)
+            stats["max_rel_err"] = float((err[nz] / np.abs(want[nz])).max()) if nz.any() else 0.0
+        ratio = np.where(same, 0.0, np.where(np.isnan(err), np.inf, err / np.where(bound > 0, bound, 0)))
+    ratio = np.nan_to_num(ratio, nan=np.inf, posinf=np.inf)
+    w = int(np.argmax(ratio))
+    stats["worst"] = {"index": _index(shape, w), "got": float(got[w]), "want": float(want[w]),
+                      "err_over_tol": float(ratio[w])}
+    bad = np.flatnonzero(~ok)
+    if not bad.size:
+        return [], stats
+    why = []
+    nan = np.flatnonzero(np.isnan(got) & ~np.isnan(want))
+    if nan.size:
+        why.append(f"{name}: {nan.size} NaN where the reference is finite, first at {_index(shape, int(nan[0]))}")
+    if bad.size > nan.size:
+        why.append(f"{name}: {bad.size} of {want.size} elements outside atol={atol:g} rtol={rtol:g}; worst at "
+                   f"{stats['worst']['index']}: got {got[w]:.6g}, want {want[w]:.6g} "
+                   f"(error {ratio[w]:.3g}x the tolerance)")
+    return why, stats
+
+
+class CaseRun:
+    """The buffers of one case on one device, and the checks between launches."""
+
+    def __init__(self, device: Device, module, variant: Variant, op: Op, dims: dict[str, int],
+                 rng: np.random.Generator, references):
+        self.device, self.module, self.v, self.op, self.dims, self.rng = device, module, variant, op, dims, rng
+        self.references = references
+        self.dtypes = {n: op.dtype_of(n, variant.types) for n in buffer_sizes(variant, op, dims) if n in op.params}
+        self.dtypes |= {s.name: s.dtype for s in variant.scratch.values()}
+        self.bufs = {n: device.alloc(n, size, rng) for n, size in buffer_sizes(variant, op, dims).items()}
+        self.bound = bind(variant, op, ptx_module(device, module), dims, {n: b.ptr for n, b in self.bufs.items()})
+        self.written: dict[str, np.ndarray] = {}
+
+    def write_inputs(self, values: dict[str, np.ndarray]) -> None:
+        for n, x in values.items():
+            data = to_bytes(x, self.dtypes[n])
+            self.device.write(self.bufs[n], data)
+            self.written[n] = data
+
+    def poison(self, which: int) -> None:
+        for n in output_params(self.op):
+            if self.op.params[n].role == "out":
+                self.device.write(self.bufs[n], poison_bytes(self.dtypes[n], self.bufs[n].nbytes, which))
+        for n in self.v.scratch:
+            self.device.write(self.bufs[n], self.rng.integers(0, 256, self.bufs[n].nbytes, dtype=np.uint8))
+
+    def launch(self, observe: bool = False) -> None:
+        """All launches of the variant; `observe` asks the device to record every access (the CPU
+        can; it costs time, so only the first launch of a case does)."""
+        self.device.observe = observe
+        for bl in self.bound:
+            self.device.launch(self.module, bl)
+        self.device.sync()
+
+    def output_bits(self, name: str) -> np.ndarray:
+        return self.device.read(self.bufs[name]).view(storage(self.dtypes[name]))
+
+    def integrity(self, when: str) -> list[str]:
+        """Guards untouched everywhere, and every read-only input bit for bit as written."""
+        why = [f"{when}: {w}" for w in self.device.stray_accesses()]
+        why += [f"{when}: {w}" for b in self.bufs.values() for w in self.device.guard_damage(b)]
+        for n in readable_params(self.op):
+            if self.op.params[n].role == "inout":
+                continue
+            now = self.device.read(self.bufs[n])
+            diff = np.flatnonzero(now.view(storage(self.dtypes[n])) != self.written[n].view(storage(self.dtypes[n])))
+            if diff.size:
+                shape = self.op.shape(n, self.dims)
+                why.append(f"{when}: input {n} ({self.op.params[n].role}) was written: {diff.size} of "
+                           f"{int(np.prod(shape))} elements changed, first at {_index(shape, int(diff[0]))}")
+        return why
+
+    def unwritten(self, when: str, which: int) -> list[str]:
+        why = []
+        for n in output_params(self.op):
+            if self.op.params[n].role != "out":
+                continue
+            bits = self.output_bits(n)
+            left = np.flatnonzero(bits == poison_bits(self.dtypes[n], which))
+            if left.size:
+                shape = self.op.shape(n, self.dims)
+                why.append(f"{when}: output {n}: {left.size} of {bits.size} elements never written (still hold the "
+                           f"poison), first at {_index(shape, int(left[0]))}, last at {_index(shape, int(left[-1]))}")
+        return why
+
+    def reference(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        fn = self.references.get(self.op.reference)
+        if fn is None:
+            raise KeyError(f"no float64 reference named {self.op.reference!r}")
+        return fn(**inputs, **self.dims, **host_scalars(self.op))
+
+    def check_outputs(self, when: str, want: dict[str, np.ndarray], poison: int, stats: dict | None = None) -> list[str]:
+        why = []
+        for n in output_params(self.op):
+            if n not in want:
+                why.append(f"{when}: the reference gives no value for output {n}")
+                continue
+            bits = self.output_bits(n)
+            unwritten = (bits == poison_bits(self.dtypes[n], poison)) if self.op.params[n].role == "out" else None
+            w, st = compare(n, decode(bits, self.dtypes[n]), np.asarray(want[n]).reshape(self.op.shape(n, self.dims)),
+                            self.dtypes[n], self.op.tolerance.get(self.dtypes[n]), unwritten)
+            why += [f"{when}: {x}" for x in w]
+            if stats is not None:
+                stats[n] = st
+        return why
+
+
+def run_case(device: Device, module, variant: Variant, op: Op, case: str, dims: dict[str, int],
+             rng: np.random.Generator, references=None) -> CaseResult:
+    res = CaseResult(case, dict(dims), is_ragged(op, dims))
+    references = references or REFERENCES
+    try:
+        run = CaseRun(device, module, variant, op, dims, rng, references)
+    except BindError as e:
+        res.failures.append(f"cannot bind the launch: {e}")
+        return res
+    try:
+        a = make_inputs(op, variant, dims, rng)
+        run.write_inputs(a)
+        run.poison(0)
+        run.launch(observe=True)
+        res.failures += run.integrity("launch 1")
+        res.failures += run.unwritten("launch 1", 0)
+        want_a = run.reference(a)
+        res.failures += run.check_outputs("launch 1", want_a, 0, res.outputs)
+        first = {n: run.output_bits(n).copy() for n in output_params(op)}
+
+        b = make_inputs(op, variant, dims, rng)
+        run.write_inputs(b)
+        run.launch()
+        res.failures += run.integrity("launch 2 (fresh inputs)")
+        want_b = run.reference(b)
+        fresh = run.check_outputs("launch 2 (fresh inputs)", want_b, 0)
+        res.failures += fresh
+        if fresh:
+            res.failures += _stale(run, op, first, want_a, want_b)
+        second = {n: run.output_bits(n).copy() for n in output_params(op)}
+
+        run.write_inputs(b)
+        run.poison(1)
+        run.launch()
+        res.failures += run.integrity("launch 3 (repeat)")
+        res.failures += run.unwritten("launch 3 (repeat)", 1)
+        for n in output_params(op):
+            now = run.output_bits(n)
+            diff = np.flatnonzero((now != second[n]) & (now != poison_bits(run.dtypes[n], 1)))
+            if diff.size and variant.deterministic:
+                shape = op.shape(n, dims)
+                res.failures.append(f"launch 3 (repeat): output {n} is not deterministic: two identical launches gave "
+                                    f"different bits at {diff.size} of {second[n].size} elements, first at "
+                                    f"{_index(shape, int(diff[0]))} (declare `deterministic: false` if intended)")
+    except LaunchFailure as e:
+        res.failures.append(f"launch failed: {e}")
+    except Exception as e:   # a reference or binding problem: report, never crash the run
+        res.failures.append(f"{type(e).__name__}: {e}")
+    return res
+
+
+def _stale(run: CaseRun, op: Op, first: dict, want_a: dict, want_b: dict) -> list[str]:
+    """Launch 2 is wrong: say so if it returned launch 1's answer where the fresh answer differs."""
+    why = []
+    for n in output_params(op):
+        if n not in want_a or n not in want_b:
+            continue
+        now, dt = run.output_bits(n), run.dtypes[n]
+        wa, wb = np.asarray(want_a[n], np.float64).reshape(-1), np.asarray(want_b[n], np.float64).reshape(-1)
+        right_before = decode(first[n], dt) == wa
+        if is_float(dt) and dt in op.tolerance:
+            right_before = within(decode(first[n], dt), wa, op.tolerance[dt])
+        changed = wa != wb
+        stale = np.flatnonzero(changed & right_before & (now == first[n]))
+        if stale.size:
+            why.append(f"launch 2 (fresh inputs): output {n} still holds the previous launch's answer at "
+                       f"{stale.size} of {int(changed.sum())} elements whose answer changed (cached across launches)")
+    return why
+
+
+@dataclass
+class Numerics:
+    status: str                  # "pass" | "fail" | "not-run"
+    cases: list[CaseResult]
+    device: str
+    reason: str = ""
+
+    def failures(self) -> list[str]:
+        return [f"case {c.case} {c.dims}: {f}" for c in self.cases for f in c.failures]
+
+    def as_json(self) -> dict:
+        return {"status": self.status, "device": self.device, "reason": self.reason,
+                "cases_run": [c.case for c in self.cases], "cases": [c.as_json() for c in self.cases]}
+
+
+def run_numerics(device: Device, ptx: str, variant: Variant, op: Op, cases: dict[str, dict[str, int]],
+                 seed: int = 0, references=None) -> Numerics:
+    """Every case, in order; a launch failure (fault, trap, step limit) ends the run there."""
+    module = device.load(ptx)
+    results = []
+    for i, (name, dims) in enumerate(cases.items()):
+        r = run_case(device, module, variant, op, name, dims, np.random.default_rng([seed, i]), references)
+        results.append(r)
+        if any(f.startswith("launch failed") for f in r.failures):
+            break
+    status = "pass" if results and all(r.ok for r in results) else "fail"
+    return Numerics(status, results, device.describe(), "" if results else "no cases to run")

@@ -1,0 +1,126 @@
+"""Speed on the GPU: CUDA events around batches of launches, after a warm-up, median and spread of
+many batches, each launch on another set of buffers so the working set exceeds L2; the
+device-to-device copy bandwidth measured in the same process; achieved bytes/s from the op's traffic
+model; a figure above the copy roofline is flagged as a broken kernel or a broken measurement."""
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+
+from kreg.registry.schema import Op, Variant
+
+from .devices import GpuDevice, ptx_module
+from .inputs import make_inputs, output_params, poison_bytes, to_bytes
+from .launch import bind, buffer_sizes
+
+MAX_SETS = 1 << 16
+ROOFLINE_SLACK = 1.05     # measured copy bandwidth is itself a measurement; 5% above it is already broken
+
+
+def _time_batches(cp, fn, batches: int, per_batch: int, warmup: int = 3) -> list[float]:
+    """Seconds per call of fn(i), one figure per batch of per_batch calls timed by CUDA events."""
+    for i in range(warmup):
+        fn(i)
+    cp.cuda.Device().synchronize()
+    out, k = [], 0
+    for _ in range(batches):
+        start, stop = cp.cuda.Event(), cp.cuda.Event()
+        start.record()
+        for _ in range(per_batch):
+            fn(k)
+            k += 1
+        stop.record()
+        stop.synchronize()
+        out.append(cp.cuda.get_elapsed_time(start, stop) * 1e-3 / per_batch)
+    return out
+
+
+def copy_bandwidth(dev: GpuDevice, nbytes: int = 1 << 30, batches: int = 15) -> float:
+    """Device-to-device copy bytes/s, counting bytes read plus bytes written."""
+    cp = dev.cp
+    src, dst = cp.empty(nbytes, dtype=cp.uint8), cp.empty(nbytes, dtype=cp.uint8)
+    src.fill(1)
+    ts = _time_batches(cp, lambda i: dst.data.copy_from_device_async(src.data, nbytes), batches, 2)
+    del src, dst
+    return 2 * nbytes / float(np.median(ts))
+
+
+def time_case(dev: GpuDevice, module, variant: Variant, op: Op, dims: dict[str, int], copy_bw: float,
+              seed: int = 0, batches: int = 21, min_batch_s: float = 2e-3, arena_bytes: int | None = None) -> dict:
+    """Median time of the variant at these dims with inputs rotated through enough buffer sets to
+    exceed twice the L2 cache, and its place against the copy roofline."""
+    cp = dev.cp
+    sizes = buffer_sizes(variant, op, dims)
+    traffic = op.traffic_bytes(dims, variant.types)
+    set_bytes = sum(-(-s // 256) * 256 for s in sizes.values()) or 256
+    arena_bytes = arena_bytes or max(2 * dev.l2_bytes, set_bytes)
+    nsets = max(1, min(MAX_SETS, math.ceil(arena_bytes / set_bytes)))
+    rng = np.random.default_rng(seed)
+    arena = cp.empty(nsets * set_bytes, dtype=cp.uint8)
+    dtypes = {n: op.dtype_of(n, variant.types) for n in sizes if n in op.params}
+    first = make_inputs(op, variant, dims, rng)
+    image = np.zeros(set_bytes, dtype=np.uint8)   # one set's bytes: inputs and poisoned outputs
+    offsets, off = {}, 0
+    for n, s in sizes.items():
+        offsets[n] = off
+        if n in first:
+            image[off:off + s] = to_bytes(first[n], dtypes[n])
+        elif n in output_params(op):
+            image[off:off + s] = poison_bytes(dtypes[n], s)
+        off += -(-s // 256) * 256
+    arena.reshape(nsets, set_bytes)[:] = cp.asarray(image)
+    base = int(arena.data.ptr)
+    ptrs = {n: base + o for n, o in offsets.items()}
+    first_set = bind(variant, op, ptx_module(dev, module), dims, ptrs)
+    is_ptr = [[isinstance(a, np.uint64) and int(a) in ptrs.values() for a in bl.args] for bl in first_set]
+    bound = [[replace(bl, args=tuple(np.uint64(int(a) + i * set_bytes) if p else a for a, p in zip(bl.args, isp)))
+              for bl, isp in zip(first_set, is_ptr)] for i in range(nsets)]
+    gm = module[1]
+
+    def one(i):
+        for bl in bound[i % nsets]:
+            gm.launch(bl)
+
+    probe = _time_batches(cp, one, 1, 3, warmup=1)[0]
+    per_batch = max(1, min(2000, math.ceil(min_batch_s / max(probe, 1e-7))))
+    ts = _time_batches(cp, one, batches, per_batch)
+    del arena
+    t = float(np.median(ts))
+    bw = traffic / t
+    return {"median_us": t * 1e6, "p10_us": float(np.percentile(ts, 10)) * 1e6,
+            "p90_us": float(np.percentile(ts, 90)) * 1e6, "spread_pct": 100 * float(np.percentile(ts, 90) -
+                                                                                np.percentile(ts, 10)) / t,
+            "runs": batches, "launches_per_run": per_batch, "buffer_sets": nsets,
+            "working_set_bytes": nsets * set_bytes, "traffic_bytes": traffic, "tb_per_s": bw / 1e12,
+            "pct_of_copy_bw": 100 * bw / copy_bw, "above_roofline": bool(bw > ROOFLINE_SLACK * copy_bw)}
+
+
+def measure(dev: GpuDevice, ptx: str, variant: Variant, op: Op, cases: dict[str, dict[str, int]],
+            copy_bw: float | None = None) -> dict:
+    """Every given case timed; the summary is the case that moves the most bytes."""
+    copy_bw = copy_bw or copy_bandwidth(dev)
+    module = dev.load(ptx)
+    per_case = {name: time_case(dev, module, variant, op, dims, copy_bw) for name, dims in cases.items()}
+    big = max(cases, key=lambda n: op.traffic_bytes(cases[n], variant.types))
+    top = per_case[big]
+    return {"device": dev.describe(), "copy_tb_per_s": copy_bw / 1e12, "case": big,
+            "median_us": top["median_us"], "pct_of_copy_bw": top["pct_of_copy_bw"],
+            "above_roofline": any(c["above_roofline"] for c in per_case.values()), "cases": per_case}
+
+
+def add_ratios(results: list[dict]) -> None:
+    """Each variant's time over the fastest variant of the same op and types, per case (in place)."""
+    groups: dict[tuple, list[dict]] = {}
+    for r in results:
+        if r.get("speed") and r["speed"].get("cases"):
+            groups.setdefault((r["op"], tuple(sorted(r.get("types", {}).items()))), []).append(r)
+    for rs in groups.values():
+        for r in rs:
+            r["speed"]["ratio_to_fastest"] = {}
+            for case, c in r["speed"]["cases"].items():
+                times = [o["speed"]["cases"][case]["median_us"] for o in rs if case in o["speed"]["cases"]
+                         and not o["speed"]["cases"][case]["above_roofline"]]
+                if times:
+                    r["speed"]["ratio_to_fastest"][case] = c["median_us"] / min(times)
