@@ -52,11 +52,12 @@ class _Q:
 
 
 class _Solver:
-    """A fresh solver per query (z3's non-incremental bit-vector tactics are far faster than its
-    incremental core on multiplications), with a per-query timeout and a per-variant deadline."""
+    """One incremental solver holding the launch's constraints; each query is pushed and popped with
+    its own timeout, under a per-variant deadline."""
 
     def __init__(self, base, timeout_ms, deadline):
-        self.base = list(base)
+        self.s = z3.Solver()
+        self.s.add(*base)
         self.deadline = deadline
         self.timeout_ms = timeout_ms
 
@@ -64,18 +65,20 @@ class _Solver:
         left = self.deadline - time.monotonic()
         if left <= 0:
             return "unknown", None, "time budget of the variant exhausted"
-        s = z3.Solver()
-        s.set("timeout", int(max(1, min(timeout_ms or self.timeout_ms, left * 1000))))
+        self.s.set("timeout", int(max(1, min(timeout_ms or self.timeout_ms, left * 1000))))
+        self.s.push()
         try:
-            s.add(*self.base, f, *extra)
-            r = s.check()
+            self.s.add(f, *extra)
+            r = self.s.check()
             if r == z3.sat:
-                return "sat", s.model(), None
+                return "sat", self.s.model(), None
             if r == z3.unsat:
                 return "unsat", None, None
-            return "unknown", None, f"solver: {s.reason_unknown()}"
+            return "unknown", None, f"solver: {self.s.reason_unknown()}"
         except z3.Z3Exception as e:
             return "unknown", None, f"solver error: {e}"
+        finally:
+            self.s.pop()
 
 
 def prove_variant(variant: Variant, op: Op, ptx: str, *, timeout_ms: int = 10000,
@@ -229,7 +232,7 @@ def _prove_launch(variant, op, module, launch, timeout_ms, deadline, n=0) -> dic
         except Exception as e:       # a replay problem never changes a verdict
             v.replay = "not-run"
             v.reason = f"{v.reason}; replay failed: {type(e).__name__}: {e}"
-        if v.status == "unknown" and v.replay == "confirmed":
+        if v.status == "unknown" and v.replay == "confirmed" and p != "race_free":
             v.status = "refuted"
             v.reason = f"{v.reason}; the emulator replay of the witness confirms it"
     return out

@@ -73,7 +73,8 @@ def test_correct_kernels_proof_rate(capsys):
     proven = [n for n in CORRECT if all(_prove(n)[p].status == "proven" for p in PROPS)]
     for n in CORRECT:
         for p in PROPS:
-            assert _prove(n)[p].status != "refuted", f"{n}: {p} refuted on a correct kernel"
+            v = _prove(n)[p]
+            assert v.status != "refuted", f"{n}: {p} refuted on a correct kernel: {v.reason} {v.witness}"
     with capsys.disabled():
         print(f"\nprover corpus: {len(proven)}/{len(CORRECT)} correct kernels proven on all four properties "
               f"(timeout {TIMEOUT_MS} ms); not proven: {sorted(set(CORRECT) - set(proven))}")
@@ -133,6 +134,6 @@ def test_registry_add_safe_variant_is_proven():
         if v.name != "add_bf16_safe":
             continue
         ptx = compile_cuda(v.source_path.read_text(), v.source_path.name, v.options).ptx
-        res = prove_variant(v, cat.ops[v.op], ptx)
+        res = prove_variant(v, cat.ops[v.op], ptx, timeout_ms=10000, budget_ms=60000)
         for p in PROPS:
             assert res[p].status == "proven", f"{v.name}: {p} {res[p].status}: {res[p].reason}"
