@@ -101,28 +101,41 @@ class LaunchEnv:
         return {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[t[1]]
 
     def _z(self, t):
+        return self._zs(t)[0]
+
+    def _zs(self, t):
+        """(bitvector, known to be >= 0): unsigned division where both sides are non-negative (dims
+        are), which z3 turns into shifts for powers of two instead of divider circuits."""
         k, W = t[0], self.W
         if k == "int":
-            return bv(t[1], W)
+            return bv(t[1], W), t[1] >= 0
         if k == "name":
-            return self.dims[t[1]]
+            return self.dims[t[1]], self.op.dims[t[1]][0] >= 0
         if k == "neg":
-            return -self._z(t[1])
+            return -self._z(t[1]), False
         if k in ("+", "-", "*"):
-            a, b = self._z(t[1]), self._z(t[2])
-            return a + b if k == "+" else a - b if k == "-" else a * b
+            (a, na), (b, nb) = self._zs(t[1]), self._zs(t[2])
+            if k == "+":
+                return a + b, na and nb
+            return (a - b, False) if k == "-" else (a * b, na and nb)
         if k in ("//", "%"):
-            a, b = self._z(t[1]), self._z(t[2])
+            (a, na), (b, nb) = self._zs(t[1]), self._zs(t[2])
+            if na and nb:
+                return (z3.UDiv(a, b) if k == "//" else z3.URem(a, b)), True
             q = _floordiv(a, b)
-            return q if k == "//" else a - b * q
+            return (q if k == "//" else a - b * q), False
         if k == "call":
-            args = [self._z(x) for x in t[2:]]
+            args = [self._zs(x) for x in t[2:]]
             if t[1] == "cdiv":
-                return -_floordiv(-args[0], args[1])
-            out = args[0]
-            for x in args[1:]:
+                (a, na), (b, nb) = args
+                if na and nb:
+                    return z3.UDiv(a + b - 1, b), True
+                return -_floordiv(-a, b), False
+            out, nn = args[0]
+            for x, nx in args[1:]:
                 out = z3.If(x < out, x, out) if t[1] == "min" else z3.If(x > out, x, out)
-            return out
+                nn = (nn and nx) if t[1] == "min" else (nn or nx)
+            return out, nn
         raise Unsupported(f"expression node {k}")
 
     def _size(self, shape, esize):

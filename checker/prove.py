@@ -17,6 +17,7 @@ from . import ptx as P
 from .env import AXES, LaunchEnv
 from .loops import Unsupported
 from .symbolic import Executor
+from .witness import replay
 
 CHECKER_VERSION = "prover-0.1"
 PROPS = ("read_only", "in_bounds", "race_free", "barrier_safe")
@@ -51,9 +52,11 @@ class _Q:
 
 
 class _Solver:
+    """One incremental solver holding the launch's constraints; each query is pushed and popped with
+    its own timeout, under a per-variant deadline."""
+
     def __init__(self, base, timeout_ms, deadline):
         self.s = z3.Solver()
-        self.s.set("timeout", int(timeout_ms))
         self.s.add(*base)
         self.deadline = deadline
         self.timeout_ms = timeout_ms
@@ -78,17 +81,21 @@ class _Solver:
             self.s.pop()
 
 
-def prove_variant(variant: Variant, op: Op, ptx: str, *, timeout_ms: int = 10000) -> dict[str, Verdict]:
+def prove_variant(variant: Variant, op: Op, ptx: str, *, timeout_ms: int = 10000,
+                  budget_ms: int | None = None) -> dict[str, Verdict]:
+    """The four verdicts for a variant. timeout_ms bounds one solver query (the all-dims attempt gets a
+    fifth of it, each named case half); budget_ms (default timeout_ms) bounds the whole variant: a query
+    left unanswered when it runs out is `unknown`, never `proven`."""
     sha = hashlib.sha256(ptx.encode()).hexdigest()
     try:
         module = P.parse(ptx)
     except P.ParseError as e:
         return {p: Verdict("unknown", None, f"PTX not parsed: {e}", ptx_sha256=sha) for p in PROPS}
     total: dict[str, Verdict] = {}
-    deadline = time.monotonic() + 3 * timeout_ms / 1000
+    deadline = time.monotonic() + (budget_ms or timeout_ms) / 1000
     for n, launch in enumerate(variant.launches):
         try:
-            res = _prove_launch(variant, op, module, launch, timeout_ms, deadline)
+            res = _prove_launch(variant, op, module, launch, timeout_ms, deadline, n)
         except (Unsupported, P.ParseError) as e:
             res = {p: Verdict("unknown", None, f"unsupported: {e}") for p in PROPS}
         except Exception as e:     # never let a prover bug become a verdict other than unknown
@@ -107,7 +114,7 @@ def prove_variant(variant: Variant, op: Op, ptx: str, *, timeout_ms: int = 10000
     return total
 
 
-def _prove_launch(variant, op, module, launch, timeout_ms, deadline) -> dict[str, Verdict]:
+def _prove_launch(variant, op, module, launch, timeout_ms, deadline, n=0) -> dict[str, Verdict]:
     kernel = module.kernel(launch.entry)
     env = LaunchEnv(variant, op, module, launch)
     ta = Executor(kernel, module, env, "A").run_kernel()
@@ -191,11 +198,15 @@ def _prove_launch(variant, op, module, launch, timeout_ms, deadline) -> dict[str
                     queries["race_free"].append(_Q(z3.And(f, distinct), f"{a.kind}/{b2.kind} conflict on "
                                                    f"{a.buffer}", {"acc": [a, b2], "buf": bufs[a.buffer]}))
 
-    for a, b2 in zip(ta.branches, tb.branches):
-        ks = z3.And(*[x == y for x, y in zip(a.loop_ks, b2.loop_ks)])
-        f = z3.And(a.pc, b2.pc, distinct_in_block, a.epoch == b2.epoch, ks, a.cond != b2.cond)
-        queries["barrier_safe"].append(_Q(f, "barrier reachable under thread-dependent control flow",
-                                          {"branch": (a, b2)}))
+    # every pair of dynamic instances of the same branch (the same context: same loop iterations)
+    for x, a in enumerate(ta.branches):
+        for y, b2 in enumerate(tb.branches):
+            if a.instr.index != b2.instr.index:
+                continue
+            ks = z3.And(*[u == v for u, v in zip(a.loop_ks, b2.loop_ks)]) if x == y else z3.BoolVal(True)
+            f = z3.And(a.pc, b2.pc, distinct_in_block, a.epoch == b2.epoch, ks, a.cond != b2.cond)
+            queries["barrier_safe"].append(_Q(f, "barrier reachable under thread-dependent control flow",
+                                              {"branch": (a, b2)}))
 
     out = {}
     for p in PROPS:
@@ -212,6 +223,18 @@ def _prove_launch(variant, op, module, launch, timeout_ms, deadline) -> dict[str
         for p in PROPS:
             if out[p].status == "proven":
                 out[p] = Verdict("unknown", None, "loop summary not justified: " + "; ".join(caveats[:3]))
+    for p, v in out.items():
+        if v.witness is None:
+            continue
+        v.witness["launch"] = n
+        try:
+            v.replay = replay(variant, op, module, p, v.witness)
+        except Exception as e:       # a replay problem never changes a verdict
+            v.replay = "not-run"
+            v.reason = f"{v.reason}; replay failed: {type(e).__name__}: {e}"
+        if v.status == "unknown" and v.replay == "confirmed" and p != "race_free":
+            v.status = "refuted"
+            v.reason = f"{v.reason}; the emulator replay of the witness confirms it"
     return out
 
 
@@ -224,7 +247,9 @@ def _decide(prop, qs, solver, env, cases, approx) -> Verdict:
         if r == "unsat":
             continue
         if r == "sat":
-            return _violation(prop, q, model, env, approx)
+            small = [z3.ULE(env.dims[d], max(lo, min(hi, 1024))) for d, (lo, hi) in env.op.dims.items()]
+            r2, m2, _ = solver.check(q.formula, small, timeout_ms=1000)
+            return _violation(prop, q, m2 if r2 == "sat" else model, env, approx)
         pending.append((q, msg))
     if not pending:
         return Verdict("proven", "all-dims", None)

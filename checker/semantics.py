@@ -129,7 +129,8 @@ def execute(ex, st, ins: P.Instr, guard):
         a, ta = ex.operand(st, ins.args[1], w)
         b, tb = ex.operand(st, ins.args[2], w)
         c, _ = ex.operand(st, ins.args[3], 0)
-        return ex.write(st, d, z3.If(c, a, b), ta if ta == tb else _join(ta, tb, "?"), guard)
+        tag = ta if ta == tb else ex.alt_tag([(c, ta), (z3.Not(c), tb)]) if ta and tb else "?"
+        return ex.write(st, d, z3.If(c, a, b), tag, guard)
     if t == "pred":
         vals = [ex.operand(st, a, 0)[0] for a in ins.args[1:]]
         if op == "and":
@@ -277,18 +278,21 @@ def _load(ex, st, ins, guard):
         return ex.write(st, d, fit(v, _width_of(ex, d, ew), signed), tag, guard)
     addr, tag = _address(ex, st, a)
     ex.record(st, ins, "read", tag, addr, ew // 8 * n, guard)
-    buf = ex.env.buffers.get(tag)
+    alts = ex.resolve(tag) if tag is not None else [(None, None)]
+    bufs = [(c, ex.env.buffers.get(t)) for c, t in alts]
     items = d.items if isinstance(d, P.Vec) else (d,)
     for i, x in enumerate(items):
         if isinstance(x, P.Sink):
             continue
-        if buf is not None and buf.role == "in":
-            v = ex.uf(f"mem_{tag}_{ew}", [addr + i * (ew // 8)], ew)
-            if buf.values is not None:
-                lo, hi = buf.values
-                wide = lo.size()
-                vv = fit(v, wide, buf.signed)
-                ex.trace.defs.append(z3.And(lo <= vv, vv <= hi))
+        if all(b is not None and b.role == "in" for _, b in bufs):
+            v = None
+            for c, buf in reversed(bufs):
+                vi = ex.uf(f"mem_{buf.name}_{ew}", [addr + i * (ew // 8)], ew)
+                if buf.values is not None:
+                    lo, hi = buf.values
+                    vv = fit(vi, lo.size(), buf.signed)
+                    ex.trace.defs.append(z3.And(lo <= vv, vv <= hi))
+                v = vi if v is None or c is None else z3.If(c, vi, v)
         else:
             v = ex.fresh(f"ld{ins.index}", ew)
         ex.write(st, x, fit(v, _width_of(ex, x, ew), signed), None, guard)

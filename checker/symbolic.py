@@ -96,6 +96,7 @@ class Executor:
         self.trace = Trace()
         self.counter = 0
         self.created: list = []
+        self.alts: list = []          # ("alt", i) tags: a pointer into one of several buffers
         self.loops = find_loops(kernel)
         self.bar_branches = _barrier_branches(kernel)
         self.steps = 0
@@ -226,12 +227,32 @@ class Executor:
                         v = self.undef(r)
                     out = v if out is None else z3.If(c, v, out)
                 regs[r] = out
-            tags[r] = ts.pop() if len(ts) == 1 else "?"
+            tags[r] = ts.pop() if len(ts) == 1 else self.alt_tag(
+                [(c, s.tags.get(r)) for c, s in sel_states if r in s.regs])
         ep = None
         for c, s in reversed(sel_states):
             ep = s.epoch if ep is None else (ep if ep.eq(s.epoch) else z3.If(c, s.epoch, ep))
         ks = sel_states[0][1].loop_ks
         return State(regs, tags, pc, ep, ks)
+
+    def alt_tag(self, choices):
+        """A tag for a value that points into buffer t_i when c_i holds (c_i disjoint)."""
+        flat = []
+        for c, t in choices:
+            if t is None or t == "?":
+                return "?"
+            for c2, t2 in self.resolve(t):
+                flat.append((c if c2 is None else z3.And(c, c2), t2))
+        if len({t for _, t in flat}) == 1:
+            return flat[0][1]
+        self.alts.append(flat)
+        return ("alt", len(self.alts) - 1)
+
+    def resolve(self, tag):
+        """[(condition or None, buffer tag)] for a tag."""
+        if isinstance(tag, tuple):
+            return self.alts[tag[1]]
+        return [(None, tag)]
 
     def undef(self, r):
         return self.fresh(f"undef_{r}", 0 if self.k.regs[r] == "pred" else P.TYPES[self.k.regs[r]])
@@ -320,7 +341,9 @@ class Executor:
 
     def record(self, st, ins, kind, buf, addr, width, guard):
         pc = st.pc if guard is None else z3.And(st.pc, guard)
-        self.trace.accesses.append(Access(ins, kind, buf, addr, width, pc, st.epoch))
+        for c, b in self.resolve(buf):
+            self.trace.accesses.append(Access(ins, kind, b, addr, width, pc if c is None else z3.And(pc, c),
+                                              st.epoch))
 
 
 def _group(outs, ex):

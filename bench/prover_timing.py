@@ -1,0 +1,51 @@
+"""Prover timing table over the registry (and, with --corpus, the labelled prover corpus): wall time
+per variant on one core and the four verdicts. Output is saved in bench/results/prover_timing.txt."""
+from __future__ import annotations
+
+import argparse
+import datetime
+import platform
+import time
+from pathlib import Path
+
+from kreg.checker.compile import compile_cuda
+from kreg.checker.prove import CHECKER_VERSION, PROPS, prove_variant
+from kreg.registry.catalog import load_catalog
+from kreg.registry.schema import load_op, load_variant
+
+CORPUS = Path(__file__).resolve().parent.parent / "tests" / "prover_corpus"
+
+
+def rows(corpus: bool):
+    cat = load_catalog()
+    for e in cat.entries:
+        yield "registry", e.variant, cat.ops[e.variant.op]
+    if corpus:
+        ops = {o.name: o for o in (load_op(p) for p in sorted((CORPUS / "ops").glob("*.yaml")))}
+        for p in sorted(CORPUS.glob("*/*/*.yaml")):
+            v = load_variant(p, ops)
+            yield "corpus", v, ops[v.op]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--corpus", action="store_true")
+    ap.add_argument("--timeout-ms", type=int, default=10000)
+    a = ap.parse_args()
+    print(f"# kreg prover timing  checker {CHECKER_VERSION}  {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC"
+          f"  {platform.processor() or platform.machine()}  (one core, z3 per-query timeout {a.timeout_ms} ms)")
+    print(f"{'set':8s} {'variant':32s} {'safety':6s} {'seconds':>8s}  " + "  ".join(f"{p:12s}" for p in PROPS))
+    total = 0.0
+    for where, v, op in rows(a.corpus):
+        ptx = compile_cuda(v.source_path.read_text(), v.source_path.name, v.options).ptx
+        t = time.perf_counter()
+        res = prove_variant(v, op, ptx, timeout_ms=a.timeout_ms)
+        dt = time.perf_counter() - t
+        total += dt if where == "registry" else 0
+        cells = [res[p].status + ("*" if (res[p].scope or "").startswith("cases") else "") for p in PROPS]
+        print(f"{where:8s} {v.name:32s} {v.safety:6s} {dt:8.2f}  " + "  ".join(f"{c:12s}" for c in cells))
+    print(f"# registry total: {total:.2f} s   (* = proven for each named case, not for all dims)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,139 @@
+"""The prover against the labelled corpus (tests/prover_corpus): no buggy kernel is ever `proven` on
+the property its bug breaks; the correct kernels' proof rate is reported (and must not regress);
+every safe variant of the registry is proven on all four properties."""
+from __future__ import annotations
+
+import os
+from functools import cache
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kreg.checker.compile import compile_cuda
+from kreg.checker.prove import CHECKER_VERSION, PROPS, prove_variant
+from kreg.registry.catalog import load_catalog
+from kreg.registry.schema import load_op, load_variant
+
+CORPUS = Path(__file__).parent / "prover_corpus"
+LABELS = yaml.safe_load((CORPUS / "labels.yaml").read_text())
+TIMEOUT_MS = int(os.environ.get("KREG_PROVER_TEST_TIMEOUT_MS", "4000"))
+
+
+@cache
+def _ops():
+    return {o.name: o for o in (load_op(p) for p in sorted((CORPUS / "ops").glob("*.yaml")))}
+
+
+@cache
+def _variant(name):
+    p = next(CORPUS.glob(f"*/*/{name}.yaml"))
+    return load_variant(p, _ops())
+
+
+@cache
+def _ptx(name):
+    v = _variant(name)
+    return compile_cuda(v.source_path.read_text(), v.source_path.name, v.options).ptx
+
+
+@cache
+def _prove(name, timeout_ms=TIMEOUT_MS):
+    v = _variant(name)
+    return prove_variant(v, _ops()[v.op], _ptx(name), timeout_ms=timeout_ms, budget_ms=3 * timeout_ms)
+
+
+BUGGY = sorted(n for n, lab in LABELS.items() if not lab["correct"])
+CORRECT = sorted(n for n, lab in LABELS.items() if lab["correct"])
+
+
+def test_corpus_is_labelled_and_balanced():
+    files = {p.stem for p in CORPUS.glob("*/*/*.yaml")}
+    assert files == set(LABELS)
+    assert len(BUGGY) >= 20 and len(CORRECT) >= 20
+    assert {LABELS[n]["breaks"] for n in BUGGY} == set(PROPS)
+    for n in BUGGY:
+        assert _variant(n).safety == "unsafe"
+
+
+@pytest.mark.parametrize("name", BUGGY)
+def test_buggy_kernel_never_proven_on_its_property(name):
+    res = _prove(name)
+    prop = LABELS[name]["breaks"]
+    v = res[prop]
+    assert v.status != "proven", f"{name}: {prop} wrongly proven ({v.scope})"
+    assert v.reason, "a verdict that is not proven says why"
+    if v.status == "refuted":
+        w = v.witness
+        assert set(w["dims"]) == set(_ops()[_variant(name).op].dims)
+        assert w["instrs"] and all("index" in i and i["text"] for i in w["instrs"])
+
+
+def test_correct_kernels_proof_rate(capsys):
+    proven = [n for n in CORRECT if all(_prove(n)[p].status == "proven" for p in PROPS)]
+    for n in CORRECT:
+        for p in PROPS:
+            v = _prove(n)[p]
+            assert v.status != "refuted", f"{n}: {p} refuted on a correct kernel: {v.reason} {v.witness}"
+    with capsys.disabled():
+        print(f"\nprover corpus: {len(proven)}/{len(CORRECT)} correct kernels proven on all four properties "
+              f"(timeout {TIMEOUT_MS} ms); not proven: {sorted(set(CORRECT) - set(proven))}")
+    assert len(proven) >= 15
+
+
+def test_off_by_one_witness_is_concrete():
+    v = _prove("bug_off_by_one")["in_bounds"]
+    assert v.status == "refuted"
+    w = v.witness
+    n = w["dims"]["N"]
+    assert w["buffer"] in ("a", "b", "out") and w["buffer_bytes"] == 4 * n
+    off = w["addresses"][0]["offset"]
+    assert off >= 4 * n                                      # it really is past the end
+    b, t = w["blocks"][0][0], w["threads"][0][0]
+    assert (b * w["block"][0] + t) * 4 == off                 # and it is this thread's element i == N
+
+
+def test_race_witness_names_two_distinct_threads():
+    v = _prove("bug_two_per_index")["race_free"]
+    assert v.status == "refuted"
+    w = v.witness
+    assert len(w["threads"]) == 2
+    ga = w["blocks"][0][0] * w["block"][0] + w["threads"][0][0]
+    gb = w["blocks"][1][0] * w["block"][0] + w["threads"][1][0]
+    assert ga != gb and ga // 2 == gb // 2
+
+
+def test_verdict_records_ptx_hash_version_and_assumptions():
+    import hashlib
+    res = _prove("vec_basic")
+    sha = hashlib.sha256(_ptx("vec_basic").encode()).hexdigest()
+    for p in PROPS:
+        assert res[p].status == "proven" and res[p].scope == "all-dims"
+        assert res[p].ptx_sha256 == sha and res[p].checker_version == CHECKER_VERSION
+        assert "distinct" in res[p].assumptions
+
+
+def test_solver_timeout_is_never_proven_by_accident():
+    res = prove_variant(_variant("matmul_tiled"), _ops()["matmul"], _ptx("matmul_tiled"), timeout_ms=1)
+    for p in PROPS:
+        assert res[p].status in ("proven", "unknown")
+        if res[p].status == "unknown":
+            assert res[p].reason
+
+
+def test_unparsable_ptx_is_unknown():
+    res = prove_variant(_variant("vec_basic"), _ops()["vec"], ".version 9.0\n.target sm_90\nbogus;\n")
+    assert all(res[p].status == "unknown" and "PTX" in res[p].reason for p in PROPS)
+
+
+def test_registry_add_safe_variant_is_proven():
+    """The whole registry's table is bench/prover_timing.py's output (too slow for the unit suite)."""
+    cat = load_catalog()
+    for e in cat.entries:
+        v = e.variant
+        if v.name != "add_bf16_safe":
+            continue
+        ptx = compile_cuda(v.source_path.read_text(), v.source_path.name, v.options).ptx
+        res = prove_variant(v, cat.ops[v.op], ptx, timeout_ms=10000, budget_ms=60000)
+        for p in PROPS:
+            assert res[p].status == "proven", f"{v.name}: {p} {res[p].status}: {res[p].reason}"
