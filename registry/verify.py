@@ -7,6 +7,7 @@ import datetime
 import json
 import multiprocessing as mp
 import os
+import sys
 import traceback
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
@@ -204,6 +205,15 @@ def _speed_cell(r: dict) -> str:
     return f"{sp['median_us']:.1f} us, {sp['pct_of_copy_bw']:.0f}% bw" + (f", x{ratio:.2f}" if ratio else "")
 
 
+def _store_stages(store: Store, e: Entry, device: str, r: dict) -> None:
+    store.put(e.hash, __version__, device, "proof", e.op, e.name,
+              {"proofs": r["proofs"], "details": r.get("proof_details"), "ptx_sha256": r.get("ptx_sha256")})
+    store.put(e.hash, __version__, device, "numerics", e.op, e.name,
+              {"numerics": r["numerics"], "cases": r.get("numerics_detail", [])})
+    if r.get("speed"):
+        store.put(e.hash, __version__, device, "speed", e.op, e.name, r["speed"])
+
+
 def run_verify(args) -> int:
     from kreg.conformance.speed import add_ratios
     out, err = Console(), Console(stderr=True)
@@ -237,8 +247,11 @@ def run_verify(args) -> int:
         def one(i: int, e: Entry) -> None:
             r = run_isolated(e, cat.ops[e.op], args.device, args.timeout, opts)
             results[i] = r
+            _store_stages(store, e, args.device, r)      # kept as it comes: a killed run loses nothing done
             bar.advance(task)
             bar.update(task, description=f"{e.op}/{e.name}: {r['verdict']}")
+            if args.json:                                # no bar under --json: a line per variant instead
+                print(f"[{len(results)}/{len(entries)}] {e.op}/{e.name}: {r['verdict']}", file=sys.stderr, flush=True)
 
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             for f in [pool.submit(one, i, e) for i, e in enumerate(entries)]:
@@ -246,11 +259,7 @@ def run_verify(args) -> int:
     ordered = [results[i] for i in range(len(entries))]
     add_ratios(ordered)
     for e, r in zip(entries, ordered):
-        store.put(e.hash, __version__, args.device, "proof", e.op, e.name,
-                  {"proofs": r["proofs"], "details": r.get("proof_details"), "ptx_sha256": r.get("ptx_sha256")})
-        store.put(e.hash, __version__, args.device, "numerics", e.op, e.name,
-                  {"numerics": r["numerics"], "cases": r.get("numerics_detail", [])})
-        if r.get("speed"):
+        if r.get("speed"):       # again, now with the ratios to the op's other variants
             store.put(e.hash, __version__, args.device, "speed", e.op, e.name, r["speed"])
         store.put(e.hash, __version__, args.device, "verdict", e.op, e.name, r)
     if args.json:
