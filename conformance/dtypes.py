@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from kreg.checker.fpround import f32_to_bf16_rn
 from kreg.registry.schema import DTYPES
 
 BITS = {"f32": np.uint32, "f16": np.uint16, "bf16": np.uint16, "f64": np.uint64, "i8": np.int8, "u8": np.uint8,
@@ -19,22 +20,12 @@ def storage(dtype: str) -> np.dtype:
     return np.dtype(BITS[dtype])
 
 
-def _f32_to_bf16_bits(x: np.ndarray) -> np.ndarray:
-    """Round-to-nearest-even f32 -> bf16 on the bit pattern; NaN stays a quiet NaN."""
-    u = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
-    rounded = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
-    nan = np.isnan(x)
-    if nan.any():
-        rounded[nan] = ((u[nan] >> 16) | 0x40).astype(np.uint16)
-    return rounded
-
-
 def encode(values, dtype: str) -> np.ndarray:
     """float64 (or int) values -> the dtype's bits, rounding to nearest even (bf16 via f32 first:
-    the same double rounding a kernel's __float2bfloat16(float) does)."""
+    the same double rounding a kernel's __float2bfloat16(float) does; NaN as the hardware makes it)."""
     a = np.asarray(values)
     if dtype == "bf16":
-        return _f32_to_bf16_bits(a.astype(np.float32))
+        return f32_to_bf16_rn(a.astype(np.float32))
     if dtype == "f16":
         return a.astype(np.float16).view(np.uint16)
     if dtype == "f32":
