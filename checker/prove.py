@@ -15,6 +15,7 @@ from kreg.registry.schema import Op, Variant
 
 from . import ptx as P
 from .env import AXES, LaunchEnv
+from .intabs import IntAbs
 from .loops import Unsupported
 from .symbolic import Executor
 from .witness import replay
@@ -81,6 +82,34 @@ class _Solver:
             self.s.pop()
 
 
+class _IntSolver:
+    """The same constraints translated to integers (checker/intabs.py), translated once on first use;
+    each query gets a fresh solver (z3's non-incremental tactics close these far faster than its
+    incremental core). Only `unsat` is used."""
+
+    def __init__(self, base, deadline):
+        self.base, self.deadline = base, deadline
+        self.ia = None
+
+    def refutes(self, f, timeout_ms) -> bool:
+        """True when the integer translation of f (with the base constraints) is unsatisfiable."""
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            return False
+        try:
+            if self.ia is None:
+                self.ia = IntAbs()
+                self.ia.learn(self.base)
+                self.gbase = [self.ia.formula(c) for c in self.base]
+            g = self.ia.formula(f)
+            s = z3.Solver()
+            s.set("timeout", int(max(1, min(timeout_ms, left * 1000))))
+            s.add(*self.gbase, *self.ia.side, g)
+            return s.check() == z3.unsat
+        except z3.Z3Exception:
+            return False
+
+
 def prove_variant(variant: Variant, op: Op, ptx: str, *, timeout_ms: int = 10000,
                   budget_ms: int | None = None) -> dict[str, Verdict]:
     """The four verdicts for a variant. timeout_ms bounds one solver query (the all-dims attempt gets a
@@ -124,6 +153,7 @@ def _prove_launch(variant, op, module, launch, timeout_ms, deadline, n=0) -> dic
     base = env.constraints + env.thread_constraints("A") + env.thread_constraints("B") + ta.defs + tb.defs
     approx = ta.approx | tb.approx
     solver = _Solver(base, timeout_ms, deadline)
+    solver.ints = _IntSolver(base, deadline)
     cases = {name: c for name, c in op.cases.items()}
 
     tidA, ctaA = env.thread("A")
@@ -241,10 +271,12 @@ def _prove_launch(variant, op, module, launch, timeout_ms, deadline, n=0) -> dic
 def _decide(prop, qs, solver, env, cases, approx) -> Verdict:
     case_only = []
     pending = []
-    quick = max(200, solver.timeout_ms // 5)
+    quick = max(200, solver.timeout_ms // 10)
     for q in qs:
         r, model, msg = solver.check(q.formula, timeout_ms=quick)
         if r == "unsat":
+            continue
+        if r == "unknown" and solver.ints.refutes(q.formula, max(200, solver.timeout_ms // 4)):
             continue
         if r == "sat":
             small = [z3.ULE(env.dims[d], max(lo, min(hi, 1024))) for d, (lo, hi) in env.op.dims.items()]

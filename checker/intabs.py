@@ -1,0 +1,397 @@
+"""Bitvector formulas as integer formulas, for proofs the bit-blaster cannot close in time.
+
+Every bitvector term becomes an integer term equal to its unsigned value; where the operation can
+wrap (its interval, from the bounds the constraints give the leaves, leaves [0, 2^w)) a fresh
+integer carries the wrap, so the translation stays exact. Operations with no cheap exact encoding
+(bitwise and/or/xor of non-masks, variable shifts, signed division) become fresh integers in their
+range, i.e. lose information. So every model of the bitvector formulas extends to a model of the
+integer ones: `unsat` here means `unsat` there, which is all the prover uses it for. z3's nonlinear
+integer arithmetic then reasons about products of thread indices and dims (monotonicity) that the
+bit-blaster cannot."""
+from __future__ import annotations
+
+import z3
+
+K = z3  # short alias for the op kinds below
+
+
+class IntAbs:
+    """Translate bitvector/bool formulas to integer/bool ones (over-approximation, see module doc).
+    `bounds(constraints)` first learns unsigned intervals of symbols from top-level atoms."""
+
+    def __init__(self):
+        self.iv: dict[int, tuple[int, int]] = {}       # symbol id -> learned unsigned interval
+        self.memo: dict[int, tuple] = {}               # term id -> (int term, lo, hi) or bool term
+        self.syms: dict[str, z3.ExprRef] = {}
+        self.ufs: dict[str, z3.FuncDeclRef] = {}
+        self.side: list[z3.BoolRef] = []               # definitions of fresh integers
+        self.n = 0
+
+    # ---- bounds ---------------------------------------------------------------------------------
+    def learn(self, constraints, rounds: int = 3):
+        atoms = []
+        for c in constraints:
+            _conjuncts(c, atoms)
+        for _ in range(rounds):
+            self.memo.clear()
+            changed = False
+            for a in atoms:
+                changed |= self._learn_atom(a)
+            if not changed:
+                break
+        self.memo.clear()
+        self.side.clear()
+        self.syms.clear()
+
+    def _learn_atom(self, a) -> bool:
+        k = a.decl().kind()
+        neg = False
+        if k == z3.Z3_OP_NOT:
+            a = a.arg(0)
+            k, neg = a.decl().kind(), True
+        rel = {z3.Z3_OP_ULEQ: "ule", z3.Z3_OP_ULT: "ult", z3.Z3_OP_UGEQ: "uge", z3.Z3_OP_UGT: "ugt",
+               z3.Z3_OP_SLEQ: "sle", z3.Z3_OP_SLT: "slt", z3.Z3_OP_SGEQ: "sge", z3.Z3_OP_SGT: "sgt",
+               z3.Z3_OP_EQ: "eq"}.get(k)
+        if rel is None or not z3.is_bv(a.arg(0)):
+            return False
+        if neg:
+            rel = {"ule": "ugt", "ult": "uge", "uge": "ult", "ugt": "ule", "sle": "sgt", "slt": "sge",
+                   "sge": "slt", "sgt": "sle"}.get(rel)
+            if rel is None:
+                return False
+        changed = False
+        for x, t, r in ((a.arg(0), a.arg(1), rel), (a.arg(1), a.arg(0), _flip(rel))):
+            x = _strip_zext(x)
+            if not _is_sym(x):
+                continue
+            w = x.size()
+            _, tlo, thi = self.term(t)
+            lo, hi = self._sym_iv(x)
+            tw = t.size()
+            if r == "eq" and tlo == thi:
+                lo, hi = max(lo, tlo), min(hi, thi)
+            elif r in ("ule", "ult"):
+                hi = min(hi, thi - (r == "ult"))
+            elif r in ("uge", "ugt"):
+                lo = max(lo, tlo + (r == "ugt"))
+            elif r in ("sle", "slt", "sge", "sgt") and tw == w:
+                # a signed bound with a non-negative other side: the symbol is non-negative when the
+                # lower bound is, and then signed and unsigned agree
+                half = 1 << (w - 1)
+                if thi < half:                      # t is non-negative as a signed value
+                    if r in ("sge", "sgt"):
+                        if tlo + (r == "sgt") >= 0:
+                            lo = max(lo, tlo + (r == "sgt"))
+                            hi = min(hi, half - 1)
+                    elif lo < half and hi < half:    # already known non-negative
+                        hi = min(hi, thi - (r == "slt"))
+            if (lo, hi) != self._sym_iv(x) and lo <= hi:
+                self.iv[x.get_id()] = (lo, hi)
+                changed = True
+        return changed
+
+    def _sym_iv(self, x):
+        return self.iv.get(x.get_id(), (0, (1 << x.size()) - 1))
+
+    # ---- translation ----------------------------------------------------------------------------
+    def formula(self, f) -> z3.BoolRef:
+        """The integer formula for a bitvector/bool formula (side definitions go to self.side)."""
+        return self.boolean(f)
+
+    def fresh(self, lo, hi, what="v"):
+        self.n += 1
+        v = z3.Int(f"ia_{what}{self.n}")
+        self.side.append(z3.And(v >= lo, v <= hi))
+        return v
+
+    def boolean(self, e):
+        key = e.get_id()
+        r = self.memo.get(key)
+        if r is not None:
+            return r
+        r = self._boolean(e)
+        self.memo[key] = r
+        return r
+
+    def _boolean(self, e):
+        k = e.decl().kind()
+        ch = e.children()
+        if k == z3.Z3_OP_TRUE:
+            return z3.BoolVal(True)
+        if k == z3.Z3_OP_FALSE:
+            return z3.BoolVal(False)
+        if k == z3.Z3_OP_AND:
+            return z3.And(*[self.boolean(c) for c in ch])
+        if k == z3.Z3_OP_OR:
+            return z3.Or(*[self.boolean(c) for c in ch])
+        if k == z3.Z3_OP_NOT:
+            return z3.Not(self.boolean(ch[0]))
+        if k == z3.Z3_OP_IMPLIES:
+            return z3.Implies(self.boolean(ch[0]), self.boolean(ch[1]))
+        if k == z3.Z3_OP_XOR:
+            return z3.Xor(self.boolean(ch[0]), self.boolean(ch[1]))
+        if k == z3.Z3_OP_ITE:
+            return z3.If(self.boolean(ch[0]), self.boolean(ch[1]), self.boolean(ch[2]))
+        if k in (z3.Z3_OP_EQ, z3.Z3_OP_DISTINCT):
+            if z3.is_bool(ch[0]):
+                vals = [self.boolean(c) for c in ch]
+            elif z3.is_bv(ch[0]):
+                vals = [self.term(c)[0] for c in ch]
+            else:
+                return self._opaque_bool(e)
+            return z3.And(*[a == b for a, b in zip(vals, vals[1:])]) if k == z3.Z3_OP_EQ else z3.Distinct(*vals)
+        if k in _UCMP:
+            a, b = self.term(ch[0])[0], self.term(ch[1])[0]
+            return _UCMP[k](a, b)
+        if k in _SCMP:
+            a, b = self.signed(ch[0]), self.signed(ch[1])
+            return _UCMP[_SCMP[k]](a, b)
+        if k == z3.Z3_OP_BSMUL_NO_OVFL:          # only the upper side (bvsmul_noudfl is the lower)
+            w = ch[0].size()
+            return self.signed(ch[0]) * self.signed(ch[1]) <= (1 << (w - 1)) - 1
+        if k == z3.Z3_OP_BSMUL_NO_UDFL:
+            w = ch[0].size()
+            return self.signed(ch[0]) * self.signed(ch[1]) >= -(1 << (w - 1))
+        if k == z3.Z3_OP_BUMUL_NO_OVFL:
+            w = ch[0].size()
+            return self.term(ch[0])[0] * self.term(ch[1])[0] <= (1 << w) - 1
+        if k == z3.Z3_OP_UNINTERPRETED:
+            if not ch:
+                name = e.decl().name()
+                v = self.syms.get("b:" + name)
+                if v is None:
+                    v = self.syms["b:" + name] = z3.Bool("ib_" + name)
+                return v
+            return self._uf(e, ch, None)
+        return self._opaque_bool(e)
+
+    def _opaque_bool(self, e):
+        self.n += 1
+        return z3.Bool(f"ia_b{self.n}")
+
+    def signed(self, e):
+        t, lo, hi = self.term(e)
+        w = e.size()
+        half, full = 1 << (w - 1), 1 << w
+        if hi < half:
+            return t
+        if lo >= half:
+            return t - full
+        return z3.If(t >= half, t - full, t)
+
+    def term(self, e):
+        """(int term equal to e's unsigned value, lo, hi)."""
+        key = e.get_id()
+        r = self.memo.get(key)
+        if r is not None:
+            return r
+        r = self._term(e)
+        assert 0 <= r[1] <= r[2] < (1 << e.size()), (e, r[1], r[2])
+        self.memo[key] = r
+        return r
+
+    def _wrap(self, t, lo, hi, w, what):
+        """t (exact, in [lo, hi]) reduced mod 2^w."""
+        full = 1 << w
+        if lo >= 0 and hi < full:
+            return t, lo, hi
+        qlo, qhi = lo // full, hi // full
+        if qlo == qhi:
+            return t - qlo * full, lo - qlo * full, hi - qlo * full
+        q = self.fresh(qlo, qhi, "q" + what)
+        r = t - q * full
+        self.side.append(z3.And(r >= 0, r < full))
+        return r, 0, full - 1
+
+    def _term(self, e):
+        w = e.size()
+        full = 1 << w
+        k = e.decl().kind()
+        ch = e.children()
+        if k == z3.Z3_OP_BNUM:
+            v = e.as_long()
+            return z3.IntVal(v), v, v
+        if ch and k != z3.Z3_OP_UNINTERPRETED and all(z3.is_bv_value(c) for c in ch):
+            v = z3.simplify(e)
+            if z3.is_bv_value(v):
+                return z3.IntVal(v.as_long()), v.as_long(), v.as_long()
+        if k == z3.Z3_OP_UNINTERPRETED:
+            if not ch:
+                name = e.decl().name()
+                lo, hi = self._sym_iv(e)
+                v = self.syms.get(name)
+                if v is None:
+                    v = self.syms[name] = z3.Int("iv_" + name)
+                    self.side.append(z3.And(v >= lo, v <= hi))
+                return v, lo, hi
+            return self._uf(e, ch, w)
+        if k == z3.Z3_OP_BADD:
+            t, lo, hi = self.term(ch[0])
+            for c in ch[1:]:
+                u, ulo, uhi = self.term(c)
+                t, lo, hi = self._wrap(t + u, lo + ulo, hi + uhi, w, "add")
+            return t, lo, hi
+        if k == z3.Z3_OP_BSUB:
+            a, alo, ahi = self.term(ch[0])
+            b, blo, bhi = self.term(ch[1])
+            return self._wrap(a - b, alo - bhi, ahi - blo, w, "sub")
+        if k == z3.Z3_OP_BNEG:
+            a, alo, ahi = self.term(ch[0])
+            return self._wrap(-a, -ahi, -alo, w, "neg")
+        if k == z3.Z3_OP_BMUL:
+            t, lo, hi = self.term(ch[0])
+            for c in ch[1:]:
+                u, ulo, uhi = self.term(c)
+                if ulo == uhi and ulo > full // 2:      # times a negative constant: -t * |c|
+                    m = full - ulo
+                    t, lo, hi = self._wrap(-t * m, -hi * m, -lo * m, w, "mul")
+                else:
+                    t, lo, hi = self._wrap(t * u, lo * ulo, hi * uhi, w, "mul")
+            return t, lo, hi
+        if k == z3.Z3_OP_BSHL:
+            s = self.term(ch[1])
+            if s[1] == s[2]:
+                if s[1] >= w:
+                    return z3.IntVal(0), 0, 0
+                a, alo, ahi = self.term(ch[0])
+                m = 1 << s[1]
+                return self._wrap(a * m, alo * m, ahi * m, w, "shl")
+            return self._opaque(w)
+        if k == z3.Z3_OP_BLSHR:
+            s = self.term(ch[1])
+            if s[1] == s[2]:
+                if s[1] >= w:
+                    return z3.IntVal(0), 0, 0
+                a, alo, ahi = self.term(ch[0])
+                m = 1 << s[1]
+                return (a / m if m > 1 else a), alo // m, ahi // m
+            return self._opaque(w)
+        if k == z3.Z3_OP_BASHR:
+            s = self.term(ch[1])
+            a, alo, ahi = self.term(ch[0])
+            if s[1] == s[2] and ahi < full // 2:
+                m = 1 << min(s[1], w)
+                return (a / m if m > 1 else a), alo // m, ahi // m
+            return self._opaque(w)
+        if k in (z3.Z3_OP_BUDIV, z3.Z3_OP_BUDIV_I, z3.Z3_OP_BUREM, z3.Z3_OP_BUREM_I):
+            a, alo, ahi = self.term(ch[0])
+            b, blo, bhi = self.term(ch[1])
+            div = k in (z3.Z3_OP_BUDIV, z3.Z3_OP_BUDIV_I)
+            if blo == bhi and blo > 0:
+                return (a / blo, alo // blo, ahi // blo) if div else (a % blo, 0, min(ahi, blo - 1))
+            q = z3.If(b == 0, z3.IntVal(full - 1) if div else a, a / b if div else a % b)
+            if blo > 0:
+                return q, (alo // bhi if div else 0), (ahi // blo if div else min(ahi, bhi - 1))
+            return q, 0, full - 1 if div else ahi
+        if k in (z3.Z3_OP_BSDIV, z3.Z3_OP_BSDIV_I, z3.Z3_OP_BSREM, z3.Z3_OP_BSREM_I):
+            a, alo, ahi = self.term(ch[0])
+            b, blo, bhi = self.term(ch[1])
+            if ahi < full // 2 and 0 < blo <= bhi < full // 2:   # both non-negative: unsigned division
+                if k in (z3.Z3_OP_BSDIV, z3.Z3_OP_BSDIV_I):
+                    return (a / b, alo // bhi, ahi // blo)
+                return (a % b, 0, min(ahi, bhi - 1))
+            return self._opaque(w)
+        if k == z3.Z3_OP_EXTRACT:
+            hi_bit, lo_bit = e.params()
+            a, alo, ahi = self.term(ch[0])
+            if lo_bit == 0 and ahi < full:
+                return a, alo, ahi
+            m = 1 << lo_bit
+            t, tlo, thi = (a / m if m > 1 else a), alo // m, ahi // m
+            if thi < full:
+                return t, tlo, thi
+            return t % full, 0, full - 1
+        if k == z3.Z3_OP_ZERO_EXT:
+            return self.term(ch[0])
+        if k == z3.Z3_OP_SIGN_EXT:
+            a, alo, ahi = self.term(ch[0])
+            n = ch[0].size()
+            half = 1 << (n - 1)
+            add = full - (1 << n)
+            if ahi < half:
+                return a, alo, ahi
+            if alo >= half:
+                return a + add, alo + add, ahi + add
+            return z3.If(a >= half, a + add, a), alo, ahi + add
+        if k == z3.Z3_OP_CONCAT:
+            t, lo, hi = z3.IntVal(0), 0, 0
+            for c in ch:
+                u, ulo, uhi = self.term(c)
+                m = 1 << c.size()
+                t, lo, hi = t * m + u, lo * m + ulo, hi * m + uhi
+            return t, lo, hi
+        if k == z3.Z3_OP_ITE:
+            c = self.boolean(ch[0])
+            a, alo, ahi = self.term(ch[1])
+            b, blo, bhi = self.term(ch[2])
+            return z3.If(c, a, b), min(alo, blo), max(ahi, bhi)
+        if k == z3.Z3_OP_BAND:
+            terms = [self.term(c) for c in ch]
+            consts = [t for t in terms if t[1] == t[2]]
+            other = [t for t in terms if t[1] != t[2]]
+            if len(other) == 1 and len(consts) == 1:
+                m = consts[0][1]
+                a, alo, ahi = other[0]
+                if m & (m + 1) == 0:                     # low-bit mask 2^j - 1
+                    return (a % (m + 1), 0, min(ahi, m)) if ahi > m else (a, alo, ahi)
+                low = (full - 1) ^ m
+                if low & (low + 1) == 0:                 # clears the low bits
+                    return a - a % (low + 1), 0, ahi
+            hi = min(t[2] for t in terms)
+            return self._opaque(w, 0, hi)
+        if k == z3.Z3_OP_BOR:
+            terms = [self.term(c) for c in ch]
+            lo = max(t[1] for t in terms)
+            return self._opaque(w, lo, min(full - 1, sum(t[2] for t in terms)))
+        if k == z3.Z3_OP_BNOT:
+            a, alo, ahi = self.term(ch[0])
+            return full - 1 - a, full - 1 - ahi, full - 1 - alo
+        return self._opaque(w)
+
+    def _opaque(self, w, lo=0, hi=None):
+        hi = (1 << w) - 1 if hi is None else hi
+        return self.fresh(lo, hi, "o"), lo, hi
+
+    def _uf(self, e, ch, w):
+        """f(args) -> f_int(int args): congruence is kept (equal values, equal results)."""
+        d = e.decl()
+        name = d.name()
+        f = self.ufs.get(name)
+        if f is None:
+            doms = [z3.BoolSort() if z3.is_bool(c) else z3.IntSort() for c in ch]
+            f = self.ufs[name] = z3.Function("if_" + name, *doms, z3.BoolSort() if w is None else z3.IntSort())
+        args = [self.boolean(c) if z3.is_bool(c) else self.term(c)[0] for c in ch]
+        r = f(*args)
+        if w is None:
+            return r
+        self.side.append(z3.And(r >= 0, r < (1 << w)))
+        return r, 0, (1 << w) - 1
+
+
+_UCMP = {z3.Z3_OP_ULEQ: lambda a, b: a <= b, z3.Z3_OP_ULT: lambda a, b: a < b,
+         z3.Z3_OP_UGEQ: lambda a, b: a >= b, z3.Z3_OP_UGT: lambda a, b: a > b}
+_SCMP = {z3.Z3_OP_SLEQ: z3.Z3_OP_ULEQ, z3.Z3_OP_SLT: z3.Z3_OP_ULT, z3.Z3_OP_SGEQ: z3.Z3_OP_UGEQ,
+         z3.Z3_OP_SGT: z3.Z3_OP_UGT}
+
+
+def _flip(rel):
+    return {"ule": "uge", "ult": "ugt", "uge": "ule", "ugt": "ult", "sle": "sge", "slt": "sgt", "sge": "sle",
+            "sgt": "slt", "eq": "eq"}[rel]
+
+
+def _is_sym(x):
+    return z3.is_const(x) and x.decl().kind() == z3.Z3_OP_UNINTERPRETED and z3.is_bv(x)
+
+
+def _strip_zext(x):
+    while x.decl().kind() == z3.Z3_OP_ZERO_EXT:
+        x = x.arg(0)
+    return x
+
+
+def _conjuncts(f, out):
+    if z3.is_and(f):
+        for c in f.children():
+            _conjuncts(c, out)
+    else:
+        out.append(f)
