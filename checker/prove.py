@@ -271,12 +271,14 @@ def _prove_launch(variant, op, module, launch, timeout_ms, deadline, n=0) -> dic
 def _decide(prop, qs, solver, env, cases, approx) -> Verdict:
     case_only = []
     pending = []
-    quick = max(200, solver.timeout_ms // 10)
+    quick = max(100, solver.timeout_ms // 30)
     for q in qs:
         r, model, msg = solver.check(q.formula, timeout_ms=quick)
+        if r == "unknown":
+            if solver.ints.refutes(q.formula, max(200, solver.timeout_ms // 4)):
+                continue
+            r, model, msg = solver.check(q.formula, timeout_ms=max(200, solver.timeout_ms // 5))
         if r == "unsat":
-            continue
-        if r == "unknown" and solver.ints.refutes(q.formula, max(200, solver.timeout_ms // 4)):
             continue
         if r == "sat":
             small = [z3.ULE(env.dims[d], max(lo, min(hi, 1024))) for d, (lo, hi) in env.op.dims.items()]
