@@ -21,6 +21,10 @@ class IntAbs:
 
     def __init__(self):
         self.iv: dict[int, tuple[int, int]] = {}       # symbol id -> learned unsigned interval
+        self.pow2: dict[int, int] = {}                 # symbol id -> k: learned to be a multiple of 2^k
+        self.vmemo: dict[int, int] = {}
+        self.monos: dict[tuple, tuple] = {}            # atom ids -> (monomial, atoms)
+        self.divs: dict[tuple, tuple] = {}             # (a id, b id) -> (quotient, remainder)
         self.memo: dict[int, tuple] = {}               # term id -> (int term, lo, hi) or bool term
         self.syms: dict[str, z3.ExprRef] = {}
         self.ufs: dict[str, z3.FuncDeclRef] = {}
@@ -42,6 +46,8 @@ class IntAbs:
         self.memo.clear()
         self.side.clear()
         self.syms.clear()
+        self.monos.clear()
+        self.divs.clear()
 
     def _learn_atom(self, a) -> bool:
         k = a.decl().kind()
@@ -59,6 +65,9 @@ class IntAbs:
                    "sge": "slt", "sgt": "sle"}.get(rel)
             if rel is None:
                 return False
+        if rel == "eq":
+            self._learn_pow2(a.arg(0), a.arg(1))
+            self._learn_pow2(a.arg(1), a.arg(0))
         changed = False
         for x, t, r in ((a.arg(0), a.arg(1), rel), (a.arg(1), a.arg(0), _flip(rel))):
             x = _strip_zext(x)
@@ -89,6 +98,62 @@ class IntAbs:
                 self.iv[x.get_id()] = (lo, hi)
                 changed = True
         return changed
+
+    def _learn_pow2(self, t, zero):
+        """`x % 2^k == 0`, `x & (2^k - 1) == 0` or `x[k-1:0] == 0`: x is a multiple of 2^k."""
+        if not (z3.is_bv_value(zero) and zero.as_long() == 0):
+            return
+        k, ch = t.decl().kind(), t.children()
+        x, bits = None, 0
+        if k in (z3.Z3_OP_BUREM, z3.Z3_OP_BUREM_I) and z3.is_bv_value(ch[1]):
+            m = ch[1].as_long()
+            x, bits = ch[0], (m & -m).bit_length() - 1
+        elif k == z3.Z3_OP_BAND and len(ch) == 2 and z3.is_bv_value(ch[1]):
+            m = ch[1].as_long()
+            x, bits = ch[0], (m + 1).bit_length() - 1 if m & (m + 1) == 0 else 0
+        elif k == z3.Z3_OP_EXTRACT and t.params()[1] == 0:
+            x, bits = ch[0], t.params()[0] + 1
+        if x is not None and _is_sym(_strip_zext(x)) and bits > 0:
+            x = _strip_zext(x)
+            self.pow2[x.get_id()] = max(self.pow2.get(x.get_id(), 0), min(bits, x.size()))
+
+    def twos(self, e) -> int:
+        """k such that e's value is a multiple of 2^k (a lower bound; wrapping mod 2^w keeps it)."""
+        key = e.get_id()
+        v = self.vmemo.get(key)
+        if v is None:
+            v = self.vmemo[key] = min(self._twos(e), e.size())
+        return v
+
+    def _twos(self, e):
+        k, ch = e.decl().kind(), e.children()
+        if k == z3.Z3_OP_BNUM:
+            v = e.as_long()
+            return e.size() if v == 0 else (v & -v).bit_length() - 1
+        if k == z3.Z3_OP_UNINTERPRETED:
+            return self.pow2.get(e.get_id(), 0) if not ch else 0
+        if k in (z3.Z3_OP_BADD, z3.Z3_OP_BSUB, z3.Z3_OP_ITE, z3.Z3_OP_BOR):
+            return min(self.twos(c) for c in (ch[1:] if k == z3.Z3_OP_ITE else ch))
+        if k == z3.Z3_OP_BMUL:
+            return sum(self.twos(c) for c in ch)
+        if k in (z3.Z3_OP_BUREM, z3.Z3_OP_BUREM_I, z3.Z3_OP_BSREM, z3.Z3_OP_BSREM_I, z3.Z3_OP_BSMOD,
+                 z3.Z3_OP_BSMOD_I):                    # a - b * q
+            return min(self.twos(ch[0]), self.twos(ch[1]))
+        if k in (z3.Z3_OP_BNEG, z3.Z3_OP_ZERO_EXT, z3.Z3_OP_SIGN_EXT):
+            return self.twos(ch[0])
+        if k == z3.Z3_OP_BAND:
+            return max(self.twos(c) for c in ch)
+        if k == z3.Z3_OP_BSHL and z3.is_bv_value(ch[1]):
+            return self.twos(ch[0]) + ch[1].as_long()
+        if k == z3.Z3_OP_EXTRACT:
+            hi, lo = e.params()
+            return max(0, self.twos(ch[0]) - lo)
+        if k == z3.Z3_OP_CONCAT:
+            out, shift = e.size(), 0
+            for c in reversed(ch):
+                out, shift = min(out, shift + self.twos(c)), shift + c.size()
+            return out
+        return 0
 
     def _sym_iv(self, x):
         return self.iv.get(x.get_id(), (0, (1 << x.size()) - 1))
@@ -239,15 +304,72 @@ class IntAbs:
             a, alo, ahi = self.term(ch[0])
             return self._wrap(-a, -ahi, -alo, w, "neg")
         if k == z3.Z3_OP_BMUL:
-            t, lo, hi = self.term(ch[0])
-            for c in ch[1:]:
-                u, ulo, uhi = self.term(c)
-                if ulo == uhi and ulo > full // 2:      # times a negative constant: -t * |c|
-                    m = full - ulo
-                    t, lo, hi = self._wrap(-t * m, -hi * m, -lo * m, w, "mul")
-                else:
-                    t, lo, hi = self._wrap(t * u, lo * ulo, hi * uhi, w, "mul")
-            return t, lo, hi
+            r = self._mul(e, ch, w, full)
+        else:
+            r = self._term2(e, k, ch, w, full)
+        v = self.twos(e)
+        if v and (k in _NONLINEAR and sum(not z3.is_bv_value(c) for c in ch) > 1 or k in _OPAQUE_BITS):
+            self.side.append(r[0] % (1 << v) == 0)        # z3 would not see it through the product
+        return r
+
+    def _mul(self, e, ch, w, full):
+        t, lo, hi = self.term(ch[0])
+        for c in ch[1:]:
+            u, ulo, uhi = self.term(c)
+            if ulo == uhi and ulo > full // 2:      # times a negative constant: -t * |c|
+                m = full - ulo
+                t, lo, hi = self._wrap(-t * m, -hi * m, -lo * m, w, "mul")
+            else:
+                t, lo, hi = self._wrap(self.product(t, u), lo * ulo, hi * uhi, w, "mul")
+        return t, lo, hi
+
+    def product(self, t, u):
+        """t * u for non-negative integer terms. A product of non-constants is a monomial (factors in a
+        canonical order); each new one gets monotonicity lemmas with the earlier ones that differ from it
+        in one factor (R the common factors, all >= 0): y < z -> R*y <= R*z - R, and R*y < R*z -> y < z.
+        z3's nonlinear arithmetic does not find these by itself in time."""
+        c1, a1 = _factors(t)
+        c2, a2 = _factors(u)
+        atoms = sorted(a1 + a2, key=lambda x: x.get_id())
+        if len(atoms) < 2:
+            return t * u
+        mono = atoms[0]
+        for x in atoms[1:]:
+            mono = mono * x
+        key = tuple(x.get_id() for x in atoms)
+        if key not in self.monos:
+            for key2, (mono2, atoms2) in list(self.monos.items()):
+                if len(key2) != len(key):
+                    continue
+                d1, d2 = _minus(atoms, key2), _minus(atoms2, key)
+                if len(d1) != 1 or len(d2) != 1:
+                    continue
+                rest = _minus(atoms2, (d2[0].get_id(),))
+                R = rest[0]
+                for x in rest[1:]:
+                    R = R * x
+                y, z = d1[0], d2[0]
+                self.side += [z3.Implies(y < z, mono <= mono2 - R), z3.Implies(z < y, mono2 <= mono - R),
+                              z3.Implies(mono < mono2, y < z), z3.Implies(mono2 < mono, z < y)]
+            self.monos[key] = (mono, atoms)
+        c = c1 * c2
+        return mono if c == 1 else c * mono
+
+    def _divmod(self, a_bv, b_bv):
+        """(q, r) with a = b*q + r, 0 <= r < b when b > 0: explicit, so that b*q takes part in the
+        monotonicity lemmas."""
+        key = (a_bv.get_id(), b_bv.get_id())
+        got = self.divs.get(key)
+        if got is None:
+            a, alo, ahi = self.term(a_bv)
+            b, blo, bhi = self.term(b_bv)
+            q = self.fresh(0, ahi // max(blo, 1), "div")
+            r = self.fresh(0, max(0, min(ahi, bhi - 1)), "mod")
+            self.side.append(z3.Implies(b > 0, z3.And(a == self.product(b, q) + r, r <= b - 1)))
+            got = self.divs[key] = (q, r)
+        return got
+
+    def _term2(self, e, k, ch, w, full):
         if k == z3.Z3_OP_BSHL:
             s = self.term(ch[1])
             if s[1] == s[2]:
@@ -279,17 +401,18 @@ class IntAbs:
             div = k in (z3.Z3_OP_BUDIV, z3.Z3_OP_BUDIV_I)
             if blo == bhi and blo > 0:
                 return (a / blo, alo // blo, ahi // blo) if div else (a % blo, 0, min(ahi, blo - 1))
-            q = z3.If(b == 0, z3.IntVal(full - 1) if div else a, a / b if div else a % b)
+            q, r = self._divmod(ch[0], ch[1])
             if blo > 0:
-                return q, (alo // bhi if div else 0), (ahi // blo if div else min(ahi, bhi - 1))
-            return q, 0, full - 1 if div else ahi
+                return (q, alo // bhi, ahi // blo) if div else (r, 0, min(ahi, bhi - 1))
+            return (z3.If(b == 0, z3.IntVal(full - 1), q), 0, full - 1) if div else (z3.If(b == 0, a, r), 0, ahi)
         if k in (z3.Z3_OP_BSDIV, z3.Z3_OP_BSDIV_I, z3.Z3_OP_BSREM, z3.Z3_OP_BSREM_I):
             a, alo, ahi = self.term(ch[0])
             b, blo, bhi = self.term(ch[1])
             if ahi < full // 2 and 0 < blo <= bhi < full // 2:   # both non-negative: unsigned division
+                q, r = self._divmod(ch[0], ch[1])
                 if k in (z3.Z3_OP_BSDIV, z3.Z3_OP_BSDIV_I):
-                    return (a / b, alo // bhi, ahi // blo)
-                return (a % b, 0, min(ahi, bhi - 1))
+                    return (q, alo // bhi, ahi // blo)
+                return (r, 0, min(ahi, bhi - 1))
             return self._opaque(w)
         if k == z3.Z3_OP_EXTRACT:
             hi_bit, lo_bit = e.params()
@@ -337,12 +460,19 @@ class IntAbs:
                 low = (full - 1) ^ m
                 if low & (low + 1) == 0:                 # clears the low bits
                     return a - a % (low + 1), 0, ahi
-            hi = min(t[2] for t in terms)
-            return self._opaque(w, 0, hi)
+            r = self._opaque(w, 0, min(t[2] for t in terms))
+            self.side += [r[0] <= t[0] for t in terms]                  # a & b <= a, b
+            return r
         if k == z3.Z3_OP_BOR:
             terms = [self.term(c) for c in ch]
-            lo = max(t[1] for t in terms)
-            return self._opaque(w, lo, min(full - 1, sum(t[2] for t in terms)))
+            r = self._opaque(w, max(t[1] for t in terms), min(full - 1, sum(t[2] for t in terms)))
+            self.side += [r[0] >= t[0] for t in terms] + [r[0] <= sum(t[0] for t in terms)]   # a, b <= a | b <= a + b
+            return r
+        if k == z3.Z3_OP_BXOR:
+            terms = [self.term(c) for c in ch]
+            r = self._opaque(w, 0, min(full - 1, sum(t[2] for t in terms)))
+            self.side.append(r[0] <= sum(t[0] for t in terms))
+            return r
         if k == z3.Z3_OP_BNOT:
             a, alo, ahi = self.term(ch[0])
             return full - 1 - a, full - 1 - ahi, full - 1 - alo
@@ -368,10 +498,38 @@ class IntAbs:
         return r, 0, (1 << w) - 1
 
 
+_NONLINEAR = {z3.Z3_OP_BMUL, z3.Z3_OP_BUREM, z3.Z3_OP_BUREM_I, z3.Z3_OP_BSREM, z3.Z3_OP_BSREM_I,
+              z3.Z3_OP_BSMOD, z3.Z3_OP_BSMOD_I}
+_OPAQUE_BITS = {z3.Z3_OP_BAND, z3.Z3_OP_BOR}
 _UCMP = {z3.Z3_OP_ULEQ: lambda a, b: a <= b, z3.Z3_OP_ULT: lambda a, b: a < b,
          z3.Z3_OP_UGEQ: lambda a, b: a >= b, z3.Z3_OP_UGT: lambda a, b: a > b}
 _SCMP = {z3.Z3_OP_SLEQ: z3.Z3_OP_ULEQ, z3.Z3_OP_SLT: z3.Z3_OP_ULT, z3.Z3_OP_SGEQ: z3.Z3_OP_UGEQ,
          z3.Z3_OP_SGT: z3.Z3_OP_UGT}
+
+
+def _factors(t):
+    """(constant coefficient, non-constant factors) of an integer product term."""
+    if z3.is_int_value(t):
+        return t.as_long(), []
+    if z3.is_mul(t):
+        c, out = 1, []
+        for x in t.children():
+            c2, a2 = _factors(x)
+            c, out = c * c2, out + a2
+        return c, out
+    return 1, [t]
+
+
+def _minus(atoms, key):
+    """The atoms left after removing one occurrence of each id in key."""
+    left = list(key)
+    out = []
+    for x in atoms:
+        if x.get_id() in left:
+            left.remove(x.get_id())
+        else:
+            out.append(x)
+    return out
 
 
 def _flip(rel):
