@@ -70,32 +70,34 @@ class IntAbs:
             self._learn_pow2(a.arg(1), a.arg(0))
         changed = False
         for x, t, r in ((a.arg(0), a.arg(1), rel), (a.arg(1), a.arg(0), _flip(rel))):
-            x = _strip_zext(x)
-            if not _is_sym(x):
-                continue
             w = x.size()
+            view = "zext" if x.decl().kind() == z3.Z3_OP_ZERO_EXT and x.size() > x.arg(0).size() else \
+                "sext" if x.decl().kind() == z3.Z3_OP_SIGN_EXT else "same"
+            y = x.arg(0) if view != "same" else x
+            if not _is_leaf(y):
+                continue
+            n, d = y.size(), r in ("ult", "ugt", "slt", "sgt")
+            half = 1 << (n - 1)
             _, tlo, thi = self.term(t)
-            lo, hi = self._sym_iv(x)
-            tw = t.size()
-            if r == "eq" and tlo == thi:
+            lo, hi = self._sym_iv(y)
+            if r == "eq" and tlo == thi and view != "sext":
                 lo, hi = max(lo, tlo), min(hi, thi)
-            elif r in ("ule", "ult"):
-                hi = min(hi, thi - (r == "ult"))
-            elif r in ("uge", "ugt"):
-                lo = max(lo, tlo + (r == "ugt"))
-            elif r in ("sle", "slt", "sge", "sgt") and tw == w:
-                # a signed bound with a non-negative other side: the symbol is non-negative when the
-                # lower bound is, and then signed and unsigned agree
-                half = 1 << (w - 1)
-                if thi < half:                      # t is non-negative as a signed value
-                    if r in ("sge", "sgt"):
-                        if tlo + (r == "sgt") >= 0:
-                            lo = max(lo, tlo + (r == "sgt"))
-                            hi = min(hi, half - 1)
-                    elif lo < half and hi < half:    # already known non-negative
-                        hi = min(hi, thi - (r == "slt"))
-            if (lo, hi) != self._sym_iv(x) and lo <= hi:
-                self.iv[x.get_id()] = (lo, hi)
+            elif r in ("ule", "ult") and view != "sext":
+                hi = min(hi, thi - d)
+            elif r in ("uge", "ugt") and view != "sext":
+                lo = max(lo, tlo + d)
+            elif r in ("sle", "slt", "sge", "sgt") and thi < 1 << (w - 1):
+                # the other side is non-negative as a signed value: signed and unsigned bounds agree
+                # once y is known to be non-negative (y's own sign bit for "same" and "sext" views)
+                if r in ("sge", "sgt"):
+                    if view == "zext":
+                        lo = max(lo, tlo + d)
+                    elif tlo + d < half:
+                        lo, hi = max(lo, tlo + d), min(hi, half - 1)
+                elif view == "zext" or hi < half:
+                    hi = min(hi, thi - d)
+            if (lo, hi) != self._sym_iv(y) and lo <= hi:
+                self.iv[y.get_id()] = (lo, hi)
                 changed = True
         return changed
 
@@ -143,8 +145,9 @@ class IntAbs:
             return self.twos(ch[0])
         if k == z3.Z3_OP_BAND:
             return max(self.twos(c) for c in ch)
-        if k == z3.Z3_OP_BSHL and z3.is_bv_value(ch[1]):
-            return self.twos(ch[0]) + ch[1].as_long()
+        if k == z3.Z3_OP_BSHL:
+            _, slo, shi = self.term(ch[1])
+            return self.twos(ch[0]) + slo if slo == shi else 0
         if k == z3.Z3_OP_EXTRACT:
             hi, lo = e.params()
             return max(0, self.twos(ch[0]) - lo)
@@ -460,9 +463,17 @@ class IntAbs:
                 low = (full - 1) ^ m
                 if low & (low + 1) == 0:                 # clears the low bits
                     return a - a % (low + 1), 0, ahi
+                runs = _runs(m)
+                if len(runs) <= 4:                       # runs of ones: sum of (a / 2^s mod 2^n) * 2^s
+                    t = sum(((a / (1 << s) if s else a) % (1 << n)) * (1 << s) for s, n in runs)
+                    return t, 0, min(ahi, m)
             r = self._opaque(w, 0, min(t[2] for t in terms))
             self.side += [r[0] <= t[0] for t in terms]                  # a & b <= a, b
             return r
+        if k in (z3.Z3_OP_BOR, z3.Z3_OP_BXOR) and len(ch) == 2:
+            (a, alo, ahi), (b, blo, bhi) = self.term(ch[0]), self.term(ch[1])
+            if self.twos(ch[0]) >= bhi.bit_length() or self.twos(ch[1]) >= ahi.bit_length():
+                return a + b, alo + blo, min(ahi + bhi, full - 1)   # no common one bits: | and ^ are +
         if k == z3.Z3_OP_BOR:
             terms = [self.term(c) for c in ch]
             r = self._opaque(w, max(t[1] for t in terms), min(full - 1, sum(t[2] for t in terms)))
@@ -494,8 +505,9 @@ class IntAbs:
         r = f(*args)
         if w is None:
             return r
-        self.side.append(z3.And(r >= 0, r < (1 << w)))
-        return r, 0, (1 << w) - 1
+        lo, hi = self._sym_iv(e)
+        self.side.append(z3.And(r >= lo, r <= hi))
+        return r, lo, hi
 
 
 _NONLINEAR = {z3.Z3_OP_BMUL, z3.Z3_OP_BUREM, z3.Z3_OP_BUREM_I, z3.Z3_OP_BSREM, z3.Z3_OP_BSREM_I,
@@ -505,6 +517,22 @@ _UCMP = {z3.Z3_OP_ULEQ: lambda a, b: a <= b, z3.Z3_OP_ULT: lambda a, b: a < b,
          z3.Z3_OP_UGEQ: lambda a, b: a >= b, z3.Z3_OP_UGT: lambda a, b: a > b}
 _SCMP = {z3.Z3_OP_SLEQ: z3.Z3_OP_ULEQ, z3.Z3_OP_SLT: z3.Z3_OP_ULT, z3.Z3_OP_SGEQ: z3.Z3_OP_UGEQ,
          z3.Z3_OP_SGT: z3.Z3_OP_UGT}
+
+
+def _runs(m):
+    """[(shift, length)] of the runs of one bits of m."""
+    out, s = [], 0
+    while m:
+        if m & 1:
+            n = (m ^ (m + 1)).bit_length() - 1          # trailing ones
+            out.append((s, n))
+            m >>= n
+            s += n
+        else:
+            z = (m & -m).bit_length() - 1
+            m >>= z
+            s += z
+    return out
 
 
 def _factors(t):
@@ -539,6 +567,11 @@ def _flip(rel):
 
 def _is_sym(x):
     return z3.is_const(x) and x.decl().kind() == z3.Z3_OP_UNINTERPRETED and z3.is_bv(x)
+
+
+def _is_leaf(x):
+    """A symbol or an uninterpreted function's value: what learn() keeps intervals for."""
+    return z3.is_app(x) and x.decl().kind() == z3.Z3_OP_UNINTERPRETED and z3.is_bv(x)
 
 
 def _strip_zext(x):
