@@ -25,7 +25,8 @@ class IntAbs:
         self.vmemo: dict[int, int] = {}
         self.monos: dict[tuple, tuple] = {}            # atom ids -> (monomial, atoms)
         self.divs: dict[tuple, tuple] = {}             # (a id, b id) -> (quotient, remainder)
-        self.memo: dict[int, tuple] = {}               # term id -> (int term, lo, hi) or bool term
+        self.memo: dict = {}                           # term id (or (view, id)) -> translation
+        self.ivs: dict[int, tuple[int, int]] = {}      # integer term id -> its interval
         self.syms: dict[str, z3.ExprRef] = {}
         self.ufs: dict[str, z3.FuncDeclRef] = {}
         self.side: list[z3.BoolRef] = []               # definitions of fresh integers
@@ -44,6 +45,7 @@ class IntAbs:
             if not changed:
                 break
         self.memo.clear()
+        self.ivs.clear()
         self.side.clear()
         self.syms.clear()
         self.monos.clear()
@@ -170,6 +172,7 @@ class IntAbs:
         self.n += 1
         v = z3.Int(f"ia_{what}{self.n}")
         self.side.append(z3.And(v >= lo, v <= hi))
+        self.ivs[v.get_id()] = (lo, hi)
         return v
 
     def boolean(self, e):
@@ -204,7 +207,10 @@ class IntAbs:
             if z3.is_bool(ch[0]):
                 vals = [self.boolean(c) for c in ch]
             elif z3.is_bv(ch[0]):
-                vals = [self.term(c)[0] for c in ch]
+                reps = [self.rep(c) for c in ch]
+                full = 1 << ch[0].size()
+                close = max(r[2] for r in reps) - min(r[1] for r in reps) < full
+                vals = [r[0] for r in reps] if close else [self.term(c)[0] for c in ch]
             else:
                 return self._opaque_bool(e)
             return z3.And(*[a == b for a, b in zip(vals, vals[1:])]) if k == z3.Z3_OP_EQ else z3.Distinct(*vals)
@@ -238,51 +244,68 @@ class IntAbs:
         return z3.Bool(f"ia_b{self.n}")
 
     def signed(self, e):
-        t, lo, hi = self.term(e)
-        w = e.size()
-        half, full = 1 << (w - 1), 1 << w
-        if hi < half:
-            return t
-        if lo >= half:
-            return t - full
-        return z3.If(t >= half, t - full, t)
+        """The exact signed value of a bitvector term."""
+        return self._exact(e, "s")[0]
 
     def term(self, e):
         """(int term equal to e's unsigned value, lo, hi)."""
-        key = e.get_id()
+        return self._exact(e, "u")
+
+    def _exact(self, e, view):
+        key = (view, e.get_id())
         r = self.memo.get(key)
-        if r is not None:
-            return r
-        r = self._term(e)
-        assert 0 <= r[1] <= r[2] < (1 << e.size()), (e, r[1], r[2])
-        self.memo[key] = r
+        if r is None:
+            w = e.size()
+            t, lo, hi = self.rep(e)
+            r = self._norm(t, lo, hi, w, 0 if view == "u" else -(1 << (w - 1)))
+            self.memo[key] = r
+            self.ivs[r[0].get_id()] = r[1:]
         return r
 
-    def _wrap(self, t, lo, hi, w, what):
-        """t (exact, in [lo, hi]) reduced mod 2^w."""
-        full = 1 << w
-        if lo >= 0 and hi < full:
-            return t, lo, hi
-        qlo, qhi = lo // full, hi // full
-        if qlo == qhi:
-            return t - qlo * full, lo - qlo * full, hi - qlo * full
-        q = self.fresh(qlo, qhi, "q" + what)
-        r = t - q * full
-        self.side.append(z3.And(r >= 0, r < full))
-        return r, 0, full - 1
+    def rep(self, e):
+        """(t, lo, hi): an integer term congruent to e's value mod 2^w with lo <= t <= hi and
+        hi - lo < 2^w, so that it determines the value. Sums and products of such terms are again
+        such terms until their interval grows to 2^w; only then is a wrap-around made explicit."""
+        key = e.get_id()
+        r = self.memo.get(key)
+        if r is None:
+            r = self._rep(e)
+            assert r[1] <= r[2] and r[2] - r[1] < (1 << e.size()), (e, r[1], r[2])
+            self.memo[key] = r
+            self.ivs[r[0].get_id()] = r[1:]
+        return r
 
-    def _term(self, e):
+    def _norm(self, t, lo, hi, w, base):
+        """The representative in [base, base + 2^w) of a term t in [lo, hi]."""
+        full = 1 << w
+        klo, khi = (lo - base) // full, (hi - base) // full
+        if klo == khi:
+            s = klo * full
+            return (t - s if s else t), lo - s, hi - s
+        if khi == klo + 1:                                   # one boundary inside: a case split
+            s1, s2 = klo * full, khi * full
+            return z3.If(t >= base + s2, t - s2, t - s1), base, base + full - 1
+        q = self.fresh(klo, khi, "wrap")
+        r = t - q * full
+        self.side.append(z3.And(r >= base, r < base + full))
+        return r, base, base + full - 1
+
+    def _fit(self, t, lo, hi, w):
+        return (t, lo, hi) if hi - lo < (1 << w) else self._norm(t, lo, hi, w, 0)
+
+    def _rep(self, e):
         w = e.size()
         full = 1 << w
         k = e.decl().kind()
         ch = e.children()
         if k == z3.Z3_OP_BNUM:
             v = e.as_long()
+            v = v - full if v >= full // 2 and w > 1 else v       # "negative" constants stay small
             return z3.IntVal(v), v, v
         if ch and k != z3.Z3_OP_UNINTERPRETED and all(z3.is_bv_value(c) for c in ch):
             v = z3.simplify(e)
             if z3.is_bv_value(v):
-                return z3.IntVal(v.as_long()), v.as_long(), v.as_long()
+                return self._rep(v)
         if k == z3.Z3_OP_UNINTERPRETED:
             if not ch:
                 name = e.decl().name()
@@ -294,42 +317,64 @@ class IntAbs:
                 return v, lo, hi
             return self._uf(e, ch, w)
         if k == z3.Z3_OP_BADD:
-            t, lo, hi = self.term(ch[0])
+            t, lo, hi = self.rep(ch[0])
+            for c in ch[1:]:
+                u, ulo, uhi = self.rep(c)
+                t, lo, hi = self._fit(t + u, lo + ulo, hi + uhi, w)
+            r = (t, lo, hi)
+        elif k == z3.Z3_OP_BSUB:
+            a, alo, ahi = self.rep(ch[0])
+            b, blo, bhi = self.rep(ch[1])
+            r = self._fit(a - b, alo - bhi, ahi - blo, w)
+        elif k == z3.Z3_OP_BNEG:
+            a, alo, ahi = self.rep(ch[0])
+            r = -a, -ahi, -alo
+        elif k == z3.Z3_OP_BNOT:
+            a, alo, ahi = self.rep(ch[0])
+            r = -1 - a, -1 - ahi, -1 - alo
+        elif k == z3.Z3_OP_BMUL:
+            t, lo, hi = self.rep(ch[0])
+            for c in ch[1:]:
+                u, ulo, uhi = self.rep(c)
+                corners = (lo * ulo, lo * uhi, hi * ulo, hi * uhi)
+                t, lo, hi = self._fit(self.product(t, u), min(corners), max(corners), w)
+            r = (t, lo, hi)
+        elif k == z3.Z3_OP_BSHL:
+            _, slo, shi = self.term(ch[1])
+            if slo != shi:
+                return self._opaque(w)
+            if slo >= w:
+                return z3.IntVal(0), 0, 0
+            a, alo, ahi = self.rep(ch[0])
+            m = 1 << slo
+            r = self._fit(a * m if m > 1 else a, alo * m, ahi * m, w)
+        elif k == z3.Z3_OP_CONCAT:
+            t, lo, hi = self.rep(ch[0])
             for c in ch[1:]:
                 u, ulo, uhi = self.term(c)
-                t, lo, hi = self._wrap(t + u, lo + ulo, hi + uhi, w, "add")
-            return t, lo, hi
-        if k == z3.Z3_OP_BSUB:
-            a, alo, ahi = self.term(ch[0])
-            b, blo, bhi = self.term(ch[1])
-            return self._wrap(a - b, alo - bhi, ahi - blo, w, "sub")
-        if k == z3.Z3_OP_BNEG:
-            a, alo, ahi = self.term(ch[0])
-            return self._wrap(-a, -ahi, -alo, w, "neg")
-        if k == z3.Z3_OP_BMUL:
-            r = self._mul(e, ch, w, full)
+                m = 1 << c.size()
+                t, lo, hi = t * m + u, lo * m + ulo, hi * m + uhi
+            r = self._fit(t, lo, hi, w)
+        elif k == z3.Z3_OP_ITE:
+            c = self.boolean(ch[0])
+            (a, alo, ahi), (b, blo, bhi) = self.rep(ch[1]), self.rep(ch[2])
+            if max(ahi, bhi) - min(alo, blo) >= full:
+                (a, alo, ahi), (b, blo, bhi) = self.term(ch[1]), self.term(ch[2])
+            r = z3.If(c, a, b), min(alo, blo), max(ahi, bhi)
+        elif k == z3.Z3_OP_EXTRACT and e.params()[1] == 0:   # low bits: the same representative
+            a, alo, ahi = self.rep(ch[0])
+            r = self._fit(a, alo, ahi, w)
         else:
-            r = self._term2(e, k, ch, w, full)
+            r = self._exact_op(e, k, ch, w, full)
         v = self.twos(e)
         if v and (k in _NONLINEAR and sum(not z3.is_bv_value(c) for c in ch) > 1 or k in _OPAQUE_BITS):
             self.side.append(r[0] % (1 << v) == 0)        # z3 would not see it through the product
         return r
 
-    def _mul(self, e, ch, w, full):
-        t, lo, hi = self.term(ch[0])
-        for c in ch[1:]:
-            u, ulo, uhi = self.term(c)
-            if ulo == uhi and ulo > full // 2:      # times a negative constant: -t * |c|
-                m = full - ulo
-                t, lo, hi = self._wrap(-t * m, -hi * m, -lo * m, w, "mul")
-            else:
-                t, lo, hi = self._wrap(self.product(t, u), lo * ulo, hi * uhi, w, "mul")
-        return t, lo, hi
-
     def product(self, t, u):
-        """t * u for non-negative integer terms. A product of non-constants is a monomial (factors in a
-        canonical order); each new one gets monotonicity lemmas with the earlier ones that differ from it
-        in one factor (R the common factors, all >= 0): y < z -> R*y <= R*z - R, and R*y < R*z -> y < z.
+        """t * u. A product of non-constants is a monomial (factors in a canonical order); each new one
+        gets monotonicity lemmas with the earlier ones that differ from it in one factor, where the
+        common factors R are known to be >= 0: y < z -> R*y <= R*z - R, and R*y < R*z -> y < z.
         z3's nonlinear arithmetic does not find these by itself in time."""
         c1, a1 = _factors(t)
         c2, a2 = _factors(u)
@@ -348,6 +393,8 @@ class IntAbs:
                 if len(d1) != 1 or len(d2) != 1:
                     continue
                 rest = _minus(atoms2, (d2[0].get_id(),))
+                if not all(self.ivs.get(x.get_id(), (-1, 0))[0] >= 0 for x in rest):
+                    continue
                 R = rest[0]
                 for x in rest[1:]:
                     R = R * x
@@ -359,8 +406,8 @@ class IntAbs:
         return mono if c == 1 else c * mono
 
     def _divmod(self, a_bv, b_bv):
-        """(q, r) with a = b*q + r, 0 <= r < b when b > 0: explicit, so that b*q takes part in the
-        monotonicity lemmas."""
+        """(q, r) with a = b*q + r, 0 <= r < b when b > 0 (unsigned values): explicit, so that b*q
+        takes part in the monotonicity lemmas."""
         key = (a_bv.get_id(), b_bv.get_id())
         got = self.divs.get(key)
         if got is None:
@@ -372,32 +419,24 @@ class IntAbs:
             got = self.divs[key] = (q, r)
         return got
 
-    def _term2(self, e, k, ch, w, full):
-        if k == z3.Z3_OP_BSHL:
-            s = self.term(ch[1])
-            if s[1] == s[2]:
-                if s[1] >= w:
-                    return z3.IntVal(0), 0, 0
-                a, alo, ahi = self.term(ch[0])
-                m = 1 << s[1]
-                return self._wrap(a * m, alo * m, ahi * m, w, "shl")
-            return self._opaque(w)
+    def _exact_op(self, e, k, ch, w, full):
+        """Operations that need their operands' exact unsigned or signed values."""
         if k == z3.Z3_OP_BLSHR:
-            s = self.term(ch[1])
-            if s[1] == s[2]:
-                if s[1] >= w:
-                    return z3.IntVal(0), 0, 0
-                a, alo, ahi = self.term(ch[0])
-                m = 1 << s[1]
-                return (a / m if m > 1 else a), alo // m, ahi // m
-            return self._opaque(w)
-        if k == z3.Z3_OP_BASHR:
-            s = self.term(ch[1])
+            _, slo, shi = self.term(ch[1])
+            if slo != shi:
+                return self._opaque(w)
+            if slo >= w:
+                return z3.IntVal(0), 0, 0
             a, alo, ahi = self.term(ch[0])
-            if s[1] == s[2] and ahi < full // 2:
-                m = 1 << min(s[1], w)
-                return (a / m if m > 1 else a), alo // m, ahi // m
-            return self._opaque(w)
+            m = 1 << slo
+            return (a / m if m > 1 else a), alo // m, ahi // m
+        if k == z3.Z3_OP_BASHR:                          # floor division of the signed value
+            _, slo, shi = self.term(ch[1])
+            if slo != shi:
+                return self._opaque(w)
+            a, alo, ahi = self._exact(ch[0], "s")
+            m = 1 << min(slo, w - 1)
+            return (a / m if m > 1 else a), alo // m, ahi // m
         if k in (z3.Z3_OP_BUDIV, z3.Z3_OP_BUDIV_I, z3.Z3_OP_BUREM, z3.Z3_OP_BUREM_I):
             a, alo, ahi = self.term(ch[0])
             b, blo, bhi = self.term(ch[1])
@@ -409,9 +448,9 @@ class IntAbs:
                 return (q, alo // bhi, ahi // blo) if div else (r, 0, min(ahi, bhi - 1))
             return (z3.If(b == 0, z3.IntVal(full - 1), q), 0, full - 1) if div else (z3.If(b == 0, a, r), 0, ahi)
         if k in (z3.Z3_OP_BSDIV, z3.Z3_OP_BSDIV_I, z3.Z3_OP_BSREM, z3.Z3_OP_BSREM_I):
-            a, alo, ahi = self.term(ch[0])
-            b, blo, bhi = self.term(ch[1])
-            if ahi < full // 2 and 0 < blo <= bhi < full // 2:   # both non-negative: unsigned division
+            _, alo, ahi = self._exact(ch[0], "s")
+            _, blo, bhi = self._exact(ch[1], "s")
+            if alo >= 0 and blo > 0:                     # both non-negative: unsigned division
                 q, r = self._divmod(ch[0], ch[1])
                 if k in (z3.Z3_OP_BSDIV, z3.Z3_OP_BSDIV_I):
                     return (q, alo // bhi, ahi // blo)
@@ -420,8 +459,6 @@ class IntAbs:
         if k == z3.Z3_OP_EXTRACT:
             hi_bit, lo_bit = e.params()
             a, alo, ahi = self.term(ch[0])
-            if lo_bit == 0 and ahi < full:
-                return a, alo, ahi
             m = 1 << lo_bit
             t, tlo, thi = (a / m if m > 1 else a), alo // m, ahi // m
             if thi < full:
@@ -430,27 +467,7 @@ class IntAbs:
         if k == z3.Z3_OP_ZERO_EXT:
             return self.term(ch[0])
         if k == z3.Z3_OP_SIGN_EXT:
-            a, alo, ahi = self.term(ch[0])
-            n = ch[0].size()
-            half = 1 << (n - 1)
-            add = full - (1 << n)
-            if ahi < half:
-                return a, alo, ahi
-            if alo >= half:
-                return a + add, alo + add, ahi + add
-            return z3.If(a >= half, a + add, a), alo, ahi + add
-        if k == z3.Z3_OP_CONCAT:
-            t, lo, hi = z3.IntVal(0), 0, 0
-            for c in ch:
-                u, ulo, uhi = self.term(c)
-                m = 1 << c.size()
-                t, lo, hi = t * m + u, lo * m + ulo, hi * m + uhi
-            return t, lo, hi
-        if k == z3.Z3_OP_ITE:
-            c = self.boolean(ch[0])
-            a, alo, ahi = self.term(ch[1])
-            b, blo, bhi = self.term(ch[2])
-            return z3.If(c, a, b), min(alo, blo), max(ahi, bhi)
+            return self._exact(ch[0], "s")
         if k == z3.Z3_OP_BAND:
             terms = [self.term(c) for c in ch]
             consts = [t for t in terms if t[1] == t[2]]
@@ -484,9 +501,6 @@ class IntAbs:
             r = self._opaque(w, 0, min(full - 1, sum(t[2] for t in terms)))
             self.side.append(r[0] <= sum(t[0] for t in terms))
             return r
-        if k == z3.Z3_OP_BNOT:
-            a, alo, ahi = self.term(ch[0])
-            return full - 1 - a, full - 1 - ahi, full - 1 - alo
         return self._opaque(w)
 
     def _opaque(self, w, lo=0, hi=None):
