@@ -24,7 +24,10 @@ class IntAbs:
         self.pow2: dict[int, int] = {}                 # symbol id -> k: learned to be a multiple of 2^k
         self.vmemo: dict[int, int] = {}
         self.monos: dict[tuple, tuple] = {}            # atom ids -> (monomial, atoms)
-        self.divs: dict[tuple, tuple] = {}             # (a id, b id) -> (quotient, remainder)
+        self.lemmas: dict[tuple, list] = {}            # (monomial key, monomial key) -> lemmas
+        self.rec: dict = {}                            # memo key -> _Frame
+        self.opaque: set = set()                       # ids of fresh integers standing for bit operations
+        self.stack: list = []
         self.memo: dict = {}                           # term id (or (view, id)) -> translation
         self.ivs: dict[int, tuple[int, int]] = {}      # integer term id -> its interval
         self.syms: dict[str, z3.ExprRef] = {}
@@ -49,7 +52,8 @@ class IntAbs:
         self.side.clear()
         self.syms.clear()
         self.monos.clear()
-        self.divs.clear()
+        self.lemmas.clear()
+        self.rec.clear()
 
     def _learn_atom(self, a) -> bool:
         k = a.decl().kind()
@@ -176,13 +180,42 @@ class IntAbs:
         return v
 
     def boolean(self, e):
-        key = e.get_id()
+        return self._memo(e.get_id(), lambda: self._boolean(e))
+
+    def _memo(self, key, make):
+        """Translate once. Each translation records the side definitions it added and the earlier
+        translations it used, so that a query gets exactly the definitions its terms need."""
+        if self.stack:
+            self.stack[-1].kids.append(key)
         r = self.memo.get(key)
         if r is not None:
             return r
-        r = self._boolean(e)
-        self.memo[key] = r
+        fr = _Frame(len(self.side))
+        self.stack.append(fr)
+        try:
+            r = make()
+        finally:
+            self.stack.pop()
+        fr.end = len(self.side)
+        self.memo[key], self.rec[key] = r, fr
         return r
+
+    def needs(self, keys) -> tuple[set, set]:
+        """(indices into self.side, monomial keys) that the translations of `keys` rely on."""
+        idx, monos, seen, todo = set(), set(), set(), list(keys)
+        while todo:
+            k = todo.pop()
+            if k in seen or k not in self.rec:
+                continue
+            seen.add(k)
+            fr = self.rec[k]
+            idx.update(range(fr.start, fr.end))
+            monos.update(fr.monos)
+            todo += fr.kids
+        return idx, monos
+
+    def lemmas_for(self, monos: set) -> list:
+        return [f for (k1, k2), fs in self.lemmas.items() if k1 in monos and k2 in monos for f in fs]
 
     def _boolean(self, e):
         k = e.decl().kind()
@@ -252,28 +285,24 @@ class IntAbs:
         return self._exact(e, "u")
 
     def _exact(self, e, view):
-        key = (view, e.get_id())
-        r = self.memo.get(key)
-        if r is None:
+        def make():
             w = e.size()
             t, lo, hi = self.rep(e)
             r = self._norm(t, lo, hi, w, 0 if view == "u" else -(1 << (w - 1)))
-            self.memo[key] = r
             self.ivs[r[0].get_id()] = r[1:]
-        return r
+            return r
+        return self._memo((view, e.get_id()), make)
 
     def rep(self, e):
         """(t, lo, hi): an integer term congruent to e's value mod 2^w with lo <= t <= hi and
         hi - lo < 2^w, so that it determines the value. Sums and products of such terms are again
         such terms until their interval grows to 2^w; only then is a wrap-around made explicit."""
-        key = e.get_id()
-        r = self.memo.get(key)
-        if r is None:
+        def make():
             r = self._rep(e)
             assert r[1] <= r[2] and r[2] - r[1] < (1 << e.size()), (e, r[1], r[2])
-            self.memo[key] = r
             self.ivs[r[0].get_id()] = r[1:]
-        return r
+            return r
+        return self._memo(e.get_id(), make)
 
     def _norm(self, t, lo, hi, w, base):
         """The representative in [base, base + 2^w) of a term t in [lo, hi]."""
@@ -367,8 +396,10 @@ class IntAbs:
         else:
             r = self._exact_op(e, k, ch, w, full)
         v = self.twos(e)
-        if v and (k in _NONLINEAR and sum(not z3.is_bv_value(c) for c in ch) > 1 or k in _OPAQUE_BITS):
-            self.side.append(r[0] % (1 << v) == 0)        # z3 would not see it through the product
+        if v and (k in _NONLINEAR and sum(self.rep(c)[1] != self.rep(c)[2] for c in ch) > 1 or
+                  r[0].get_id() in self.opaque):
+            m = self.fresh(r[1] >> v, r[2] >> v, "k")          # z3 would not see it through the product
+            self.side.append(r[0] == m * (1 << v))
         return r
 
     def product(self, t, u):
@@ -399,25 +430,54 @@ class IntAbs:
                 for x in rest[1:]:
                     R = R * x
                 y, z = d1[0], d2[0]
-                self.side += [z3.Implies(y < z, mono <= mono2 - R), z3.Implies(z < y, mono2 <= mono - R),
-                              z3.Implies(mono < mono2, y < z), z3.Implies(mono2 < mono, z < y)]
+                self.lemmas[(key, key2)] = [
+                    z3.Implies(y < z, mono <= mono2 - R), z3.Implies(z < y, mono2 <= mono - R),
+                    z3.Implies(mono < mono2, y < z), z3.Implies(mono2 < mono, z < y)]
             self.monos[key] = (mono, atoms)
+        if self.stack:
+            self.stack[-1].monos.append(key)
         c = c1 * c2
         return mono if c == 1 else c * mono
+
+    def cdiv(self, t, lo, hi, m):
+        return self._cdivmod(t, lo, hi, m)[0]
+
+    def cmod(self, t, lo, hi, m):
+        return self._cdivmod(t, lo, hi, m)[1]
+
+    def _cdivmod(self, t, lo, hi, m):
+        """floor(t / m) and t mod m for a constant m > 0, as integers q, r with t = m*q + r, 0 <= r < m
+        (linear: z3's own div/mod by constants cost far more), simplified where m divides t's
+        coefficient."""
+        if m == 1:
+            return t, z3.IntVal(0)
+        c, atoms = _factors(t)
+        if not atoms:
+            return z3.IntVal(c // m), z3.IntVal(c % m)
+        if atoms and c % m == 0:
+            rest = atoms[0]
+            for x in atoms[1:]:
+                rest = rest * x
+            return (rest if c == m else (c // m) * rest), z3.IntVal(0)
+
+        def make():
+            q = self.fresh(lo // m, hi // m, "q")
+            r = self.fresh(0, m - 1, "r")
+            self.side.append(t == m * q + r)
+            return q, r
+        return self._memo(("cdivmod", t.get_id(), m), make)
 
     def _divmod(self, a_bv, b_bv):
         """(q, r) with a = b*q + r, 0 <= r < b when b > 0 (unsigned values): explicit, so that b*q
         takes part in the monotonicity lemmas."""
-        key = (a_bv.get_id(), b_bv.get_id())
-        got = self.divs.get(key)
-        if got is None:
+        def make():
             a, alo, ahi = self.term(a_bv)
             b, blo, bhi = self.term(b_bv)
             q = self.fresh(0, ahi // max(blo, 1), "div")
             r = self.fresh(0, max(0, min(ahi, bhi - 1)), "mod")
             self.side.append(z3.Implies(b > 0, z3.And(a == self.product(b, q) + r, r <= b - 1)))
-            got = self.divs[key] = (q, r)
-        return got
+            return q, r
+        return self._memo(("divmod", a_bv.get_id(), b_bv.get_id()), make)
 
     def _exact_op(self, e, k, ch, w, full):
         """Operations that need their operands' exact unsigned or signed values."""
@@ -429,20 +489,21 @@ class IntAbs:
                 return z3.IntVal(0), 0, 0
             a, alo, ahi = self.term(ch[0])
             m = 1 << slo
-            return (a / m if m > 1 else a), alo // m, ahi // m
+            return self.cdiv(a, alo, ahi, m), alo // m, ahi // m
         if k == z3.Z3_OP_BASHR:                          # floor division of the signed value
             _, slo, shi = self.term(ch[1])
             if slo != shi:
                 return self._opaque(w)
             a, alo, ahi = self._exact(ch[0], "s")
             m = 1 << min(slo, w - 1)
-            return (a / m if m > 1 else a), alo // m, ahi // m
+            return self.cdiv(a, alo, ahi, m), alo // m, ahi // m
         if k in (z3.Z3_OP_BUDIV, z3.Z3_OP_BUDIV_I, z3.Z3_OP_BUREM, z3.Z3_OP_BUREM_I):
             a, alo, ahi = self.term(ch[0])
             b, blo, bhi = self.term(ch[1])
             div = k in (z3.Z3_OP_BUDIV, z3.Z3_OP_BUDIV_I)
             if blo == bhi and blo > 0:
-                return (a / blo, alo // blo, ahi // blo) if div else (a % blo, 0, min(ahi, blo - 1))
+                return (self.cdiv(a, alo, ahi, blo), alo // blo, ahi // blo) if div else \
+                    (self.cmod(a, alo, ahi, blo), 0, min(ahi, blo - 1))
             q, r = self._divmod(ch[0], ch[1])
             if blo > 0:
                 return (q, alo // bhi, ahi // blo) if div else (r, 0, min(ahi, bhi - 1))
@@ -460,10 +521,10 @@ class IntAbs:
             hi_bit, lo_bit = e.params()
             a, alo, ahi = self.term(ch[0])
             m = 1 << lo_bit
-            t, tlo, thi = (a / m if m > 1 else a), alo // m, ahi // m
+            t, tlo, thi = self.cdiv(a, alo, ahi, m), alo // m, ahi // m
             if thi < full:
                 return t, tlo, thi
-            return t % full, 0, full - 1
+            return self.cmod(t, tlo, thi, full), 0, full - 1
         if k == z3.Z3_OP_ZERO_EXT:
             return self.term(ch[0])
         if k == z3.Z3_OP_SIGN_EXT:
@@ -476,21 +537,23 @@ class IntAbs:
                 m = consts[0][1]
                 a, alo, ahi = other[0]
                 if m & (m + 1) == 0:                     # low-bit mask 2^j - 1
-                    return (a % (m + 1), 0, min(ahi, m)) if ahi > m else (a, alo, ahi)
+                    return (self.cmod(a, alo, ahi, m + 1), 0, min(ahi, m)) if ahi > m else (a, alo, ahi)
                 low = (full - 1) ^ m
                 if low & (low + 1) == 0:                 # clears the low bits
-                    return a - a % (low + 1), 0, ahi
+                    return a - self.cmod(a, alo, ahi, low + 1), 0, ahi
                 runs = _runs(m)
                 if len(runs) <= 4:                       # runs of ones: sum of (a / 2^s mod 2^n) * 2^s
-                    t = sum(((a / (1 << s) if s else a) % (1 << n)) * (1 << s) for s, n in runs)
+                    t = sum(self.cmod(self.cdiv(a, alo, ahi, 1 << s), alo >> s, ahi >> s, 1 << n) * (1 << s)
+                            for s, n in runs)
                     return t, 0, min(ahi, m)
             r = self._opaque(w, 0, min(t[2] for t in terms))
             self.side += [r[0] <= t[0] for t in terms]                  # a & b <= a, b
             return r
         if k in (z3.Z3_OP_BOR, z3.Z3_OP_BXOR) and len(ch) == 2:
-            (a, alo, ahi), (b, blo, bhi) = self.term(ch[0]), self.term(ch[1])
-            if self.twos(ch[0]) >= bhi.bit_length() or self.twos(ch[1]) >= ahi.bit_length():
-                return a + b, alo + blo, min(ahi + bhi, full - 1)   # no common one bits: | and ^ are +
+            for x, y in ((ch[0], ch[1]), (ch[1], ch[0])):
+                if self.twos(x) >= self.term(y)[2].bit_length():   # no common one bits: | and ^ are +
+                    (a, alo, ahi), (b, blo, bhi) = self.rep(x), self.term(y)
+                    return self._fit(a + b, alo + blo, ahi + bhi, w)
         if k == z3.Z3_OP_BOR:
             terms = [self.term(c) for c in ch]
             r = self._opaque(w, max(t[1] for t in terms), min(full - 1, sum(t[2] for t in terms)))
@@ -505,7 +568,9 @@ class IntAbs:
 
     def _opaque(self, w, lo=0, hi=None):
         hi = (1 << w) - 1 if hi is None else hi
-        return self.fresh(lo, hi, "o"), lo, hi
+        v = self.fresh(lo, hi, "o")
+        self.opaque.add(v.get_id())
+        return v, lo, hi
 
     def _uf(self, e, ch, w):
         """f(args) -> f_int(int args): congruence is kept (equal values, equal results)."""
@@ -526,11 +591,17 @@ class IntAbs:
 
 _NONLINEAR = {z3.Z3_OP_BMUL, z3.Z3_OP_BUREM, z3.Z3_OP_BUREM_I, z3.Z3_OP_BSREM, z3.Z3_OP_BSREM_I,
               z3.Z3_OP_BSMOD, z3.Z3_OP_BSMOD_I}
-_OPAQUE_BITS = {z3.Z3_OP_BAND, z3.Z3_OP_BOR}
 _UCMP = {z3.Z3_OP_ULEQ: lambda a, b: a <= b, z3.Z3_OP_ULT: lambda a, b: a < b,
          z3.Z3_OP_UGEQ: lambda a, b: a >= b, z3.Z3_OP_UGT: lambda a, b: a > b}
 _SCMP = {z3.Z3_OP_SLEQ: z3.Z3_OP_ULEQ, z3.Z3_OP_SLT: z3.Z3_OP_ULT, z3.Z3_OP_SGEQ: z3.Z3_OP_UGEQ,
          z3.Z3_OP_SGT: z3.Z3_OP_UGT}
+
+
+class _Frame:
+    __slots__ = ("start", "end", "kids", "monos")
+
+    def __init__(self, start):
+        self.start, self.end, self.kids, self.monos = start, start, [], []
 
 
 def _runs(m):

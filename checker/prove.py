@@ -101,10 +101,13 @@ class _IntSolver:
                 self.ia = IntAbs()
                 self.ia.learn(self.base)
                 self.gbase = [self.ia.formula(c) for c in self.base]
+                self.bneeds = self.ia.needs([c.get_id() for c in self.base])
             g = self.ia.formula(f)
+            idx, monos = self.ia.needs([f.get_id()])
+            idx, monos = idx | self.bneeds[0], monos | self.bneeds[1]
             s = z3.Solver()
             s.set("timeout", int(max(1, min(timeout_ms, left * 1000))))
-            s.add(*self.gbase, *self.ia.side, g)
+            s.add(*self.gbase, *[self.ia.side[i] for i in sorted(idx)], *self.ia.lemmas_for(monos), g)
             return s.check() == z3.unsat
         except z3.Z3Exception:
             return False
@@ -271,13 +274,10 @@ def _prove_launch(variant, op, module, launch, timeout_ms, deadline, n=0) -> dic
 def _decide(prop, qs, solver, env, cases, approx) -> Verdict:
     case_only = []
     pending = []
-    quick = max(100, solver.timeout_ms // 30)
     for q in qs:
-        r, model, msg = solver.check(q.formula, timeout_ms=quick)
-        if r == "unknown":
-            if solver.ints.refutes(q.formula, max(200, solver.timeout_ms // 4)):
-                continue
-            r, model, msg = solver.check(q.formula, timeout_ms=max(200, solver.timeout_ms // 5))
+        if solver.ints.refutes(q.formula, max(200, solver.timeout_ms // 6)):
+            continue
+        r, model, msg = solver.check(q.formula, timeout_ms=max(200, solver.timeout_ms // 10))
         if r == "unsat":
             continue
         if r == "sat":
