@@ -274,6 +274,8 @@ def _prove_launch(variant, op, module, launch, timeout_ms, deadline, n=0) -> dic
 def _decide(prop, qs, solver, env, cases, approx) -> Verdict:
     case_only = []
     pending = []
+    if len(qs) > 1 and solver.ints.refutes(z3.Or(*[q.formula for q in qs]), max(200, solver.timeout_ms // 3)):
+        return Verdict("proven", "all-dims", None)          # all at once: one solver instead of many
     for q in qs:
         if solver.ints.refutes(q.formula, max(200, solver.timeout_ms // 6)):
             continue
