@@ -1,5 +1,5 @@
-"""Seeded inputs and poison: host values for every readable param of a case (encoded to the dtype's
-bits), a NaN-with-payload (or a fixed bit pattern for integers) to fill outputs with before a launch,
+"""Seeded inputs and poison: the bits of every readable param of a case (and their exact values for the
+references), a NaN-with-payload (or a fixed bit pattern for integers) to fill outputs with before a launch,
 and a random byte pattern for guard bands and scratch."""
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import numpy as np
 
 from kreg.registry.schema import Op, Variant
 
-from .dtypes import decode, encode, is_float, itemsize, storage
+from .chunks import CHUNK, chunk_map
+from .dtypes import encode, exact, is_float, itemsize, storage
 
 # Two poisons per dtype (first run, re-poisoned runs): quiet NaNs with payloads no arithmetic makes
 # (NaN-producing hardware gives the canonical NaN), and unlikely integers.
@@ -50,8 +51,9 @@ def host_scalars(op: Op) -> dict:
 
 
 def make_inputs(op: Op, variant: Variant, dims: dict[str, int], rng: np.random.Generator) -> dict[str, np.ndarray]:
-    """Seeded values for every readable param, already rounded to its dtype (float64 or int64),
-    shaped as the op says. Index params draw from their `values` range."""
+    """Seeded inputs for every readable param as the dtype's bits (storage type), shaped as the op says:
+    floats are standard normal values rounded to the dtype (generated chunk by chunk, each chunk from its
+    own child seed, on a thread pool); index params draw from their `values` range."""
     out = {}
     for name in readable_params(op):
         p = op.params[name]
@@ -61,14 +63,36 @@ def make_inputs(op: Op, variant: Variant, dims: dict[str, int], rng: np.random.G
             lo, hi = int(p.values[0](dims)), int(p.values[1](dims))
             vals = rng.integers(lo, hi + 1, size=shape) if hi >= lo else np.zeros(shape, dtype=np.int64)
         elif is_float(dt):
-            vals = rng.standard_normal(shape)
+            out[name] = _normal_bits(shape, dt, int(rng.integers(1 << 63)))
+            continue
         elif dt.startswith("u"):
             vals = rng.integers(0, 16, size=shape)
         else:
             vals = rng.integers(-8, 9, size=shape)
-        out[name] = decode(encode(vals, dt), dt).reshape(shape)
+        out[name] = encode(vals, dt).reshape(shape)
     return out
 
 
-def to_bytes(values: np.ndarray, dtype: str) -> np.ndarray:
-    return np.ascontiguousarray(encode(values, dtype)).reshape(-1).view(np.uint8)
+BLOCK = 1 << 15
+
+
+def _normal_bits(shape, dtype: str, seed: int) -> np.ndarray:
+    bits = np.empty(shape, storage(dtype))
+    flat = bits.reshape(-1)
+    seeds = np.random.SeedSequence(seed).spawn(-(-flat.size // CHUNK))
+
+    def fill(lo: int, hi: int) -> None:
+        gen = np.random.Generator(np.random.PCG64(seeds[lo // CHUNK]))
+        for at in range(lo, hi, BLOCK):            # float64 temporaries that stay in cache
+            flat[at:min(hi, at + BLOCK)] = encode(gen.standard_normal(min(hi, at + BLOCK) - at), dtype)
+    chunk_map(fill, flat.size, CHUNK)
+    return bits
+
+
+def input_values(bits: dict[str, np.ndarray], op: Op, variant: Variant) -> dict[str, np.ndarray]:
+    """The inputs as the references take them: exact values (see dtypes.exact)."""
+    return {n: exact(b, op.dtype_of(n, variant.types)) for n, b in bits.items()}
+
+
+def to_bytes(bits: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(bits).reshape(-1).view(np.uint8)
