@@ -104,3 +104,27 @@ def test_exact_values_are_decode_on_every_pattern(dtype):
     e, d = exact(bits, dtype), decode(bits, dtype)
     assert e.dtype == np.float32
     assert np.array_equal(e.astype(np.float64), d, equal_nan=True)
+
+
+@pytest.mark.parametrize("op", ["add", "rms_norm", "add_rms_norm", "silu_mul", "argmax", "qk_norm_rope_prefill"])
+def test_references_by_blocks_of_rows_equal_the_whole_array(monkeypatch, op):
+    from kreg.conformance import references
+    from kreg.conformance.references import REFERENCES, rope_tables
+    rng = np.random.default_rng(1)
+    T, H = 13, 24
+    args = {"add": dict(a=rng.standard_normal(T * H), b=rng.standard_normal(T * H)),
+            "rms_norm": dict(x=rng.standard_normal((T, H)), w=rng.standard_normal(H)),
+            "add_rms_norm": dict(x=rng.standard_normal((T, H)), residual=rng.standard_normal((T, H)),
+                                 w=rng.standard_normal(H)),
+            "silu_mul": dict(gate_up=rng.standard_normal((T, 2 * H)).astype(np.float32), I=H),
+            "argmax": dict(logits=np.round(rng.standard_normal((T, H)), 1)),
+            "qk_norm_rope_prefill": dict(qkv=rng.standard_normal((T, 4, 128)), q_norm_w=rng.standard_normal(128),
+                                         k_norm_w=rng.standard_normal(128), rope_cos=rope_tables(20)[0],
+                                         rope_sin=rope_tables(20)[1], k_cache=rng.standard_normal((20, 1, 128)),
+                                         v_cache=rng.standard_normal((20, 1, 128)), T=T, Hq=2, Hkv=1, start=5)}[op]
+    whole = REFERENCES[op](**args)
+    monkeypatch.setattr(references, "BLOCK", 50)                     # several rows per block, a ragged last one
+    blocked = REFERENCES[op](**args)
+    assert whole.keys() == blocked.keys()
+    for k in whole:
+        assert whole[k].dtype == blocked[k].dtype and np.array_equal(whole[k], blocked[k])
