@@ -128,3 +128,22 @@ def test_references_by_blocks_of_rows_equal_the_whole_array(monkeypatch, op):
     assert whole.keys() == blocked.keys()
     for k in whole:
         assert whole[k].dtype == blocked[k].dtype and np.array_equal(whole[k], blocked[k])
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "f16"])
+def test_alias_table_gives_each_pattern_the_normal_mass_that_rounds_to_it(dtype):
+    from math import erf, sqrt
+    accept, own, alias = inputs.rounded_normal_table(dtype)
+    a = accept / 2.0 ** 48
+    prob = np.zeros(1 << 16)
+    np.add.at(prob, own, a / (1 << 16))
+    np.add.at(prob, alias, (1 - a) / (1 << 16))
+    assert prob.sum() == pytest.approx(1.0, abs=1e-12)
+    v = decode(np.arange(1 << 16, dtype=np.uint32).astype(np.uint16), dtype)
+    assert prob[~np.isfinite(v)].sum() == 0.0                       # never NaN or infinity
+    for x in (0.0123, -0.3, 0.999, 1.0, -1.7, 2.5, -3.9):
+        b = encode(np.array([x]), dtype)[0]                          # the pattern x rounds to, and its neighbours
+        val, up, down = (float(decode(np.array([c], np.uint16), dtype)[0]) for c in (b, b + 1, b - 1))
+        lo, hi = sorted(((val + up) / 2, (val + down) / 2))
+        want = (erf(hi / sqrt(2)) - erf(lo / sqrt(2))) / 2
+        assert prob[b] == pytest.approx(want, rel=1e-6)
