@@ -57,14 +57,25 @@ class Device:
 
     def read(self, buf: Guarded) -> np.ndarray:
         """The data bytes (a copy)."""
-        return self._read(buf.handle)[buf.guard:buf.guard + buf.nbytes].copy()
+        return self._read_range(buf.handle, buf.guard, buf.nbytes).copy()
+
+    def _read_range(self, handle, offset: int, nbytes: int) -> np.ndarray:
+        return self._read(handle)[offset:offset + nbytes]
+
+    def snapshot(self, buf: Guarded, data: np.ndarray):
+        """What changed() compares the buffer with later, taken right after `data` was written to it."""
+        return np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+
+    def changed(self, buf: Guarded, snap, dtype: np.dtype) -> np.ndarray:
+        """Flat indices of the dtype's elements where the buffer's data differs from the snapshot."""
+        return np.flatnonzero(self.read(buf).view(dtype) != snap.view(dtype))
 
     def guard_damage(self, buf: Guarded) -> list[str]:
-        """What a kernel did to the guards: empty if both are untouched."""
-        raw = self._read(buf.handle)
+        """What a kernel did to the guards: empty if both are untouched (only the guards are read)."""
         why = []
-        for side, want, got, off in (("before", buf.front, raw[:buf.guard], -buf.guard),
-                                     ("after", buf.back, raw[buf.guard + buf.nbytes:], buf.nbytes)):
+        for side, want, got, off in (("before", buf.front, self._read_range(buf.handle, 0, buf.guard), -buf.guard),
+                                     ("after", buf.back, self._read_range(buf.handle, buf.guard + buf.nbytes,
+                                                                          buf.guard), buf.nbytes)):
             bad = np.flatnonzero(got != want)
             if bad.size:
                 lo, hi = int(bad[0]) + off, int(bad[-1]) + off
@@ -182,6 +193,17 @@ class GpuDevice(Device):
 
     def _read(self, handle):
         return self.cp.asnumpy(handle)
+
+    def _read_range(self, handle, offset, nbytes):
+        return self.cp.asnumpy(handle[offset:offset + nbytes])
+
+    def snapshot(self, buf, data):
+        """A copy on the device (compared there: no transfer of the whole input back)."""
+        return buf.handle[buf.guard:buf.guard + buf.nbytes].copy()
+
+    def changed(self, buf, snap, dtype):
+        now = buf.handle[buf.guard:buf.guard + buf.nbytes]
+        return self.cp.asnumpy(self.cp.flatnonzero(now.view(dtype) != snap.view(dtype)))
 
     def load(self, ptx: str):
         return parsed(ptx), GpuModule(ptx)

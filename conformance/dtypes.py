@@ -1,11 +1,14 @@
 """Host-side dtype handling: NumPy has no bfloat16, so every tensor crosses to the device as raw bits.
-encode() rounds float64 values to a kreg dtype's bit pattern; decode() turns bits back into float64."""
+encode() rounds float64 values to a kreg dtype's bit pattern; decode() turns bits back into float64, exact()
+into the narrowest exact type."""
 from __future__ import annotations
 
 import numpy as np
 
 from kreg.checker.fpround import f32_to_bf16_rn
 from kreg.registry.schema import DTYPES
+
+from .chunks import chunk_map
 
 BITS = {"f32": np.uint32, "f16": np.uint16, "bf16": np.uint16, "f64": np.uint64, "i8": np.int8, "u8": np.uint8,
         "i32": np.int32, "u32": np.uint32, "i64": np.int64, "u64": np.uint64}
@@ -47,6 +50,26 @@ def decode(bits: np.ndarray, dtype: str) -> np.ndarray:
     if dtype == "f64":
         return b.astype(np.uint64).view(np.float64)
     return b.astype(np.int64)
+
+
+def exact(bits: np.ndarray, dtype: str) -> np.ndarray:
+    """The dtype's bits -> their values in the narrowest NumPy type that holds every one exactly: float32
+    for f16/bf16/f32 (half decode()'s bytes), float64 for f64, int64 for integers. Chunked on a thread pool."""
+    b = np.ascontiguousarray(bits)
+    if dtype not in ("bf16", "f16", "f32"):
+        return decode(b, dtype)
+    out = np.empty(b.shape, np.float32)
+    src, dst = b.reshape(-1), out.reshape(-1).view(np.uint32)
+
+    def part(lo: int, hi: int) -> None:
+        if dtype == "f16":
+            dst[lo:hi].view(np.float32)[:] = src[lo:hi].view(np.float16)
+        else:
+            dst[lo:hi] = src[lo:hi]
+            if dtype == "bf16":
+                dst[lo:hi] <<= 16
+    chunk_map(part, src.size)
+    return out
 
 
 def itemsize(dtype: str) -> int:

@@ -1,13 +1,16 @@
-"""Seeded inputs and poison: host values for every readable param of a case (encoded to the dtype's
-bits), a NaN-with-payload (or a fixed bit pattern for integers) to fill outputs with before a launch,
+"""Seeded inputs and poison: the bits of every readable param of a case (and their exact values for the
+references), a NaN-with-payload (or a fixed bit pattern for integers) to fill outputs with before a launch,
 and a random byte pattern for guard bands and scratch."""
 from __future__ import annotations
+
+from functools import cache
 
 import numpy as np
 
 from kreg.registry.schema import Op, Variant
 
-from .dtypes import decode, encode, is_float, itemsize, storage
+from .chunks import CHUNK, chunk_map
+from .dtypes import decode, encode, exact, is_float, itemsize, storage
 
 # Two poisons per dtype (first run, re-poisoned runs): quiet NaNs with payloads no arithmetic makes
 # (NaN-producing hardware gives the canonical NaN), and unlikely integers.
@@ -50,8 +53,9 @@ def host_scalars(op: Op) -> dict:
 
 
 def make_inputs(op: Op, variant: Variant, dims: dict[str, int], rng: np.random.Generator) -> dict[str, np.ndarray]:
-    """Seeded values for every readable param, already rounded to its dtype (float64 or int64),
-    shaped as the op says. Index params draw from their `values` range."""
+    """Seeded inputs for every readable param as the dtype's bits (storage type), shaped as the op says:
+    floats are standard normal values rounded to the dtype (chunk by chunk, each chunk from its own child
+    seed, on a thread pool); index params draw from their `values` range."""
     out = {}
     for name in readable_params(op):
         p = op.params[name]
@@ -61,14 +65,77 @@ def make_inputs(op: Op, variant: Variant, dims: dict[str, int], rng: np.random.G
             lo, hi = int(p.values[0](dims)), int(p.values[1](dims))
             vals = rng.integers(lo, hi + 1, size=shape) if hi >= lo else np.zeros(shape, dtype=np.int64)
         elif is_float(dt):
-            vals = rng.standard_normal(shape)
+            out[name] = _normal_bits(shape, dt, int(rng.integers(1 << 63)))
+            continue
         elif dt.startswith("u"):
             vals = rng.integers(0, 16, size=shape)
         else:
             vals = rng.integers(-8, 9, size=shape)
-        out[name] = decode(encode(vals, dt), dt).reshape(shape)
+        out[name] = encode(vals, dt).reshape(shape)
     return out
 
 
-def to_bytes(values: np.ndarray, dtype: str) -> np.ndarray:
-    return np.ascontiguousarray(encode(values, dtype)).reshape(-1).view(np.uint8)
+BLOCK = 1 << 15
+
+
+def _normal_bits(shape, dtype: str, seed: int) -> np.ndarray:
+    """Standard normal values rounded to the dtype, as bits: 16-bit floats drawn directly as bit patterns
+    from the rounded distribution (rounded_normal_table), wider ones generated and rounded."""
+    bits = np.empty(shape, storage(dtype))
+    flat = bits.reshape(-1)
+    seeds = np.random.SeedSequence(seed).spawn(-(-flat.size // CHUNK))
+    table = rounded_normal_table(dtype) if itemsize(dtype) == 2 else None
+
+    def fill(lo: int, hi: int) -> None:
+        gen = np.random.Generator(np.random.PCG64(seeds[lo // CHUNK]))
+        for at in range(lo, hi, BLOCK):            # temporaries that stay in cache
+            n = min(hi, at + BLOCK) - at
+            if table is None:
+                flat[at:at + n] = encode(gen.standard_normal(n), dtype)
+                continue
+            accept, own, alias = table
+            r = gen.bit_generator.random_raw(n)
+            slot = (r >> np.uint64(48)).astype(np.intp)                      # 16 bits pick a slot,
+            keep = (r & np.uint64((1 << 48) - 1)) < accept.take(slot)        # 48 its pattern or the alias
+            flat[at:at + n] = np.where(keep, own.take(slot), alias.take(slot))
+    chunk_map(fill, flat.size, CHUNK)
+    return bits
+
+
+@cache
+def rounded_normal_table(dtype: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Walker's alias table (acceptance in units of 2^-48, slot pattern, alias pattern) of a standard
+    normal value rounded to nearest in a 16-bit float dtype: every finite pattern with the normal mass
+    of the interval that rounds to it (Simpson's rule over the interval: ~1e-10 relative)."""
+    bits = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
+    v = decode(bits, dtype)
+    bits, v = bits[np.isfinite(v)], v[np.isfinite(v)]
+    order = np.lexsort((~np.signbit(v), v))                  # ascending, -0 before +0
+    bits, v = bits[order], v[order]
+    edges = np.concatenate([v[:1], (v[:-1] + v[1:]) / 2, v[-1:]])
+    lo, hi = edges[:-1], edges[1:]
+    with np.errstate(under="ignore"):
+        mass = (hi - lo) * (np.exp(-lo * lo / 2) + 4 * np.exp(-((lo + hi) / 2) ** 2 / 2) + np.exp(-hi * hi / 2))
+    n = 1 << 16
+    q = np.zeros(n)
+    q[:mass.size] = mass / mass.sum() * n
+    own = np.zeros(n, np.uint16)
+    own[:bits.size] = bits
+    alias, accept = own.copy(), np.ones(n)
+    small, large = [i for i in range(n) if q[i] < 1], [i for i in range(n) if q[i] >= 1]
+    q = q.tolist()
+    while small and large:                                   # Vose's construction
+        s, big = small.pop(), large.pop()
+        accept[s], alias[s] = q[s], own[big]
+        q[big] += q[s] - 1
+        (small if q[big] < 1 else large).append(big)
+    return np.minimum(np.floor(accept * 2.0 ** 48), 2.0 ** 48).astype(np.uint64), own, alias
+
+
+def input_values(bits: dict[str, np.ndarray], op: Op, variant: Variant) -> dict[str, np.ndarray]:
+    """The inputs as the references take them: exact values (see dtypes.exact)."""
+    return {n: exact(b, op.dtype_of(n, variant.types)) for n, b in bits.items()}
+
+
+def to_bytes(bits: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(bits).reshape(-1).view(np.uint8)

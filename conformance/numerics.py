@@ -15,11 +15,15 @@ import numpy as np
 from kreg.registry.schema import Op, Variant
 
 from .devices import Device, LaunchFailure, ptx_module
-from .dtypes import decode, is_float, storage
-from .inputs import host_scalars, make_inputs, output_params, poison_bits, poison_bytes, readable_params, to_bytes
+from .chunks import chunk_map
+from .dtypes import decode, exact, is_float, storage
+from .inputs import (host_scalars, input_values, make_inputs, output_params, poison_bits, poison_bytes,
+                     readable_params, to_bytes)
 from .launch import BindError, bind, buffer_sizes
 from .references import REFERENCES
 from .shapes import is_ragged
+
+COMPARE_CHUNK = 1 << 16      # elements per chunk of compare(): its float64 temporaries stay in cache
 
 
 @dataclass
@@ -52,17 +56,18 @@ def within(got: np.ndarray, want: np.ndarray, tolerance: dict) -> np.ndarray:
 
 def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, tolerance: dict | None,
             ignore: np.ndarray | None = None) -> tuple[list[str], dict]:
-    """Failures (sentences) and error statistics of one output against its reference; elements in
-    `ignore` (already reported as never written) count as neither right nor wrong."""
+    """Failures (sentences) and error statistics of one output against its reference, every element
+    (in float64, chunk by chunk on a thread pool); elements in `ignore` (already reported as never
+    written) count as neither right nor wrong."""
     shape = want.shape
     got, want = got.reshape(-1), np.asarray(want, dtype=np.float64).reshape(-1)
-    if ignore is not None and ignore.any():
-        keep = ~ignore.reshape(-1)
-        got, want = np.where(keep, got, want), want
+    ignore = ignore.reshape(-1) if ignore is not None and ignore.any() else None
     stats = {"max_abs_err": 0.0, "max_rel_err": 0.0, "worst": None, "elements": int(want.size)}
     if want.size == 0:
         return [], stats
     if not is_float(dtype):
+        if ignore is not None:
+            got = np.where(ignore, want, got)
         bad = np.flatnonzero(got != want)
         if bad.size:
             i = int(bad[0])
@@ -72,33 +77,54 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, tolerance:
     if tolerance is None:
         return [f"{name}: the op gives no tolerance for {dtype}"], stats
     atol, rtol = tolerance["atol"], tolerance["rtol"]
-    ok = within(got, want, tolerance)
-    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        err = np.abs(got - want)
-        bound = atol + rtol * np.abs(want)
-        same = (got == want) | (np.isnan(got) & np.isnan(want))
-        finite = np.isfinite(err)
-        if finite.any():
-            stats["max_abs_err"] = float(err[finite].max())
-            nz = finite & (want != 0)
-            stats["max_rel_err"] = float((err[nz] / np.abs(want[nz])).max()) if nz.any() else 0.0
-        ratio = np.where(same, 0.0, np.where(np.isnan(err), np.inf, err / np.where(bound > 0, bound, 0)))
-    ratio = np.nan_to_num(ratio, nan=np.inf, posinf=np.inf)
-    w = int(np.argmax(ratio))
-    stats["worst"] = {"index": _index(shape, w), "got": float(got[w]), "want": float(want[w]),
-                      "err_over_tol": float(ratio[w])}
-    bad = np.flatnonzero(~ok)
-    if not bad.size:
+    parts = chunk_map(lambda lo, hi: _compare_chunk(got, want, ignore, tolerance, lo, hi), want.size, COMPARE_CHUNK)
+    stats["max_abs_err"] = max(p[0] for p in parts)
+    stats["max_rel_err"] = max(p[1] for p in parts)
+    worst = max(parts, key=lambda p: p[2])          # the first chunk holding the largest ratio
+    w, g = worst[3], worst[4]
+    stats["worst"] = {"index": _index(shape, w), "got": g, "want": float(want[w]), "err_over_tol": worst[2]}
+    bad, nan = sum(p[5] for p in parts), sum(p[6] for p in parts)
+    if not bad:
         return [], stats
     why = []
-    nan = np.flatnonzero(np.isnan(got) & ~np.isnan(want))
-    if nan.size:
-        why.append(f"{name}: {nan.size} NaN where the reference is finite, first at {_index(shape, int(nan[0]))}")
-    if bad.size > nan.size:
-        why.append(f"{name}: {bad.size} of {want.size} elements outside atol={atol:g} rtol={rtol:g}; worst at "
-                   f"{stats['worst']['index']}: got {got[w]:.6g}, want {want[w]:.6g} "
-                   f"(error {ratio[w]:.3g}x the tolerance)")
+    if nan:
+        first_nan = next(p[7] for p in parts if p[6])
+        why.append(f"{name}: {nan} NaN where the reference is finite, first at {_index(shape, first_nan)}")
+    if bad > nan:
+        why.append(f"{name}: {bad} of {want.size} elements outside atol={atol:g} rtol={rtol:g}; worst at "
+                   f"{stats['worst']['index']}: got {g:.6g}, want {want[w]:.6g} "
+                   f"(error {worst[2]:.3g}x the tolerance)")
     return why, stats
+
+
+def _compare_chunk(got, want, ignore, tolerance, lo: int, hi: int) -> tuple:
+    """(max abs err, max rel err, worst err/tol, its index, got there, elements out of tolerance,
+    NaNs where the reference is finite, the first of those) over [lo, hi)."""
+    w = want[lo:hi]
+    g = got[lo:hi].astype(np.float64)
+    if ignore is not None:
+        np.copyto(g, w, where=ignore[lo:hi])
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        err = np.abs(g - w)
+        aw = np.abs(w)
+        bound = aw * tolerance["rtol"] + tolerance["atol"]
+        if np.count_nonzero(err <= bound) == w.size:     # all within (so all finite): the common case
+            ratio = np.divide(err, bound, out=np.zeros_like(err), where=bound > 0)   # bound 0: err 0
+            k = int(np.argmax(ratio))
+            rel = np.divide(err, aw, out=np.zeros_like(err), where=aw > 0)
+            return float(err.max()), float(rel.max()), float(ratio[k]), lo + k, float(g[k]), 0, 0, -1
+        same = (g == w) | (np.isnan(g) & np.isnan(w))
+        ok = same | (err <= bound)
+        finite = np.isfinite(err)
+        max_abs = float(np.max(err, where=finite, initial=0.0))
+        max_rel = float(np.max(err / aw, where=finite & (w != 0), initial=0.0))
+        ratio = np.where(same, 0.0, np.where(np.isnan(err), np.inf, err / np.where(bound > 0, bound, 0)))
+    ratio = np.nan_to_num(ratio, nan=np.inf, posinf=np.inf)
+    k = int(np.argmax(ratio))
+    nan = np.isnan(g) & ~np.isnan(w)
+    n_nan = int(np.count_nonzero(nan))
+    return (max_abs, max_rel, float(ratio[k]), lo + k, float(g[k]), int(w.size - np.count_nonzero(ok)), n_nan,
+            lo + int(np.argmax(nan)) if n_nan else -1)
 
 
 class CaseRun:
@@ -112,15 +138,21 @@ class CaseRun:
         self.dtypes |= {s.name: s.dtype for s in variant.scratch.values()}
         self.bufs = {n: device.alloc(n, size, rng) for n, size in buffer_sizes(variant, op, dims).items()}
         self.bound = bind(variant, op, ptx_module(device, module), dims, {n: b.ptr for n, b in self.bufs.items()})
-        self.written: dict[str, np.ndarray] = {}
+        self.snapshots: dict[str, object] = {}   # read-only inputs as written, for integrity()
+        self.changed: set[str] = set()            # read-only inputs integrity() found written
+        self._outputs: dict[str, np.ndarray] = {}
 
-    def write_inputs(self, values: dict[str, np.ndarray]) -> None:
-        for n, x in values.items():
-            data = to_bytes(x, self.dtypes[n])
+    def write_inputs(self, bits: dict[str, np.ndarray]) -> None:
+        self._outputs.clear()
+        for n, x in bits.items():
+            data = to_bytes(x)
             self.device.write(self.bufs[n], data)
-            self.written[n] = data
+            if self.op.params[n].role != "inout":
+                self.snapshots[n] = self.device.snapshot(self.bufs[n], data)
+                self.changed.discard(n)
 
     def poison(self, which: int) -> None:
+        self._outputs.clear()
         for n in output_params(self.op):
             if self.op.params[n].role == "out":
                 self.device.write(self.bufs[n], poison_bytes(self.dtypes[n], self.bufs[n].nbytes, which))
@@ -131,12 +163,16 @@ class CaseRun:
         """All launches of the variant; `observe` asks the device to record every access (the CPU
         can; it costs time, so only the first launch of a case does)."""
         self.device.observe = observe
+        self._outputs.clear()
         for bl in self.bound:
             self.device.launch(self.module, bl)
         self.device.sync()
 
     def output_bits(self, name: str) -> np.ndarray:
-        return self.device.read(self.bufs[name]).view(storage(self.dtypes[name]))
+        """The output's bits after the last launch (read from the device once per launch)."""
+        if name not in self._outputs:
+            self._outputs[name] = self.device.read(self.bufs[name]).view(storage(self.dtypes[name]))
+        return self._outputs[name]
 
     def integrity(self, when: str) -> list[str]:
         """Guards untouched everywhere, and every read-only input bit for bit as written."""
@@ -145,9 +181,9 @@ class CaseRun:
         for n in readable_params(self.op):
             if self.op.params[n].role == "inout":
                 continue
-            now = self.device.read(self.bufs[n])
-            diff = np.flatnonzero(now.view(storage(self.dtypes[n])) != self.written[n].view(storage(self.dtypes[n])))
+            diff = self.device.changed(self.bufs[n], self.snapshots[n], storage(self.dtypes[n]))
             if diff.size:
+                self.changed.add(n)
                 shape = self.op.shape(n, self.dims)
                 why.append(f"{when}: input {n} ({self.op.params[n].role}) was written: {diff.size} of "
                            f"{int(np.prod(shape))} elements changed, first at {_index(shape, int(diff[0]))}")
@@ -166,11 +202,11 @@ class CaseRun:
                            f"poison), first at {_index(shape, int(left[0]))}, last at {_index(shape, int(left[-1]))}")
         return why
 
-    def reference(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    def reference(self, bits: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         fn = self.references.get(self.op.reference)
         if fn is None:
             raise KeyError(f"no float64 reference named {self.op.reference!r}")
-        return fn(**inputs, **self.dims, **host_scalars(self.op))
+        return fn(**input_values(bits, self.op, self.v), **self.dims, **host_scalars(self.op))
 
     def check_outputs(self, when: str, want: dict[str, np.ndarray], poison: int, stats: dict | None = None) -> list[str]:
         why = []
@@ -180,7 +216,7 @@ class CaseRun:
                 continue
             bits = self.output_bits(n)
             unwritten = (bits == poison_bits(self.dtypes[n], poison)) if self.op.params[n].role == "out" else None
-            w, st = compare(n, decode(bits, self.dtypes[n]), np.asarray(want[n]).reshape(self.op.shape(n, self.dims)),
+            w, st = compare(n, exact(bits, self.dtypes[n]), np.asarray(want[n]).reshape(self.op.shape(n, self.dims)),
                             self.dtypes[n], self.op.tolerance.get(self.dtypes[n]), unwritten)
             why += [f"{when}: {x}" for x in w]
             if stats is not None:
@@ -206,7 +242,7 @@ def run_case(device: Device, module, variant: Variant, op: Op, case: str, dims: 
         res.failures += run.unwritten("launch 1", 0)
         want_a = run.reference(a)
         res.failures += run.check_outputs("launch 1", want_a, 0, res.outputs)
-        first = {n: run.output_bits(n).copy() for n in output_params(op)}
+        first = {n: run.output_bits(n) for n in output_params(op)}
 
         b = make_inputs(op, variant, dims, rng)
         run.write_inputs(b)
@@ -217,9 +253,11 @@ def run_case(device: Device, module, variant: Variant, op: Op, case: str, dims: 
         res.failures += fresh
         if fresh:
             res.failures += _stale(run, op, first, want_a, want_b)
-        second = {n: run.output_bits(n).copy() for n in output_params(op)}
+        second = {n: run.output_bits(n) for n in output_params(op)}
 
-        run.write_inputs(b)
+        # the same inputs again: inout params (the kernel wrote them) and any read-only input it wrote;
+        # the others still hold b bit for bit (integrity() compared them)
+        run.write_inputs({n: x for n, x in b.items() if op.params[n].role == "inout" or n in run.changed})
         run.poison(1)
         run.launch()
         res.failures += run.integrity("launch 3 (repeat)")

@@ -1,17 +1,32 @@
 """Float64 references: one function per op, named by the op's `reference` key. Each takes the inputs
-(float64 or integer NumPy arrays, by param name), the dims and the scalars, and returns the expected
-outputs by param name (float64; an inout param under its own name)."""
+(NumPy arrays of exact values, by param name: any float type, converted to float64 before any
+arithmetic, or integers), the dims and the scalars, and returns the expected outputs by param name
+(float64; an inout param under its own name). Row-wise ones run block by block of rows on the
+conformance thread pool (each row's arithmetic is the same as on the whole array)."""
 from __future__ import annotations
 
 import numpy as np
+
+from .chunks import chunk_map
+
+BLOCK = 1 << 16     # elements per block of rows
 
 
 def _f64(x):
     return np.asarray(x, dtype=np.float64)
 
 
+def _by_rows(fn, **arrays) -> dict:
+    """fn(**blocks of rows of the arrays) -> outputs, over consecutive blocks of leading-axis rows, joined."""
+    arrays = {k: np.asarray(a) for k, a in arrays.items()}
+    rows = len(next(iter(arrays.values())))
+    width = max(int(np.prod(a.shape[1:])) for a in arrays.values())
+    parts = chunk_map(lambda lo, hi: fn(**{k: a[lo:hi] for k, a in arrays.items()}), rows, max(1, BLOCK // max(1, width)))
+    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+
+
 def add(a, b, **_):
-    return {"out": _f64(a) + _f64(b)}
+    return _by_rows(lambda a, b: {"out": _f64(a) + _f64(b)}, a=a, b=b)
 
 
 def _rms(x, w, eps):
@@ -20,26 +35,32 @@ def _rms(x, w, eps):
 
 
 def rms_norm(x, w, eps=1e-6, **_):
-    return {"y": _rms(x, w, eps)}
+    return _by_rows(lambda x: {"y": _rms(x, w, eps)}, x=x)
 
 
 def add_rms_norm(x, residual, w, eps=1e-6, **_):
-    s = _f64(residual) + _f64(x)
-    return {"residual": s, "y": _rms(s, w, eps)}
+    def rows(x, residual):
+        s = _f64(residual) + _f64(x)
+        return {"residual": s, "y": _rms(s, w, eps)}
+    return _by_rows(rows, x=x, residual=residual)
 
 
-def silu_mul(gate_up, I, **_):
-    g, u = _f64(gate_up)[..., :I], _f64(gate_up)[..., I:]
+def _silu_mul(gate_up, I):
+    g, u = _f64(gate_up[..., :I]), _f64(gate_up[..., I:])
     with np.errstate(over="ignore"):          # exp(-g) = inf for very negative g: silu -> -0
         return {"out": g / (1.0 + np.exp(-g)) * u}
 
 
+def silu_mul(gate_up, I, **_):
+    return _by_rows(lambda gate_up: _silu_mul(gate_up, I), gate_up=gate_up)
+
+
 def embedding(table, ids, **_):
-    return {"out": _f64(table)[np.asarray(ids, dtype=np.int64)]}
+    return {"out": _f64(np.asarray(table)[np.asarray(ids, dtype=np.int64)])}   # the rows read, not the table
 
 
 def gather_row(x, R, **_):
-    return {"out": _f64(x)[R].copy()}
+    return {"out": _f64(np.asarray(x)[R]).copy()}
 
 
 # ---- Qwen3 attention prologue and greedy sampling -------------------------------------------------
@@ -67,11 +88,15 @@ def qk_norm_rope_prefill(qkv, q_norm_w, k_norm_w, rope_cos, rope_sin, k_cache, v
                          eps=1e-6, **_):
     eps = float(np.float32(eps))           # the value the kernel receives
     p = start + np.arange(T)
-    c, s = rope_cos[p][:, None, :], rope_sin[p][:, None, :]
-    k_new, v_new = k_cache.astype(np.float64), v_cache.astype(np.float64)
-    k_new[p] = _norm_rope(qkv[:, Hq:Hq + Hkv], k_norm_w, c, s, eps)
-    v_new[p] = qkv[:, Hq + Hkv:]
-    return {"q_out": _norm_rope(qkv[:, :Hq], q_norm_w, c, s, eps), "k_cache": k_new, "v_cache": v_new}
+
+    def rows(qkv, p):
+        c, s = _f64(np.asarray(rope_cos)[p])[:, None, :], _f64(np.asarray(rope_sin)[p])[:, None, :]
+        return {"q": _norm_rope(_f64(qkv[:, :Hq]), _f64(q_norm_w), c, s, eps),
+                "k": _norm_rope(_f64(qkv[:, Hq:Hq + Hkv]), _f64(k_norm_w), c, s, eps), "v": _f64(qkv[:, Hq + Hkv:])}
+    new = _by_rows(rows, qkv=qkv, p=p)
+    k_new, v_new = np.array(k_cache, dtype=np.float64), np.array(v_cache, dtype=np.float64)
+    k_new[p], v_new[p] = new["k"], new["v"]
+    return {"q_out": new["q"], "k_cache": k_new, "v_cache": v_new}
 
 
 def qk_norm_rope_kv(qkv, pos, Hq, Hkv, **kw):
@@ -81,11 +106,13 @@ def qk_norm_rope_kv(qkv, pos, Hq, Hkv, **kw):
 
 def argmax(logits, **_):
     """Lowest index of each row's maximum; NaN is never the maximum; a row of NaNs gives 0."""
-    x = np.asarray(logits, dtype=np.float64)
-    valid = ~np.isnan(x)
-    m = np.max(np.where(valid, x, -np.inf), axis=-1)
-    hit = (x == m[:, None]) & valid
-    return {"out": np.where(hit.any(axis=-1), np.argmax(hit, axis=-1), 0)}
+    def rows(logits):
+        x = _f64(logits)
+        m = np.fmax.reduce(x, axis=-1)             # NaN-ignoring; NaN only for a row of NaNs
+        hit = x == m[:, None]                      # never true at a NaN
+        first = np.argmax(hit, axis=-1)
+        return {"out": np.where(hit[np.arange(x.shape[0]), first], first, 0)}
+    return _by_rows(rows, logits=logits)
 
 
 REFERENCES = {"add": add, "rms_norm": rms_norm, "add_rms_norm": add_rms_norm, "silu_mul": silu_mul,

@@ -91,7 +91,7 @@ def time_case(dev: GpuDevice, module, variant: Variant, op: Op, dims: dict[str, 
     for n, s in sizes.items():
         offsets[n] = off
         if n in first:
-            image[off:off + s] = to_bytes(first[n], dtypes[n])
+            image[off:off + s] = to_bytes(first[n])
         elif n in output_params(op):
             image[off:off + s] = poison_bytes(dtypes[n], s)
         off += -(-s // 256) * 256
