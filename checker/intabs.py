@@ -17,7 +17,7 @@ K = z3  # short alias for the op kinds below
 
 class IntAbs:
     """Translate bitvector/bool formulas to integer/bool ones (over-approximation, see module doc).
-    `bounds(constraints)` first learns unsigned intervals of symbols from top-level atoms."""
+    `learn(constraints)` first learns unsigned intervals of symbols from top-level atoms."""
 
     def __init__(self):
         self.iv: dict[int, tuple[int, int]] = {}       # symbol id -> learned unsigned interval
@@ -30,10 +30,12 @@ class IntAbs:
         self.stack: list = []
         self.memo: dict = {}                           # term id (or (view, id)) -> translation
         self.ivs: dict[int, tuple[int, int]] = {}      # integer term id -> its interval
-        self.syms: dict[str, z3.ExprRef] = {}
-        self.ufs: dict[str, z3.FuncDeclRef] = {}
+        self.syms: dict[tuple, z3.ExprRef] = {}        # (name, sort) -> integer or bool symbol
+        self.ufs: dict[tuple, z3.FuncDeclRef] = {}
         self.side: list[z3.BoolRef] = []               # definitions of fresh integers
         self.n = 0
+        self.keep: list = []                           # every AST whose id is a key above
+        self.names: dict[str, int] = {}
 
     # ---- bounds ---------------------------------------------------------------------------------
     def learn(self, constraints, rounds: int = 3):
@@ -51,6 +53,8 @@ class IntAbs:
         self.ivs.clear()
         self.side.clear()
         self.syms.clear()
+        self.ufs.clear()
+        self.names.clear()
         self.monos.clear()
         self.lemmas.clear()
         self.rec.clear()
@@ -104,6 +108,7 @@ class IntAbs:
                     hi = min(hi, thi - d)
             if (lo, hi) != self._sym_iv(y) and lo <= hi:
                 self.iv[y.get_id()] = (lo, hi)
+                self.keep.append(y)
                 changed = True
         return changed
 
@@ -124,6 +129,7 @@ class IntAbs:
         if x is not None and _is_sym(_strip_zext(x)) and bits > 0:
             x = _strip_zext(x)
             self.pow2[x.get_id()] = max(self.pow2.get(x.get_id(), 0), min(bits, x.size()))
+            self.keep.append(x)
 
     def twos(self, e) -> int:
         """k such that e's value is a multiple of 2^k (a lower bound; wrapping mod 2^w keeps it)."""
@@ -131,6 +137,7 @@ class IntAbs:
         v = self.vmemo.get(key)
         if v is None:
             v = self.vmemo[key] = min(self._twos(e), e.size())
+            self.keep.append(e)
         return v
 
     def _twos(self, e):
@@ -180,11 +187,12 @@ class IntAbs:
         return v
 
     def boolean(self, e):
-        return self._memo(e.get_id(), lambda: self._boolean(e))
+        return self._memo(e.get_id(), lambda: self._boolean(e), e)
 
-    def _memo(self, key, make):
+    def _memo(self, key, make, hold):
         """Translate once. Each translation records the side definitions it added and the earlier
-        translations it used, so that a query gets exactly the definitions its terms need."""
+        translations it used, so that a query gets exactly the definitions its terms need. Keys are
+        z3 AST ids, and z3 reuses the id of a freed AST: `hold` (the key's ASTs) is kept alive."""
         if self.stack:
             self.stack[-1].kids.append(key)
         r = self.memo.get(key)
@@ -198,6 +206,7 @@ class IntAbs:
             self.stack.pop()
         fr.end = len(self.side)
         self.memo[key], self.rec[key] = r, fr
+        self.keep.append(hold)
         return r
 
     def needs(self, keys) -> tuple[set, set]:
@@ -265,9 +274,9 @@ class IntAbs:
         if k == z3.Z3_OP_UNINTERPRETED:
             if not ch:
                 name = e.decl().name()
-                v = self.syms.get("b:" + name)
+                v = self.syms.get((name, "bool"))
                 if v is None:
-                    v = self.syms["b:" + name] = z3.Bool("ib_" + name)
+                    v = self.syms[(name, "bool")] = z3.Bool(self._name("ib_", name))
                 return v
             return self._uf(e, ch, None)
         return self._opaque_bool(e)
@@ -291,7 +300,7 @@ class IntAbs:
             r = self._norm(t, lo, hi, w, 0 if view == "u" else -(1 << (w - 1)))
             self.ivs[r[0].get_id()] = r[1:]
             return r
-        return self._memo((view, e.get_id()), make)
+        return self._memo((view, e.get_id()), make, e)
 
     def rep(self, e):
         """(t, lo, hi): an integer term congruent to e's value mod 2^w with lo <= t <= hi and
@@ -302,7 +311,7 @@ class IntAbs:
             assert r[1] <= r[2] and r[2] - r[1] < (1 << e.size()), (e, r[1], r[2])
             self.ivs[r[0].get_id()] = r[1:]
             return r
-        return self._memo(e.get_id(), make)
+        return self._memo(e.get_id(), make, e)
 
     def _norm(self, t, lo, hi, w, base):
         """The representative in [base, base + 2^w) of a term t in [lo, hi]."""
@@ -339,9 +348,9 @@ class IntAbs:
             if not ch:
                 name = e.decl().name()
                 lo, hi = self._sym_iv(e)
-                v = self.syms.get(name)
+                v = self.syms.get((name, w))
                 if v is None:
-                    v = self.syms[name] = z3.Int("iv_" + name)
+                    v = self.syms[(name, w)] = z3.Int(self._name("iv_", name))
                     self.side.append(z3.And(v >= lo, v <= hi))
                 return v, lo, hi
             return self._uf(e, ch, w)
@@ -465,7 +474,7 @@ class IntAbs:
             r = self.fresh(0, m - 1, "r")
             self.side.append(t == m * q + r)
             return q, r
-        return self._memo(("cdivmod", t.get_id(), m), make)
+        return self._memo(("cdivmod", t.get_id(), m), make, t)
 
     def _divmod(self, a_bv, b_bv):
         """(q, r) with a = b*q + r, 0 <= r < b when b > 0 (unsigned values): explicit, so that b*q
@@ -477,7 +486,7 @@ class IntAbs:
             r = self.fresh(0, max(0, min(ahi, bhi - 1)), "mod")
             self.side.append(z3.Implies(b > 0, z3.And(a == self.product(b, q) + r, r <= b - 1)))
             return q, r
-        return self._memo(("divmod", a_bv.get_id(), b_bv.get_id()), make)
+        return self._memo(("divmod", a_bv.get_id(), b_bv.get_id()), make, (a_bv, b_bv))
 
     def _exact_op(self, e, k, ch, w, full):
         """Operations that need their operands' exact unsigned or signed values."""
@@ -566,6 +575,11 @@ class IntAbs:
             return r
         return self._opaque(w)
 
+    def _name(self, prefix, name):
+        """prefix + name, made unique when symbols of one name but different sorts meet."""
+        self.names[name] = self.names.get(name, 0) + 1
+        return prefix + name + ("" if self.names[name] == 1 else f"#{self.names[name]}")
+
     def _opaque(self, w, lo=0, hi=None):
         hi = (1 << w) - 1 if hi is None else hi
         v = self.fresh(lo, hi, "o")
@@ -575,11 +589,12 @@ class IntAbs:
     def _uf(self, e, ch, w):
         """f(args) -> f_int(int args): congruence is kept (equal values, equal results)."""
         d = e.decl()
-        name = d.name()
-        f = self.ufs.get(name)
+        key = (d.name(), tuple(str(d.domain(i)) for i in range(d.arity())), str(d.range()))
+        f = self.ufs.get(key)
         if f is None:
             doms = [z3.BoolSort() if z3.is_bool(c) else z3.IntSort() for c in ch]
-            f = self.ufs[name] = z3.Function("if_" + name, *doms, z3.BoolSort() if w is None else z3.IntSort())
+            f = self.ufs[key] = z3.Function(self._name("if_", d.name()), *doms,
+                                            z3.BoolSort() if w is None else z3.IntSort())
         args = [self.boolean(c) if z3.is_bool(c) else self.term(c)[0] for c in ch]
         r = f(*args)
         if w is None:

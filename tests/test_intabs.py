@@ -470,8 +470,6 @@ def test_proves_through_wraps_of_negative_constants():
 
 # ---- the translation's memory: ids and names --------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason="intabs memoises by z3 AST id, and z3 reuses the id of a freed "
-                   "formula: a later formula can get an earlier one's translation")
 def test_memo_survives_freed_formulas():
     ia = IntAbs()
     ia.learn([])
@@ -483,8 +481,6 @@ def test_memo_survives_freed_formulas():
         assert solve(g, *ia.side, z3.Int("iv_y") == (7 - i) % (1 << 32)) == z3.sat, i
 
 
-@pytest.mark.xfail(strict=True, reason="intabs names the integer of a symbol by its name alone: two "
-                   "symbols of one name and different widths become one integer")
 def test_symbols_of_one_name_and_two_widths_stay_apart():
     x8, x16 = z3.BitVec("x", 8), z3.BitVec("x", 16)
     ia, g, _ = translate([x8 == 1, x16 == 2])
