@@ -39,8 +39,14 @@ def encode(values, dtype: str) -> np.ndarray:
 
 
 def decode(bits: np.ndarray, dtype: str) -> np.ndarray:
-    """The dtype's bits -> float64 (floats) or int64 (integers)."""
+    """The dtype's bits -> float64 (floats) or int64 (integers). A signalling NaN (e.g. a poison payload
+    left in an output) decodes to a NaN without NumPy's invalid-cast warning."""
     b = np.asarray(bits)
+    with np.errstate(invalid="ignore"):
+        return _decode(b, dtype)
+
+
+def _decode(b, dtype):
     if dtype == "bf16":
         return (b.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
     if dtype == "f16":
