@@ -1,0 +1,33 @@
+"""The kernel-set table of a `kreg verify --device gpu --json` run (one JSON document per line, e.g.
+bench/results/verify_gpu_final.jsonl): per op, each variant's verdict, proofs and speed at its largest
+timed case (% of the copy bandwidth measured in the same process), and the safe/unsafe time ratio per
+dtype. Output saved as bench/results/kernel_table.txt."""
+from __future__ import annotations
+
+import json
+import sys
+
+
+def main(path: str):
+    rows = [v for line in open(path) if line.strip() for v in json.loads(line)["variants"]]
+    print(f"# from {path}: {rows[0]['speed']['device'] if rows and rows[0].get('speed') else '?'}")
+    print(f"{'op':22s} {'variant':32s} {'verdict':8s} {'proofs':9s} {'case':20s} {'us':>9s} {'%copy':>6s}")
+    by_op: dict[str, list] = {}
+    for v in rows:
+        by_op.setdefault(v["op"], []).append(v)
+        sp = v.get("speed") or {}
+        proven = sum(s == "proven" for s in v["proofs"].values())
+        print(f"{v['op']:22s} {v['name']:32s} {v['verdict']:8s} {proven}/4      {sp.get('case', '-'):20s} "
+              f"{sp.get('median_us', float('nan')):9.2f} {sp.get('pct_of_copy_bw', float('nan')):6.1f}")
+    print("\n# safe / unsafe median time at the same case (<= 1.10 is the target)")
+    for op, vs in by_op.items():
+        for dt in sorted({json.dumps(v["types"]) for v in vs}):
+            pair = {v["safety"]: v for v in vs if json.dumps(v["types"]) == dt}
+            if {"safe", "unsafe"} <= set(pair) and pair["safe"].get("speed") and pair["unsafe"].get("speed"):
+                s, u = pair["safe"]["speed"], pair["unsafe"]["speed"]
+                if s["case"] == u["case"]:
+                    print(f"{op:22s} {dt:16s} {s['case']:20s} {s['median_us'] / u['median_us']:.3f}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else "bench/results/verify_gpu_final.jsonl")
