@@ -124,7 +124,8 @@ def prove_variant(variant: Variant, op: Op, ptx: str, *, timeout_ms: int = 10000
     except P.ParseError as e:
         return {p: Verdict("unknown", None, f"PTX not parsed: {e}", ptx_sha256=sha) for p in PROPS}
     total: dict[str, Verdict] = {}
-    deadline = time.monotonic() + (budget_ms or timeout_ms) / 1000
+    # 5% of the budget is kept for what follows the last query (verdict assembly, witness replay)
+    deadline = time.monotonic() + 0.95 * (budget_ms or timeout_ms) / 1000
     for n, launch in enumerate(variant.launches):
         try:
             res = _prove_launch(variant, op, module, launch, timeout_ms, deadline, n)
