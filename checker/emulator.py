@@ -170,8 +170,9 @@ def _dim3(v) -> tuple[int, int, int]:
 
 
 def launch(module, entry: str, grid, block, shared: int, args, mem: Memory, *, trace: bool = False,
-           max_steps: int = 50_000_000) -> LaunchResult:
-    """Run one kernel launch on the CPU. module: ptx.Module or PTX text; args: one per .param."""
+           max_steps: int = 50_000_000, max_trace: int | None = None) -> LaunchResult:
+    """Run one kernel launch on the CPU. module: ptx.Module or PTX text; args: one per .param.
+    max_trace bounds the traced per-thread accesses (a step-limit error beyond it)."""
     if isinstance(module, str):
         module = _parsed(module)
     k = module.kernel(entry)
@@ -197,6 +198,7 @@ def launch(module, entry: str, grid, block, shared: int, args, mem: Memory, *, t
         blocks = np.arange(b0, min(nblocks, b0 + per_batch))
         m = _Machine(k, code, mem, grid, block, blocks, params, poffs, gaddr, soffs, ssize, int(shared),
                      loffs, lsize, trace, max_steps - res.steps)
+        m.trace_left = None if max_trace is None else max_trace - len(res.accesses or ())
         m.run()
         res.steps += m.steps
         res.thread_instructions += m.thread_instructions
@@ -282,6 +284,7 @@ class _Machine(EmuOpsMixin):
         self.steps = 0
         self.thread_instructions = 0
         self._trace = []
+        self.trace_left = None
         self._cache = {}
         self._retried = self._stalled = False
 
@@ -463,6 +466,10 @@ class _Machine(EmuOpsMixin):
 
     def record(self, ins, space, idx, addrs, width, kind):
         if self.trace and space in ("global", "shared"):
+            if self.trace_left is not None:
+                self.trace_left -= len(idx)
+                if self.trace_left < 0:
+                    raise EmulatorError("step-limit", "too many traced accesses for the trace budget")
             self._trace.append((ins.index, space, idx.copy(), np.asarray(addrs, np.uint64).copy(), width, kind,
                                 self.epoch[self.blk[idx]].copy()))
 

@@ -6,6 +6,10 @@ cannot close in time is retried for each of the op's named cases; a model is a w
 from __future__ import annotations
 
 import hashlib
+import json
+import multiprocessing as mp
+import os
+import resource
 import time
 from dataclasses import asdict, dataclass, field
 
@@ -113,11 +117,69 @@ class _IntSolver:
             return False
 
 
+MEMORY_MB = int(os.environ.get("KREG_PROVER_MEMORY_MB", "6144"))
+GRACE_S = 10.0      # the hard limit of an isolated proof: 1.5 x its budget + this
+
+
 def prove_variant(variant: Variant, op: Op, ptx: str, *, timeout_ms: int = 10000,
-                  budget_ms: int | None = None) -> dict[str, Verdict]:
+                  budget_ms: int | None = None, isolate: bool = True) -> dict[str, Verdict]:
     """The four verdicts for a variant. timeout_ms bounds one solver query (the all-dims attempt gets a
     fifth of it, each named case half); budget_ms (default timeout_ms) bounds the whole variant: a query
-    left unanswered when it runs out is `unknown`, never `proven`."""
+    left unanswered when it runs out is `unknown`, never `proven`. With isolate (the default) the proof
+    runs in a forked child under a hard wall-clock limit and a memory limit (KREG_PROVER_MEMORY_MB more
+    than the caller has mapped), so
+    that a solver call that ignores its timeout or a runaway replay costs an `unknown`, not the caller."""
+    if not isolate or "fork" not in mp.get_all_start_methods():
+        return _prove_here(variant, op, ptx, timeout_ms, budget_ms)
+    sha = hashlib.sha256(ptx.encode()).hexdigest()
+    budget_s = (budget_ms or timeout_ms) / 1000
+    limit_s = 1.5 * budget_s + GRACE_S
+    ctx = mp.get_context("fork")
+    recv, send = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_prove_child, args=(variant, op, ptx, timeout_ms, budget_ms, send), daemon=True)
+    proc.start()
+    send.close()
+    why = None
+    try:
+        if recv.poll(limit_s):
+            got = recv.recv()
+            if isinstance(got, dict):
+                return {p: Verdict(**d) for p, d in got.items()}
+            why = f"prover error: {got}"
+        else:
+            why = f"prover exceeded its hard time limit of {limit_s:.0f} s and was killed"
+    except EOFError:
+        why = None
+    finally:
+        recv.close()
+        if proc.is_alive():
+            proc.kill()
+        proc.join()
+    why = why or (f"prover process died (exit code {proc.exitcode}); over its memory limit of {MEMORY_MB} MB?")
+    return {p: Verdict("unknown", None, why, ptx_sha256=sha) for p in PROPS}
+
+
+def _prove_child(variant, op, ptx, timeout_ms, budget_ms, conn) -> None:
+    try:
+        with open("/proc/self/statm") as f:     # on top of what is mapped already (CUDA maps a lot)
+            lim = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE") + (MEMORY_MB << 20)
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        if hard == resource.RLIM_INFINITY or hard > lim:
+            resource.setrlimit(resource.RLIMIT_AS, (lim, hard))
+        res = _prove_here(variant, op, ptx, timeout_ms, budget_ms)
+        # plain data only across the pipe (a witness may hold numbers of any kind)
+        conn.send({p: json.loads(json.dumps(v.to_dict(), default=str)) for p, v in res.items()})
+    except BaseException as e:       # MemoryError included: report, never raise across the boundary
+        try:
+            conn.send(f"{type(e).__name__}: {e}")
+        except Exception:
+            pass
+    finally:
+        conn.close()
+        os._exit(0)
+
+
+def _prove_here(variant: Variant, op: Op, ptx: str, timeout_ms: int, budget_ms: int | None) -> dict[str, Verdict]:
     sha = hashlib.sha256(ptx.encode()).hexdigest()
     try:
         module = P.parse(ptx)
@@ -266,7 +328,7 @@ def _prove_launch(variant, op, module, launch, timeout_ms, deadline, n=0) -> dic
         except Exception as e:       # a replay problem never changes a verdict
             v.replay = "not-run"
             v.reason = f"{v.reason}; replay failed: {type(e).__name__}: {e}"
-        if v.status == "unknown" and v.replay == "confirmed" and p != "race_free":
+        if v.status == "unknown" and v.replay == "confirmed":
             v.status = "refuted"
             v.reason = f"{v.reason}; the emulator replay of the witness confirms it"
     return out

@@ -13,6 +13,8 @@ from . import ptx as P
 
 MAX_BYTES = 64 << 20
 MAX_THREADS = 1 << 17
+MAX_STEPS = 200_000          # issue steps of the emulator, per launch
+MAX_TRACE = 1 << 21          # traced accesses, each a Python object
 
 
 def replay(variant: Variant, op: Op, module: P.Module, prop: str, w: dict) -> str:
@@ -48,7 +50,8 @@ def replay(variant: Variant, op: Op, module: P.Module, prop: str, w: dict) -> st
         if np.prod(b.grid) * np.prod(b.block) > MAX_THREADS:
             return "not-run"
         try:
-            res = E.launch(module, b.entry, b.grid, b.block, b.shared, b.args, mem, trace=(i == upto))
+            res = E.launch(module, b.entry, b.grid, b.block, b.shared, b.args, mem, trace=(i == upto),
+                           max_steps=MAX_STEPS, max_trace=MAX_TRACE)
         except E.EmulatorError as e:
             if e.kind == "out-of-bounds" and prop == "in_bounds":
                 return "confirmed"

@@ -234,6 +234,20 @@ def test_trace_records_every_access_with_its_barrier_epoch():
     assert res.thread_instructions > res.steps > 0
 
 
+def test_trace_budget_stops_a_launch_that_would_trace_too_much():
+    src = (ROOT / "tests/corpus/block_reduce_tree.cu").read_text()
+    args = lambda mem: [np.uint64(mem.alloc(4 * 300, "x")), np.uint64(mem.alloc(4 * 3, "out")), np.int32(300)]
+    mem = E.Memory()
+    n = len(E.launch(ptx(src), "block_reduce_tree", 3, 128, 0, args(mem), mem, trace=True).accesses)
+    mem = E.Memory()
+    assert len(E.launch(ptx(src), "block_reduce_tree", 3, 128, 0, args(mem), mem, trace=True,
+                        max_trace=n).accesses) == n
+    mem = E.Memory()
+    with pytest.raises(E.EmulatorError) as e:
+        E.launch(ptx(src), "block_reduce_tree", 3, 128, 0, args(mem), mem, trace=True, max_trace=n - 1)
+    assert e.value.kind == "step-limit"
+
+
 def test_memory_views_and_reads():
     mem = E.Memory()
     a = mem.alloc(10, "a")

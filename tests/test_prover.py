@@ -4,6 +4,7 @@ every safe variant of the registry is proven on all four properties."""
 from __future__ import annotations
 
 import os
+import time
 from functools import cache
 from pathlib import Path
 
@@ -124,6 +125,41 @@ def test_solver_timeout_is_never_proven_by_accident():
 def test_unparsable_ptx_is_unknown():
     res = prove_variant(_variant("vec_basic"), _ops()["vec"], ".version 9.0\n.target sm_90\nbogus;\n")
     assert all(res[p].status == "unknown" and "PTX" in res[p].reason for p in PROPS)
+
+
+def _hang(*a):
+    time.sleep(600)
+
+
+def _hog(*a):
+    return bytearray(16 << 30)       # 16 GiB, far over the limit the test sets
+
+
+def test_isolated_proof_that_hangs_is_killed_and_unknown(monkeypatch):
+    import kreg.checker.prove as prove
+    monkeypatch.setattr(prove, "_prove_here", _hang)    # stands for a solver call that ignores its timeout
+    monkeypatch.setattr(prove, "GRACE_S", 1.0)
+    t = time.monotonic()
+    res = prove.prove_variant(_variant("vec_basic"), _ops()["vec"], _ptx("vec_basic"), timeout_ms=200)
+    assert time.monotonic() - t < 10
+    assert all(res[p].status == "unknown" and "hard time limit" in res[p].reason for p in PROPS)
+    assert all(res[p].ptx_sha256 for p in PROPS)
+
+
+def test_isolated_proof_over_its_memory_limit_is_unknown(monkeypatch):
+    import kreg.checker.prove as prove
+    monkeypatch.setattr(prove, "_prove_here", _hog)
+    monkeypatch.setattr(prove, "MEMORY_MB", 256)
+    res = prove.prove_variant(_variant("vec_basic"), _ops()["vec"], _ptx("vec_basic"), timeout_ms=2000)
+    assert all(res[p].status == "unknown" and "MemoryError" in res[p].reason for p in PROPS)
+
+
+def test_isolated_and_in_process_proofs_agree():
+    v, op, ptx = _variant("bug_off_by_one"), _ops()["vec"], _ptx("bug_off_by_one")
+    a = prove_variant(v, op, ptx, timeout_ms=TIMEOUT_MS)
+    b = prove_variant(v, op, ptx, timeout_ms=TIMEOUT_MS, isolate=False)
+    assert {p: a[p].status for p in PROPS} == {p: b[p].status for p in PROPS}
+    assert a["in_bounds"].witness["dims"] == b["in_bounds"].witness["dims"]
 
 
 def _safe_registry():
