@@ -24,7 +24,7 @@ from .loops import Unsupported
 from .symbolic import Executor
 from .witness import replay
 
-CHECKER_VERSION = "prover-0.1"
+CHECKER_VERSION = "prover-0.2"   # 0.2: a race witness the emulator replay confirms is refuted
 PROPS = ("read_only", "in_bounds", "race_free", "barrier_safe")
 ASSUMPTIONS = ("pointer params are distinct, non-overlapping buffers of the sizes their shapes give, "
                "256-byte aligned; launch geometry within CUDA limits; inputs (role in) are not modified "
