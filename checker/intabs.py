@@ -476,6 +476,23 @@ class IntAbs:
             return q, r
         return self._memo(("cdivmod", t.get_id(), m), make, t)
 
+    def _magic_div(self, prod, s, w):
+        """(x * M) >> s, the compiler's division of x by a constant d through a magic multiplier
+        M = ceil(2^s / d), as floor(x / d) when that is exact: e = M*d - 2^s >= 0 and x*e < 2^s for
+        every x in its interval (then x*M/2^s = x/d + x*e/(d*2^s) stays below the next multiple of 1/d),
+        and x*M does not wrap in w bits."""
+        if not (z3.is_app(prod) and prod.decl().kind() == z3.Z3_OP_BMUL and prod.num_args() == 2):
+            return None
+        (x, xlo, xhi), (c, clo, chi) = sorted((self.term(a) for a in prod.children()), key=lambda t: t[1] == t[2])
+        if clo != chi or clo <= 0 or xlo < 0 or xhi * clo >= 1 << w:
+            return None
+        M = clo
+        for d in {(1 << s) // M, -(-(1 << s) // M)}:
+            e = M * d - (1 << s)
+            if d > 0 and e >= 0 and xhi * e < 1 << s:
+                return self.cdiv(x, xlo, xhi, d), xlo // d, xhi // d
+        return None
+
     def _divmod(self, a_bv, b_bv):
         """(q, r) with a = b*q + r, 0 <= r < b when b > 0 (unsigned values): explicit, so that b*q
         takes part in the monotonicity lemmas."""
@@ -496,6 +513,9 @@ class IntAbs:
                 return self._opaque(w)
             if slo >= w:
                 return z3.IntVal(0), 0, 0
+            magic = self._magic_div(ch[0], slo, w)
+            if magic is not None:
+                return magic
             a, alo, ahi = self.term(ch[0])
             m = 1 << slo
             return self.cdiv(a, alo, ahi, m), alo // m, ahi // m

@@ -343,6 +343,34 @@ def test_products_that_overflow_64_bits(u, v):
             assert r == (z3.sat if (c is f) == holds else z3.unsat), (c, u, v)
 
 
+def _magic(x, M, s):
+    """The compiler's x / d for 32-bit x: the high bits of a 64-bit product by a magic multiplier."""
+    return z3.Extract(31, 0, z3.LShR(z3.ZeroExt(32, x) * z3.ZeroExt(32, z3.BitVecVal(M, 32)), 32 + s))
+
+
+def _divides_by(ia, d):
+    return any(f"{d}*" in str(c) for c in ia.side)
+
+
+@pytest.mark.parametrize("d,s", [(3, 1), (7, 2), (1000, 9), (16896, 12), (641, 9), (5, 2), (10, 3)])
+def test_magic_multiplier_division_is_exact_division(d, s):
+    M = -(-(1 << (32 + s)) // d)
+    assert M < 1 << 32
+    exact = (M * d - (1 << (32 + s))) * M32 < 1 << (32 + s)      # the translation's condition
+    for x in (0, 1, d - 1, d, 2 * d - 1, 123456789, (1 << 31) - 1, M32):
+        ia = assert_exact([], _magic(X32, M, s), [X32], [x])
+        if exact:
+            assert z3.simplify(_magic(z3.BitVecVal(x, 32), M, s)).as_long() == x // d
+    assert _divides_by(ia, d) == exact
+
+
+@pytest.mark.parametrize("x", [0, 5, 16895, 16896, 99999, M32])
+def test_a_multiplier_one_off_is_not_taken_for_a_division(x):
+    M, s = -(-(1 << 44) // 16896) + 1, 12                 # not exact for every x: the plain shift is kept
+    ia = assert_exact([], _magic(X32, M, s), [X32], [x])
+    assert not _divides_by(ia, 16896)
+
+
 def learned(cs, x):
     ia, _, [(_, lo, hi)] = translate(cs, x)
     return lo, hi
