@@ -188,7 +188,7 @@ def summarize(ex, st0, L: Loop, outer):
         ok = ex.fresh(f"reach{L.header}", 0, approx=False)
         hs = st0.copy()
         hs.loop_ks = st0.loop_ks + (kk,)
-        inv, nexts = [], []
+        inv, nexts, kbounds = [], [], []
         for r, (ins, sign, stepop) in ind.items():
             w = widths[r]
             init = ex.read(st0, r)
@@ -197,6 +197,9 @@ def summarize(ex, st0, L: Loop, outer):
                 raise Unsupported(f"pointer-valued loop step at line {ins.line}")
             if sign < 0:
                 step = -step
+            sv = z3.simplify(step)
+            if z3.is_bv_value(sv) and sv.as_signed_long() != 0:
+                kbounds.append(((1 << w) - 1) // abs(sv.as_signed_long()))
             ww = max(kw, w) + 2
             K, S = z3.ZeroExt(ww - kw, kk), z3.SignExt(ww - w, step)
             total = z3.SignExt(ww - w, init) + K * S
@@ -227,6 +230,11 @@ def summarize(ex, st0, L: Loop, outer):
         del tr.accesses[marks[0]:], tr.branches[marks[1]:], tr.obligations[marks[2]:], tr.defs[marks[3]:]
     else:
         raise Unsupported(f"pointer provenance in loop at line {line} does not settle")
+    if kbounds:
+        # Every path through the loop carries inv: init and init + k*step both in w-bit range, so
+        # |k*step| < 2^w. Bounding k at top level loses no model in which any of its uses is reached,
+        # and lets the integer translation see that k*step cannot wrap.
+        tr.defs.append(z3.ULE(kk, min(kbounds)))
     kmax = z3.BitVecVal((1 << kw) - 1, kw)
     for bs in L2.back:
         tr.obligations.append((z3.And(bs.pc, kk == kmax), f"iteration count of loop at line {line} may overflow"))
