@@ -1,7 +1,7 @@
 """The kernel-set table of a `kreg verify --device gpu --json` run (one JSON document per line, e.g.
 bench/results/verify_gpu_final.jsonl): per op, each variant's verdict, proofs and speed at its largest
 timed case (% of the copy bandwidth measured in the same process), and the safe/unsafe time ratio per
-dtype. Output saved as bench/results/kernel_table.txt."""
+dtype. Proofs: properties proven for all dims, then +Nc for those proven only for each named case. Output saved as bench/results/kernel_table.txt."""
 from __future__ import annotations
 
 import json
@@ -16,8 +16,11 @@ def main(path: str):
     for v in rows:
         by_op.setdefault(v["op"], []).append(v)
         sp = v.get("speed") or {}
-        proven = sum(s == "proven" for s in v["proofs"].values())
-        print(f"{v['op']:22s} {v['name']:32s} {v['verdict']:8s} {proven}/4      {sp.get('case', '-'):20s} "
+        scopes = {p: (v.get("proof_details") or {}).get(p, {}).get("scope") for p in v["proofs"]}
+        proven = [p for p, s in v["proofs"].items() if s == "proven"]
+        alldims = sum(scopes[p] in (None, "all-dims") for p in proven)
+        cell = f"{alldims}/4" + (f"+{len(proven) - alldims}c" if len(proven) > alldims else "")
+        print(f"{v['op']:22s} {v['name']:32s} {v['verdict']:8s} {cell:9s} {sp.get('case', '-'):20s} "
               f"{sp.get('median_us', float('nan')):9.2f} {sp.get('pct_of_copy_bw', float('nan')):6.1f}")
     print("\n# safe / unsafe median time at the same case (<= 1.10 is the target)")
     for op, vs in by_op.items():
