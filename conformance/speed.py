@@ -72,6 +72,19 @@ def copy_bandwidth(dev: GpuDevice, nbytes: int = 1 << 30, batches: int = 15) -> 
     return 2 * nbytes / float(np.median(ts))
 
 
+def plan_sets(op: Op, variant: Variant, dims: dict[str, int], sizes: dict[str, int], arena_bytes: int):
+    """(shared buffers, bytes of one set, bytes one launch touches, number of sets). Buffers the op
+    touches only in part (its `traffic` entries: a gathered table, a KV cache) are allocated once and
+    shared; every other buffer gets one copy per set, and index params are drawn afresh for each set, so
+    that the sets touch different rows of the shared ones; enough sets that what they touch together
+    reaches arena_bytes (at least one launch's worth)."""
+    shared = [n for n in sizes if n in op.traffic]
+    set_bytes = sum(-(-s // 256) * 256 for n, s in sizes.items() if n not in shared) or 256
+    touched = set_bytes + sum(int(op.traffic[n](dims)) * DTYPES[op.dtype_of(n, variant.types)][0] for n in shared)
+    nsets = max(1, min(MAX_SETS, math.ceil(max(arena_bytes, touched) / touched)))
+    return shared, set_bytes, touched, nsets
+
+
 def time_case(dev: GpuDevice, module, variant: Variant, op: Op, dims: dict[str, int], copy_bw: float,
               seed: int = 0, batches: int = 21, min_batch_s: float = 2e-3, arena_bytes: int | None = None,
               graph: bool = True) -> dict:
@@ -81,15 +94,8 @@ def time_case(dev: GpuDevice, module, variant: Variant, op: Op, dims: dict[str, 
     sizes = buffer_sizes(variant, op, dims)
     traffic = op.traffic_bytes(dims, variant.types)
     dtypes = {n: op.dtype_of(n, variant.types) for n in sizes if n in op.params}
-    # buffers the op touches only in part (its `traffic` entries: a gathered table, a KV cache) are
-    # allocated once and shared; every other buffer gets one copy per set, and index params are drawn
-    # afresh for each set, so that the sets touch different rows of the shared ones
-    shared = [n for n in sizes if n in op.traffic]
+    shared, set_bytes, touched, nsets = plan_sets(op, variant, dims, sizes, arena_bytes or 2 * dev.l2_bytes)
     pad = {n: -(-s // 256) * 256 for n, s in sizes.items()}
-    set_bytes = sum(pad[n] for n in sizes if n not in shared) or 256
-    touched = set_bytes + sum(int(op.traffic[n](dims)) * DTYPES[dtypes[n]][0] for n in shared)
-    arena_bytes = arena_bytes or max(2 * dev.l2_bytes, touched)
-    nsets = max(1, min(MAX_SETS, math.ceil(arena_bytes / touched)))
     rng = np.random.default_rng(seed)
     first = make_inputs(op, variant, dims, rng)
     image = np.zeros(set_bytes, dtype=np.uint8)   # one set's bytes: inputs and poisoned outputs
