@@ -31,15 +31,17 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--corpus", action="store_true")
     ap.add_argument("--timeout-ms", type=int, default=10000)
+    ap.add_argument("--budget-ms", type=int, default=None, help="per variant (default: the timeout)")
     a = ap.parse_args()
     print(f"# kreg prover timing  checker {CHECKER_VERSION}  {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC"
-          f"  {platform.processor() or platform.machine()}  (one core, z3 per-query timeout {a.timeout_ms} ms)")
+          f"  {platform.processor() or platform.machine()}  (one core, z3 per-query timeout {a.timeout_ms} ms, "
+          f"budget {a.budget_ms or a.timeout_ms} ms a variant)")
     print(f"{'set':8s} {'variant':32s} {'safety':6s} {'seconds':>8s}  " + "  ".join(f"{p:12s}" for p in PROPS))
     total = 0.0
     for where, v, op in rows(a.corpus):
         ptx = compile_cuda(v.source_path.read_text(), v.source_path.name, v.options).ptx
         t = time.perf_counter()
-        res = prove_variant(v, op, ptx, timeout_ms=a.timeout_ms)
+        res = prove_variant(v, op, ptx, timeout_ms=a.timeout_ms, budget_ms=a.budget_ms)
         dt = time.perf_counter() - t
         total += dt if where == "registry" else 0
         cells = [res[p].status + ("*" if (res[p].scope or "").startswith("cases") else "") for p in PROPS]
