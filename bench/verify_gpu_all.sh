@@ -5,6 +5,7 @@
 # of every named case); wall time per op in verify_gpu_all.log, every op's JSON in verify_gpu_all.jsonl.
 # Usage (device): OUT=dir [VERIFY_FLAGS=...] bash bench/verify_gpu_all.sh SECONDS_PER_OP SECONDS_IN_ALL OP [OP ...]
 # VERIFY_FLAGS defaults to --no-prove (the device image has no z3 unless its wheel is carried).
+# (bench/results/verify_gpu_ops.* came from its predecessor: VERIFY_FLAGS="--no-prove --speed-cases largest".)
 set -u
 OUT=${OUT:-bench/results}
 VERIFY_FLAGS=${VERIFY_FLAGS---no-prove}

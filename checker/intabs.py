@@ -159,8 +159,8 @@ class IntAbs:
         if k == z3.Z3_OP_BAND:
             return max(self.twos(c) for c in ch)
         if k == z3.Z3_OP_BSHL:
-            _, slo, shi = self.term(ch[1])
-            return self.twos(ch[0]) + slo if slo == shi else 0
+            slo = self._shift(ch[1])
+            return self.twos(ch[0]) + slo if slo is not None else 0
         if k == z3.Z3_OP_EXTRACT:
             hi, lo = e.params()
             return max(0, self.twos(ch[0]) - lo)
@@ -378,8 +378,8 @@ class IntAbs:
                 t, lo, hi = self._fit(self.product(t, u), min(corners), max(corners), w)
             r = (t, lo, hi)
         elif k == z3.Z3_OP_BSHL:
-            _, slo, shi = self.term(ch[1])
-            if slo != shi:
+            slo = self._shift(ch[1])
+            if slo is None:
                 return self._opaque(w)
             if slo >= w:
                 return z3.IntVal(0), 0, 0
@@ -476,6 +476,11 @@ class IntAbs:
             return q, r
         return self._memo(("cdivmod", t.get_id(), m), make, t)
 
+    def _shift(self, amount):
+        """A shift amount's value when it is a known constant, else None."""
+        _, lo, hi = self.term(amount)
+        return lo if lo == hi else None
+
     def _magic_div(self, prod, s, w):
         """(x * M) >> s, the compiler's division of x by a constant d through a magic multiplier
         M = ceil(2^s / d), as floor(x / d) when that is exact: e = M*d - 2^s >= 0 and x*e < 2^s for
@@ -508,8 +513,8 @@ class IntAbs:
     def _exact_op(self, e, k, ch, w, full):
         """Operations that need their operands' exact unsigned or signed values."""
         if k == z3.Z3_OP_BLSHR:
-            _, slo, shi = self.term(ch[1])
-            if slo != shi:
+            slo = self._shift(ch[1])
+            if slo is None:
                 return self._opaque(w)
             if slo >= w:
                 return z3.IntVal(0), 0, 0
@@ -520,8 +525,8 @@ class IntAbs:
             m = 1 << slo
             return self.cdiv(a, alo, ahi, m), alo // m, ahi // m
         if k == z3.Z3_OP_BASHR:                          # floor division of the signed value
-            _, slo, shi = self.term(ch[1])
-            if slo != shi:
+            slo = self._shift(ch[1])
+            if slo is None:
                 return self._opaque(w)
             a, alo, ahi = self._exact(ch[0], "s")
             m = 1 << min(slo, w - 1)

@@ -127,8 +127,8 @@ def prove_variant(variant: Variant, op: Op, ptx: str, *, timeout_ms: int = 10000
     fifth of it, each named case half); budget_ms (default timeout_ms) bounds the whole variant: a query
     left unanswered when it runs out is `unknown`, never `proven`. With isolate (the default) the proof
     runs in a forked child under a hard wall-clock limit and a memory limit (KREG_PROVER_MEMORY_MB more
-    than the caller has mapped), so
-    that a solver call that ignores its timeout or a runaway replay costs an `unknown`, not the caller."""
+    than the caller has mapped), so that a solver call that ignores its timeout or a runaway replay
+    costs an `unknown`, not the caller."""
     if not isolate or "fork" not in mp.get_all_start_methods():
         return _prove_here(variant, op, ptx, timeout_ms, budget_ms)
     sha = hashlib.sha256(ptx.encode()).hexdigest()
@@ -148,14 +148,14 @@ def prove_variant(variant: Variant, op: Op, ptx: str, *, timeout_ms: int = 10000
             why = f"prover error: {got}"
         else:
             why = f"prover exceeded its hard time limit of {limit_s:.0f} s and was killed"
-    except EOFError:
-        why = None
+    except EOFError:             # the child died before it could answer
+        pass
     finally:
         recv.close()
         if proc.is_alive():
             proc.kill()
         proc.join()
-    why = why or (f"prover process died (exit code {proc.exitcode}); over its memory limit of {MEMORY_MB} MB?")
+    why = why or f"prover process died (exit code {proc.exitcode}); over its memory limit of {MEMORY_MB} MB?"
     return {p: Verdict("unknown", None, why, ptx_sha256=sha) for p in PROPS}
 
 
@@ -163,7 +163,7 @@ def _prove_child(variant, op, ptx, timeout_ms, budget_ms, conn) -> None:
     try:
         with open("/proc/self/statm") as f:     # on top of what is mapped already (CUDA maps a lot)
             lim = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE") + (MEMORY_MB << 20)
-        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        _, hard = resource.getrlimit(resource.RLIMIT_AS)
         if hard == resource.RLIM_INFINITY or hard > lim:
             resource.setrlimit(resource.RLIMIT_AS, (lim, hard))
         res = _prove_here(variant, op, ptx, timeout_ms, budget_ms)

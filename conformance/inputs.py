@@ -62,8 +62,7 @@ def make_inputs(op: Op, variant: Variant, dims: dict[str, int], rng: np.random.G
         shape = op.shape(name, dims)
         dt = op.dtype_of(name, variant.types)
         if p.values is not None:
-            lo, hi = int(p.values[0](dims)), int(p.values[1](dims))
-            vals = rng.integers(lo, hi + 1, size=shape) if hi >= lo else np.zeros(shape, dtype=np.int64)
+            vals = index_values(op, name, dims, rng, shape)
         elif is_float(dt):
             out[name] = _normal_bits(shape, dt, int(rng.integers(1 << 63)))
             continue
@@ -73,6 +72,13 @@ def make_inputs(op: Op, variant: Variant, dims: dict[str, int], rng: np.random.G
             vals = rng.integers(-8, 9, size=shape)
         out[name] = encode(vals, dt).reshape(shape)
     return out
+
+
+def index_values(op: Op, name: str, dims: dict[str, int], rng: np.random.Generator, shape) -> np.ndarray:
+    """Uniform draws from an index param's `values` range (zeros if the range is empty)."""
+    p = op.params[name]
+    lo, hi = int(p.values[0](dims)), int(p.values[1](dims))
+    return rng.integers(lo, hi + 1, size=shape) if hi >= lo else np.zeros(shape, dtype=np.int64)
 
 
 BLOCK = 1 << 15

@@ -10,11 +10,11 @@ from dataclasses import replace
 
 import numpy as np
 
-from kreg.registry.schema import DTYPES, Op, Variant
+from kreg.registry.schema import Op, Variant
 
 from .devices import GpuDevice, ptx_module
-from .dtypes import encode
-from .inputs import make_inputs, output_params, poison_bytes, to_bytes
+from .dtypes import encode, itemsize
+from .inputs import index_values, make_inputs, output_params, poison_bytes, to_bytes
 from .launch import bind, buffer_sizes
 
 MAX_SETS = 1 << 15
@@ -72,6 +72,10 @@ def copy_bandwidth(dev: GpuDevice, nbytes: int = 1 << 30, batches: int = 15) -> 
     return 2 * nbytes / float(np.median(ts))
 
 
+def _padded(nbytes: int) -> int:
+    return -(-nbytes // 256) * 256
+
+
 def plan_sets(op: Op, variant: Variant, dims: dict[str, int], sizes: dict[str, int], arena_bytes: int):
     """(shared buffers, bytes of one set, bytes one launch touches, number of sets). Buffers the op
     touches only in part (its `traffic` entries: a gathered table, a KV cache) are allocated once and
@@ -79,8 +83,8 @@ def plan_sets(op: Op, variant: Variant, dims: dict[str, int], sizes: dict[str, i
     that the sets touch different rows of the shared ones; enough sets that what they touch together
     reaches arena_bytes (at least one launch's worth)."""
     shared = [n for n in sizes if n in op.traffic]
-    set_bytes = sum(-(-s // 256) * 256 for n, s in sizes.items() if n not in shared) or 256
-    touched = set_bytes + sum(int(op.traffic[n](dims)) * DTYPES[op.dtype_of(n, variant.types)][0] for n in shared)
+    set_bytes = sum(_padded(s) for n, s in sizes.items() if n not in shared) or 256
+    touched = set_bytes + sum(int(op.traffic[n](dims)) * itemsize(op.dtype_of(n, variant.types)) for n in shared)
     nsets = max(1, min(MAX_SETS, math.ceil(max(arena_bytes, touched) / touched)))
     return shared, set_bytes, touched, nsets
 
@@ -95,7 +99,7 @@ def time_case(dev: GpuDevice, module, variant: Variant, op: Op, dims: dict[str, 
     traffic = op.traffic_bytes(dims, variant.types)
     dtypes = {n: op.dtype_of(n, variant.types) for n in sizes if n in op.params}
     shared, set_bytes, touched, nsets = plan_sets(op, variant, dims, sizes, arena_bytes or 2 * dev.l2_bytes)
-    pad = {n: -(-s // 256) * 256 for n, s in sizes.items()}
+    pad = {n: _padded(s) for n, s in sizes.items()}
     rng = np.random.default_rng(seed)
     first = make_inputs(op, variant, dims, rng)
     image = np.zeros(set_bytes, dtype=np.uint8)   # one set's bytes: inputs and poisoned outputs
@@ -118,8 +122,7 @@ def time_case(dev: GpuDevice, module, variant: Variant, op: Op, dims: dict[str, 
     for n in sizes:
         p = op.params.get(n)
         if shared and n not in shared and p is not None and p.values is not None and n in first and nsets > 1:
-            lo, hi = int(p.values[0](dims)), int(p.values[1](dims))
-            vals = rng.integers(lo, max(lo, hi) + 1, size=(nsets - 1, first[n].size))
+            vals = index_values(op, n, dims, rng, (nsets - 1, first[n].size))
             sets[1:, offsets[n]:offsets[n] + sizes[n]] = cp.asarray(
                 np.ascontiguousarray(encode(vals, dtypes[n])).view(np.uint8).reshape(nsets - 1, -1))
     shared_arena = cp.asarray(shared_image)

@@ -254,7 +254,7 @@ def test_every_bitvector_model_extends_to_the_integer_translation(case):
     _soundness(case)
 
 
-@pytest.mark.skipif(not os.environ.get("KREG_INTABS_SLOW"), reason="set KREG_INTABS_SLOW=1")
+@pytest.mark.skipif(not os.environ.get("KREG_INTABS_SLOW"), reason="the 3000-example stress run of the soundness test above (minutes); set KREG_INTABS_SLOW=1")
 @settings(max_examples=3000, deadline=None, suppress_health_check=list(HealthCheck))
 @given(constraint_sets())
 def test_every_bitvector_model_extends_slow(case):
