@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import multiprocessing as mp
 import os
-import resource
 import time
 from dataclasses import asdict, dataclass, field
 
 import z3
 
+from kreg import isolate as isolation
 from kreg.registry.schema import Op, Variant
 
 from . import ptx as P
@@ -126,57 +125,26 @@ def prove_variant(variant: Variant, op: Op, ptx: str, *, timeout_ms: int = 10000
     """The four verdicts for a variant. timeout_ms bounds one solver query (the all-dims attempt gets a
     fifth of it, each named case half); budget_ms (default timeout_ms) bounds the whole variant: a query
     left unanswered when it runs out is `unknown`, never `proven`. With isolate (the default) the proof
-    runs in a forked child under a hard wall-clock limit and a memory limit (KREG_PROVER_MEMORY_MB more
-    than the caller has mapped), so that a solver call that ignores its timeout or a runaway replay
-    costs an `unknown`, not the caller."""
-    if not isolate or "fork" not in mp.get_all_start_methods():
+    runs in a child (kreg.isolate) under a hard wall-clock limit and a memory limit (KREG_PROVER_MEMORY_MB
+    more than the caller has mapped), so that a solver call that ignores its timeout or a runaway replay
+    costs an `unknown`, not the caller; inside an isolated child already, it runs in place."""
+    if not isolate:
         return _prove_here(variant, op, ptx, timeout_ms, budget_ms)
+    limit_s = 1.5 * (budget_ms or timeout_ms) / 1000 + GRACE_S
+    got = isolation.run(_prove_plain, variant, op, ptx, timeout_ms, budget_ms, timeout_s=limit_s,
+                        memory_mb=MEMORY_MB, start="fork", address_limit=True)
+    if got.ok:
+        return {p: Verdict(**d) for p, d in got.value.items()}
+    why = {"timeout": f"prover exceeded its hard time limit of {limit_s:.0f} s and was killed",
+           "error": f"prover error: {got.error}"}.get(got.status, f"prover: {got.error}")
     sha = hashlib.sha256(ptx.encode()).hexdigest()
-    budget_s = (budget_ms or timeout_ms) / 1000
-    limit_s = 1.5 * budget_s + GRACE_S
-    ctx = mp.get_context("fork")
-    recv, send = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_prove_child, args=(variant, op, ptx, timeout_ms, budget_ms, send), daemon=True)
-    proc.start()
-    send.close()
-    why = None
-    try:
-        if recv.poll(limit_s):
-            got = recv.recv()
-            if isinstance(got, dict):
-                return {p: Verdict(**d) for p, d in got.items()}
-            why = f"prover error: {got}"
-        else:
-            why = f"prover exceeded its hard time limit of {limit_s:.0f} s and was killed"
-    except EOFError:             # the child died before it could answer
-        pass
-    finally:
-        recv.close()
-        if proc.is_alive():
-            proc.kill()
-        proc.join()
-    why = why or f"prover process died (exit code {proc.exitcode}); over its memory limit of {MEMORY_MB} MB?"
     return {p: Verdict("unknown", None, why, ptx_sha256=sha) for p in PROPS}
 
 
-def _prove_child(variant, op, ptx, timeout_ms, budget_ms, conn) -> None:
-    try:
-        with open("/proc/self/statm") as f:     # on top of what is mapped already (CUDA maps a lot)
-            lim = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE") + (MEMORY_MB << 20)
-        _, hard = resource.getrlimit(resource.RLIMIT_AS)
-        if hard == resource.RLIM_INFINITY or hard > lim:
-            resource.setrlimit(resource.RLIMIT_AS, (lim, hard))
-        res = _prove_here(variant, op, ptx, timeout_ms, budget_ms)
-        # plain data only across the pipe (a witness may hold numbers of any kind)
-        conn.send({p: json.loads(json.dumps(v.to_dict(), default=str)) for p, v in res.items()})
-    except BaseException as e:       # MemoryError included: report, never raise across the boundary
-        try:
-            conn.send(f"{type(e).__name__}: {e}")
-        except Exception:
-            pass
-    finally:
-        conn.close()
-        os._exit(0)
+def _prove_plain(variant, op, ptx, timeout_ms, budget_ms) -> dict[str, dict]:
+    """_prove_here as plain data (a witness may hold numbers of any kind)."""
+    res = _prove_here(variant, op, ptx, timeout_ms, budget_ms)
+    return {p: json.loads(json.dumps(v.to_dict(), default=str)) for p, v in res.items()}
 
 
 def _prove_here(variant: Variant, op: Op, ptx: str, timeout_ms: int, budget_ms: int | None) -> dict[str, Verdict]:

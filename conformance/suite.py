@@ -1,29 +1,33 @@
 """The conformance suite as pytest: one test per variant of the registry (built-in kernels plus
 $KREG_HOME/kernels), each verified as `kreg verify` does, in a child process with a time limit.
 
-    KREG_HOME=~/.kreg KREG_DEVICE=cpu python -m pytest --pyargs kreg.conformance.suite
+    KREG_HOME=~/.kreg KREG_DEVICE=cpu python -m pytest --pyargs kreg.conformance.suite [-k argmax]
 
-Environment: KREG_DEVICE (cpu | gpu, default cpu), KREG_TIMEOUT (seconds per variant, default 600),
+Environment: KREG_DEVICE (cpu | gpu, default cpu), KREG_TIMEOUT (seconds for a variant's conformance stage, default 300),
 KREG_JOBS (variants at once; default the CPU count on cpu, 1 on gpu), KREG_SEED (default 0),
 KREG_PROVE (0: numerics only), KREG_HYPOTHESIS_EXAMPLES (default 3)."""
 from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 
 import pytest
 
 from kreg.registry.catalog import load_catalog
-from kreg.registry.verify import Options, run_isolated
+from kreg.pipeline import Options, verify_variant
 
 DEVICE = os.environ.get("KREG_DEVICE", "cpu")
 CATALOG = load_catalog()
 KEYS = [f"{e.op}/{e.name}" for e in CATALOG.entries]
 
 
-def verify_all(opts: Options, isolate: bool = True) -> dict[str, dict]:
-    """Every registry variant on DEVICE, KREG_JOBS at a time: each in its own child process with a time
-    limit (isolate), or in a pool of long-lived worker processes (faster; no time limit)."""
+def verify_all(opts: Options, isolate: bool = True, keys=None) -> dict[str, dict]:
+    """The registry's variants (those of keys, default all) on DEVICE, KREG_JOBS at a time: each stage in
+    its own child process with limits (isolate), or in a pool of long-lived worker processes (faster; no
+    limits)."""
+    entries = [e for k, e in zip(KEYS, CATALOG.entries) if keys is None or k in keys]
+    names = [f"{e.op}/{e.name}" for e in entries]
     from kreg.conformance.devices import open_device
     if DEVICE == "cpu":
         try:
@@ -31,25 +35,32 @@ def verify_all(opts: Options, isolate: bool = True) -> dict[str, dict]:
         except RuntimeError as e:
             pytest.skip(str(e))
     jobs = int(os.environ.get("KREG_JOBS", 0)) or (1 if DEVICE == "gpu" else os.cpu_count() or 1)
-    timeout = float(os.environ.get("KREG_TIMEOUT", 600))
+    timeout = float(os.environ.get("KREG_TIMEOUT", 300))
     if not isolate:
         import multiprocessing as mp
         from concurrent.futures import ProcessPoolExecutor
 
-        from kreg.registry.verify import verify_entry
+        from kreg.pipeline import verify_in_process
         with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn")) as pool:
-            futures = [pool.submit(verify_entry, e, CATALOG.ops[e.op], DEVICE, opts) for e in CATALOG.entries]
-            return dict(zip(KEYS, (f.result() for f in futures)))
+            futures = [pool.submit(verify_in_process, e, CATALOG.ops[e.op], DEVICE, opts) for e in entries]
+            return dict(zip(names, (f.result() for f in futures)))
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        results = list(pool.map(lambda e: run_isolated(e, CATALOG.ops[e.op], DEVICE, timeout, opts), CATALOG.entries))
-    return dict(zip(KEYS, results))
+        results = list(pool.map(lambda e: verify_variant(e, CATALOG.ops[e.op], DEVICE, replace(opts, timeout_s=timeout)),
+                                entries))
+    return dict(zip(names, results))
+
+
+def selected_keys(request) -> set[str]:
+    """The variants of the tests pytest selected (so `-k argmax` verifies only argmax's variants)."""
+    return {it.callspec.params["key"] for it in request.session.items
+            if hasattr(it, "callspec") and "key" in it.callspec.params}
 
 
 @pytest.fixture(scope="module")
-def registry_verdicts():
+def registry_verdicts(request):
     """The full verdicts: proofs (safe variants need all four) and numerics."""
     return verify_all(Options(seed=int(os.environ.get("KREG_SEED", 0)), speed=False,
-                              prove=os.environ.get("KREG_PROVE", "1") != "0"))
+                              prove=os.environ.get("KREG_PROVE", "1") != "0"), keys=selected_keys(request))
 
 
 def test_registry_metadata_is_valid():

@@ -118,7 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--op", action="append", help="only this op's variants (repeatable)")
     s.add_argument("--device", choices=("cpu", "gpu"), default="cpu")
     s.add_argument("--json", action="store_true")
-    s.add_argument("--timeout", type=float, default=600, help="seconds per variant before it fails")
+    s.add_argument("--timeout", type=float, default=300, help="seconds for a variant's conformance stage before it fails")
     s.add_argument("--jobs", type=int, default=None, help="variants verified at once (default: 4 on cpu, 1 on gpu)")
     s.add_argument("--seed", type=int, default=0, help="seed of the inputs and the seeded ragged shapes")
     s.add_argument("--no-speed", action="store_true", help="skip the speed measurement on the GPU")

@@ -1,5 +1,10 @@
-"""The results store: SQLite (WAL) with a versioned schema, keyed by variant hash, tool version, device
-and kind of result. Each write is one transaction, so concurrent writers lose nothing."""
+"""The results store: SQLite (WAL), keyed by what was checked — variant hash, PTX sha256, checker version,
+device kind and stage. Proofs are device-independent (device kind ""); numerics, speed and verdicts
+belong to a device kind (the GPU's name and driver, or the CPU emulator with its version). A write never
+replaces a better result with a worse one: a proof merges property by property (an `unknown` never
+overwrites a decided verdict of the same PTX and checker), and stages that did not run are not written.
+Each write is one transaction, so concurrent writers lose nothing. A store of schema 1 (keyed by kreg's
+version and "cpu"/"gpu") is migrated on open; its proofs carry checker version "legacy"."""
 from __future__ import annotations
 
 import json
@@ -10,39 +15,59 @@ from pathlib import Path
 
 from .catalog import home
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+LEGACY_CHECKER = "legacy"      # proofs migrated from schema 1: which checker made them is unknown
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS results (
-    variant_hash TEXT NOT NULL,
-    tool_version TEXT NOT NULL,
-    device       TEXT NOT NULL,
-    kind         TEXT NOT NULL,          -- proof | numerics | speed | verdict
-    op           TEXT NOT NULL,
-    name         TEXT NOT NULL,
-    payload      TEXT NOT NULL,          -- JSON
-    created_at   REAL NOT NULL,
-    PRIMARY KEY (variant_hash, tool_version, device, kind)
+CREATE TABLE IF NOT EXISTS results2 (
+    variant_hash    TEXT NOT NULL,
+    ptx_sha256      TEXT NOT NULL,
+    checker_version TEXT NOT NULL,       -- "" for stages the checker does not decide
+    device_kind     TEXT NOT NULL,       -- "" for proofs (device-independent)
+    stage           TEXT NOT NULL,       -- proof | numerics | speed | verdict
+    op              TEXT NOT NULL,
+    name            TEXT NOT NULL,
+    tool_version    TEXT NOT NULL,
+    payload         TEXT NOT NULL,       -- JSON
+    created_at      REAL NOT NULL,
+    PRIMARY KEY (variant_hash, ptx_sha256, checker_version, device_kind, stage)
 );
 """
+KEY = ("variant_hash", "ptx_sha256", "checker_version", "device_kind", "stage")
+COLS = KEY + ("op", "name", "tool_version")
+RANK = {"proven": 2, "refuted": 2, "unknown": 0}
 
 
 class StoreError(RuntimeError):
-    pass
+    """The store cannot be used (corrupt, newer schema, unwritable): an environment error."""
 
 
 class Store:
     def __init__(self, path: str | Path | None = None):
         self.path = Path(path) if path else home() / "results.sqlite"
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with closing(self._connect()) as db, db:
-            db.executescript(SCHEMA)
-            row = db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-            if row is None:
-                db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-            elif int(row[0]) > SCHEMA_VERSION:
-                raise StoreError(f"{self.path} has schema version {row[0]}, newer than this kreg "
-                                 f"({SCHEMA_VERSION}): upgrade kreg")
+        self.notes: list[str] = []           # what opening it did (recreated, migrated), for the user
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if self.path.exists() and self.path.stat().st_size == 0:
+                self.notes.append(f"{self.path} was empty (0 bytes, truncated?); a new results store was "
+                                  "created in its place: earlier results are gone")
+            with closing(self._connect()) as db, db:
+                db.executescript(SCHEMA)
+                row = db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+                version = int(row[0]) if row else None
+                if version is not None and version > SCHEMA_VERSION:
+                    raise StoreError(f"{self.path} has schema version {version}, newer than this kreg "
+                                     f"({SCHEMA_VERSION}): upgrade kreg")
+                if version == 1:
+                    n = _migrate_v1(db)
+                    self.notes.append(f"{self.path}: migrated {n} results from schema 1 (proofs marked "
+                                      f"checker version {LEGACY_CHECKER!r}, not current)")
+                db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        except sqlite3.DatabaseError as e:
+            raise StoreError(f"the results store {self.path} cannot be read ({e}): move it aside "
+                             "(kreg then starts a new one) or restore it from a backup") from None
+        except OSError as e:
+            raise StoreError(f"the results store {self.path} cannot be opened: {e}") from None
 
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
@@ -51,27 +76,76 @@ class Store:
         db.isolation_level = "IMMEDIATE"   # `with db:` then takes the write lock at BEGIN
         return db
 
-    def put(self, variant_hash: str, tool_version: str, device: str, kind: str, op: str, name: str,
-            payload: dict) -> None:
-        with closing(self._connect()) as db, db:
-            db.execute("INSERT OR REPLACE INTO results VALUES (?,?,?,?,?,?,?,?)",
-                       (variant_hash, tool_version, device, kind, op, name, json.dumps(payload, sort_keys=True),
-                        time.time()))
+    def put(self, *, variant_hash: str, ptx_sha256: str, checker_version: str = "", device_kind: str = "",
+            stage: str, op: str, name: str, tool_version: str, payload: dict) -> None:
+        """Write one stage's result. A proof merges with the stored one of the same key, property by
+        property, keeping a decided verdict over an `unknown`."""
+        key = (variant_hash, ptx_sha256, checker_version, device_kind, stage)
+        try:
+            with closing(self._connect()) as db, db:
+                if stage == "proof":
+                    old = db.execute("SELECT payload FROM results2 WHERE " + " AND ".join(f"{k}=?" for k in KEY),
+                                     key).fetchone()
+                    if old:
+                        payload = merge_proofs(json.loads(old[0]), payload)
+                db.execute("INSERT OR REPLACE INTO results2 VALUES (?,?,?,?,?,?,?,?,?,?)",
+                           (*key, op, name, tool_version, json.dumps(payload, sort_keys=True, default=str),
+                            time.time()))
+        except sqlite3.DatabaseError as e:
+            raise StoreError(f"cannot write the results store {self.path}: {e}") from None
 
-    def get(self, variant_hash: str, tool_version: str, device: str, kind: str) -> dict | None:
-        with closing(self._connect()) as db:
-            row = db.execute("SELECT payload FROM results WHERE variant_hash=? AND tool_version=? AND device=? "
-                             "AND kind=?", (variant_hash, tool_version, device, kind)).fetchone()
-        return json.loads(row[0]) if row else None
+    def latest(self, variant_hash: str, stage: str, **where) -> dict | None:
+        """The newest row of a variant and stage, optionally for a given PTX, checker version and device
+        kind."""
+        rows = self.query(variant_hash=variant_hash, stage=stage, **where)
+        return rows[-1] if rows else None
 
     def query(self, **where) -> list[dict]:
-        cols = ("variant_hash", "tool_version", "device", "kind", "op", "name")
-        bad = set(where) - set(cols)
+        bad = set(where) - set(COLS)
         if bad:
             raise StoreError(f"cannot filter on {sorted(bad)}")
-        sql = "SELECT variant_hash, tool_version, device, kind, op, name, payload, created_at FROM results"
+        sql = f"SELECT {', '.join(COLS)}, payload, created_at FROM results2"
         if where:
             sql += " WHERE " + " AND ".join(f"{k}=?" for k in where)
-        with closing(self._connect()) as db:
-            rows = db.execute(sql + " ORDER BY created_at", tuple(where.values())).fetchall()
-        return [dict(zip(cols, r[:6]), payload=json.loads(r[6]), created_at=r[7]) for r in rows]
+        try:
+            with closing(self._connect()) as db:
+                rows = db.execute(sql + " ORDER BY created_at", tuple(where.values())).fetchall()
+        except sqlite3.DatabaseError as e:
+            raise StoreError(f"cannot read the results store {self.path}: {e}") from None
+        n = len(COLS)
+        return [dict(zip(COLS, r[:n]), payload=json.loads(r[n]), created_at=r[n + 1]) for r in rows]
+
+
+def merge_proofs(old: dict, new: dict) -> dict:
+    """Property by property, the new verdict unless it is `unknown` where the old one was decided."""
+    out = dict(new)
+    proofs, details = dict(new.get("proofs", {})), dict(new.get("details") or {})
+    for p, st in (old.get("proofs") or {}).items():
+        if RANK.get(st, 0) > RANK.get(proofs.get(p, "unknown"), 0):
+            proofs[p] = st
+            if (old.get("details") or {}).get(p) is not None:
+                details[p] = old["details"][p]
+    out["proofs"], out["details"] = proofs, details
+    return out
+
+
+def _migrate_v1(db) -> int:
+    """Schema 1 rows into results2: proofs under checker version "legacy", other stages under the old
+    device name ("cpu"/"gpu") with the PTX sha256 the variant's proof row named, if any."""
+    if not db.execute("SELECT 1 FROM sqlite_master WHERE name='results'").fetchone():
+        return 0
+    rows = db.execute("SELECT variant_hash, tool_version, device, kind, op, name, payload, created_at "
+                      "FROM results").fetchall()
+    sha = {}
+    for h, _, _, kind, _, _, payload, _ in rows:
+        if kind == "proof":
+            sha[h] = json.loads(payload).get("ptx_sha256") or sha.get(h, "")
+    for h, tool, device, kind, op, name, payload, created in rows:
+        p = json.loads(payload)
+        ptx = (p.get("ptx_sha256") if isinstance(p, dict) else None) or sha.get(h, "")
+        checker = LEGACY_CHECKER if kind in ("proof", "verdict") else ""
+        dev = "" if kind == "proof" else device
+        db.execute("INSERT OR IGNORE INTO results2 VALUES (?,?,?,?,?,?,?,?,?,?)",
+                   (h, ptx, checker, dev, kind, op, name, tool, payload, created))
+    db.execute("ALTER TABLE results RENAME TO results_v1")
+    return len(rows)

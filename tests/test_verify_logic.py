@@ -1,6 +1,6 @@
 """The verdict rule and the speed ratios, on hand-made results."""
 from kreg.conformance.speed import add_ratios
-from kreg.registry.verify import PROPS, failed, verdict
+from kreg.pipeline import PROPS, failed, verdict
 
 
 def _res(safety, numerics, proofs="proven"):
@@ -14,7 +14,13 @@ def test_verdict_rule():
     r["proofs"]["race_free"] = "unknown"
     assert verdict(r) == "rejected" and "not proven: race_free" in r["reasons"][-1]
     assert verdict(_res("safe", "fail")) == "rejected"
-    assert verdict(_res("unsafe", "pass", proofs="refuted")) == "unsafe"
+    assert verdict(_res("unsafe", "pass", proofs="unknown")) == "unsafe"
+    r = _res("unsafe", "pass")                    # an unsafe variant may leave properties open, never break one
+    r["proofs"]["read_only"] = "refuted"
+    assert verdict(r) == "rejected" and "read_only refuted" in r["reasons"][-1]
+    r = _res("safe", "pass")
+    r["environment_error"] = "no GPU"
+    assert verdict(r) == "error"
     assert verdict(_res("unsafe", "fail")) == "rejected"
     r = _res("unsafe", "not-run")
     assert verdict(r) == "rejected" and "numerics did not run" in r["reasons"][-1]

@@ -1,0 +1,166 @@
+"""One way to run untrusted or runaway work: a function in a child process with a wall-clock limit and
+a memory limit, whose outcome (value, error, timeout, death) always comes back as data. Shared by the
+verify/submit pipeline and the prover. Children never nest: called inside such a child, the function
+runs in place (the enclosing child's limits already hold). A child dies with its parent."""
+from __future__ import annotations
+
+import ctypes
+import multiprocessing as mp
+import os
+import resource
+import signal
+import threading
+import time
+import traceback
+from dataclasses import dataclass
+from typing import Any, Callable
+
+_CHILD_ENV = "KREG_ISOLATED_CHILD"
+POLL_S = 0.1
+_cancel = threading.Event()
+
+
+def cancel_all() -> None:
+    """Kill every running child and refuse new ones (Ctrl-C): their outcomes are "interrupted"."""
+    _cancel.set()
+
+
+@dataclass
+class Outcome:
+    status: str                  # "ok" | "error" | "timeout" | "memory" | "died" | "interrupted"
+    value: Any = None
+    error: str | None = None     # "Type: message" for "error"; a sentence for the others
+    detail: str | None = None    # the child's traceback, for "error"
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+def in_child() -> bool:
+    return os.environ.get(_CHILD_ENV) == str(os.getpid())
+
+
+def mark_isolated() -> None:
+    """Declare this process a child already (a pool worker the caller limits itself): run() then runs
+    in place."""
+    os.environ[_CHILD_ENV] = str(os.getpid())
+
+
+def run(fn: Callable, *args, timeout_s: float, memory_mb: int | None = None, start: str = "spawn",
+        address_limit: bool = False) -> Outcome:
+    """fn(*args) in a child. timeout_s: wall-clock limit. memory_mb: the child is killed when its resident
+    memory exceeds this (polled); with address_limit instead its address space is capped at what it maps
+    at start plus memory_mb, so allocations fail with MemoryError (for forked children, whose resident
+    size counts the parent's pages; not for CUDA processes, whose driver reserves far more address space
+    than it uses). start: "spawn" (safe with threads and CUDA) or "fork"
+    (fast; only from a process without CUDA). Inside a child already, fn runs here."""
+    t0 = time.monotonic()
+    if _cancel.is_set():
+        return Outcome("interrupted", error="interrupted (Ctrl-C) before it started")
+    if in_child():
+        try:
+            return Outcome("ok", fn(*args), seconds=time.monotonic() - t0)
+        except Exception as e:
+            return Outcome("error", None, *_describe(e), seconds=time.monotonic() - t0)
+    ctx = mp.get_context(start if start in mp.get_all_start_methods() else "spawn")
+    recv, send = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child, args=(fn, args, send, os.getpid(), memory_mb if address_limit else None))
+    proc.start()
+    send.close()
+    out = None
+    try:
+        while out is None:
+            left = timeout_s - (time.monotonic() - t0)
+            if _cancel.is_set():
+                out = Outcome("interrupted", error="interrupted (Ctrl-C); the child process was killed")
+            elif left <= 0:
+                out = Outcome("timeout", error=f"exceeded its time limit of {timeout_s:g} s and was killed")
+            elif recv.poll(min(POLL_S, left)):
+                try:
+                    status, payload = recv.recv()
+                except (EOFError, OSError):
+                    out = _death(proc, memory_mb)
+                else:
+                    out = Outcome("ok", payload) if status == "ok" else Outcome("error", *payload)
+            elif not proc.is_alive() and not recv.poll(0):
+                out = _death(proc, memory_mb)
+            elif memory_mb is not None and not address_limit and _rss_mb(proc.pid) > memory_mb:
+                out = Outcome("memory", error=f"exceeded its memory limit of {memory_mb} MB and was killed")
+    except KeyboardInterrupt:
+        out = Outcome("interrupted", error="interrupted (Ctrl-C); the child process was killed")
+        raise
+    finally:
+        recv.close()
+        _reap(proc)
+        if out is not None:
+            out.seconds = time.monotonic() - t0
+    return out
+
+
+def _death(proc, memory_mb) -> Outcome:
+    proc.join(1)
+    code = proc.exitcode
+    if code is not None and code < 0:
+        why = f"killed by signal {signal.Signals(-code).name}"
+    else:
+        why = f"exit code {code}"
+    hint = f"; over its memory limit of {memory_mb} MB?" if memory_mb else ""
+    return Outcome("died", error=f"the child process died ({why}): a crash or memory corruption{hint}")
+
+
+def _reap(proc) -> None:
+    if proc.is_alive():
+        proc.kill()
+    proc.join(5)
+
+
+def _rss_mb(pid: int) -> float:
+    try:
+        with open(f"/proc/{pid}/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+def _die_with_parent(parent: int) -> None:
+    """Linux: SIGKILL this process when its parent thread dies, so no child outlives a killed verify."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)      # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:                      # the parent died before prctl took effect
+        os._exit(1)
+
+
+def _cap_address_space(memory_mb: int) -> None:
+    with open("/proc/self/statm") as f:
+        lim = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE") + (memory_mb << 20)
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard == resource.RLIM_INFINITY or hard > lim:
+        resource.setrlimit(resource.RLIMIT_AS, (lim, hard))
+
+
+def _child(fn, args, conn, parent: int, address_mb: int | None) -> None:
+    mark_isolated()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)    # Ctrl-C is the parent's to handle
+    _die_with_parent(parent)
+    try:
+        if address_mb:
+            _cap_address_space(address_mb)
+        msg = ("ok", fn(*args))
+    except BaseException as e:                      # MemoryError included: report, never raise across
+        msg = ("error", (None, *_describe(e)))
+    try:
+        conn.send(msg)
+    except Exception as e:                          # an unpicklable result is an error too
+        conn.send(("error", (None, "result not transferable: " + _describe(e)[0], None)))
+    finally:
+        conn.close()
+        os._exit(0)
+
+
+def _describe(e: BaseException) -> tuple[str, str]:
+    return f"{type(e).__name__}: {e}", "".join(traceback.format_exception(type(e), e, e.__traceback__, limit=-4))

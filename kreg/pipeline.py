@@ -1,0 +1,246 @@
+"""The verify pipeline: compile -> prove -> conform -> decide, for one variant. Each stage runs in its own
+child process (kreg.isolate) with a time and a memory limit, one after the other, never nested, and each
+result is written to the store as soon as it is decided. A stage that could not run because of the
+environment (no GPU, an unwritable cache) is an environment error, never a verdict on the kernel."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from kreg import isolate
+from kreg.registry.catalog import Entry
+from kreg.registry.schema import Op
+
+PROPS = ("read_only", "in_bounds", "race_free", "barrier_safe")
+MAX_REASONS = 12
+
+
+@dataclass(frozen=True)
+class Options:
+    """What verify runs. On the CPU: named cases whose buffers fit cpu_case_bytes, plus `ragged`
+    seeded shapes that fit cpu_ragged_bytes; on the GPU: every named case (up to gpu_case_bytes if set)
+    plus `ragged` seeded shapes that fit gpu_ragged_bytes and `ragged` more of at least 1/64 of it,
+    and the speed of every named case. Limits: compile_timeout_s for NVRTC, the prover's budget
+    (1.5 x prove_budget_ms + 10 s hard), timeout_s for conformance, memory_mb for every stage."""
+    seed: int = 0
+    ragged: int = 3
+    cpu_case_bytes: int = 256 << 10
+    cpu_ragged_bytes: int = 64 << 10
+    gpu_ragged_bytes: int = 64 << 20
+    gpu_case_bytes: int | None = None
+    speed: bool = True
+    prove: bool = True
+    prove_timeout_ms: int = 10_000
+    prove_budget_ms: int | None = None      # the whole variant's proof; default prove_timeout_ms
+    speed_cases: str = "all"                # "all" named cases, or only the "largest" (most bytes moved)
+    timeout_s: float = 300.0
+    compile_timeout_s: float = 60.0
+    memory_mb: int = 8192
+
+
+class EnvironmentFailure(RuntimeError):
+    """The machine, not the kernel: no GPU, no CuPy, an unwritable directory."""
+
+
+def blank(entry: Entry) -> dict:
+    v = entry.variant
+    return {"op": v.op, "name": v.name, "safety": v.safety, "hash": entry.hash, "types": dict(v.types),
+            "proofs": {p: "unknown" for p in PROPS}, "numerics": "not-run", "speed": None,
+            "verdict": "rejected", "reasons": []}
+
+
+def choose_cases(op: Op, variant, device: str, opts: Options) -> dict[str, dict[str, int]]:
+    from kreg.conformance.shapes import named_cases, ragged_dims
+    named = named_cases(op, variant, opts.cpu_case_bytes if device == "cpu" else opts.gpu_case_bytes)
+    budget = opts.cpu_ragged_bytes if device == "cpu" else opts.gpu_ragged_bytes
+    extra = ragged_dims(op, variant, opts.ragged, budget, seed=opts.seed)
+    if device == "gpu":   # and a few large ones: many blocks, then a ragged tail
+        extra += [d for d in ragged_dims(op, variant, opts.ragged, budget, seed=opts.seed + 1, min_bytes=budget // 64)
+                  if d not in extra]
+    return named | {"seeded-" + "-".join(f"{k}{v}" for k, v in d.items()): d for d in extra}
+
+
+# ---- the stages: each a plain function of plain data, run in a child --------------------------------
+
+def compile_stage(variant) -> tuple[str, str]:
+    from kreg.checker.compile import compile_cuda
+    c = compile_cuda(variant.source_path.read_text(), variant.source_path.name, variant.options)
+    return c.ptx, c.sha256
+
+
+def prove_stage(variant, op: Op, ptx: str, timeout_ms: int, budget_ms: int | None) -> dict:
+    from kreg.checker.prove import prove_variant
+    res = prove_variant(variant, op, ptx, timeout_ms=timeout_ms, budget_ms=budget_ms)
+    return {p: json.loads(json.dumps(v.to_dict(), default=str)) for p, v in res.items()}
+
+
+def conform_stage(variant, op: Op, ptx: str, device: str, opts: Options) -> dict:
+    from kreg.conformance.devices import open_device
+    from kreg.conformance.numerics import run_numerics
+    try:
+        dev = open_device(device)
+    except RuntimeError as e:
+        return {"environment": f"cannot open the {device} device: {e}"}
+    out: dict = {}
+    num = run_numerics(dev, ptx, variant, op, choose_cases(op, variant, device, opts), seed=opts.seed)
+    out["numerics"] = num.status
+    out["device_detail"] = num.device or dev.describe()
+    out["cases_run"] = [f"{c.case} {c.dims}" for c in num.cases]
+    out["numerics_detail"] = [c.as_json() for c in num.cases]
+    out["failures"] = num.failures()
+    out["not_run_reason"] = num.reason if num.status == "not-run" else None
+    if num.status == "pass" and device == "gpu" and opts.speed:
+        from kreg.conformance.shapes import named_cases
+        from kreg.conformance.speed import measure
+        timed = named_cases(op, variant, None)
+        if opts.speed_cases == "largest":    # the case moving the most bytes: the one the targets name
+            big = max(timed, key=lambda c: op.traffic_bytes(timed[c], variant.types))
+            timed = {big: timed[big]}
+        out["speed"] = measure(dev, ptx, variant, op, timed)
+    return out
+
+
+# ---- the pipeline -----------------------------------------------------------------------------------
+
+def verify_variant(entry: Entry, op: Op, device: str, opts: Options | None = None, record=None) -> dict:
+    """Every stage of one variant, as the JSON entry DESIGN.md fixes. record(stage, res), if given, is
+    called as each stage is decided (the store writes it then). res["complete"] says whether every stage
+    was decided (not skipped, timed out, interrupted or kept from running by the environment): only a
+    complete verdict is worth storing."""
+    opts = opts or Options()
+    v = entry.variant
+    res = blank(entry)
+    res["complete"] = False
+    record = record or (lambda stage, res: None)
+
+    got = isolate.run(compile_stage, v, timeout_s=opts.compile_timeout_s, memory_mb=opts.memory_mb)
+    if not got.ok:
+        res["reasons"].append(_failed("compile", got))
+        res["complete"] = got.status == "error"           # a compile error is a verdict; a hang may be the machine
+        return _decide(res, got)
+    ptx, res["ptx_sha256"] = got.value
+
+    proved = False
+    if opts.prove:
+        budget = opts.prove_budget_ms or opts.prove_timeout_ms
+        got = isolate.run(prove_stage, v, op, ptx, opts.prove_timeout_ms, opts.prove_budget_ms,
+                          timeout_s=1.5 * budget / 1000 + 10, memory_mb=opts.memory_mb)
+        if got.status == "interrupted":
+            return _decide(res, got)
+        if got.ok:
+            _take_proofs(res, got.value)
+            record("proof", res)
+            proved = True
+        else:
+            res["reasons"].append(_failed("checker", got) + "; proofs are unknown")
+    else:
+        res["reasons"].append("checker: not run (--no-prove); proofs are unknown")
+
+    got = isolate.run(conform_stage, v, op, ptx, device, opts, timeout_s=opts.timeout_s,
+                      memory_mb=opts.memory_mb)
+    decided = False
+    if got.status == "interrupted":
+        return _decide(res, got)
+    if not got.ok:
+        res["numerics"] = "fail" if got.status in ("memory", "died", "timeout") else "not-run"
+        res["reasons"].append(_failed("conformance", got))
+        decided = got.status in ("memory", "died")       # the kernel crashed its process or ran away; a
+                                                         # wall-clock timeout may be the machine's load
+    elif "environment" in got.value:
+        res["environment_error"] = got.value["environment"]
+        res["reasons"].append(f"environment: {got.value['environment']}; numerics not run")
+    else:
+        _take_conformance(res, got.value)
+        decided = res["numerics"] in ("pass", "fail")
+        if decided:
+            record("numerics", res)
+    res["complete"] = proved and decided
+    return _decide(res, got)
+
+
+def verify_in_process(entry: Entry, op: Op, device: str, opts: Options | None = None) -> dict:
+    """verify_variant with every stage in this process: for worker processes of a pool that are
+    disposable already (the project's own tests); no time or memory limit."""
+    isolate.mark_isolated()
+    return verify_variant(entry, op, device, opts)
+
+
+def _decide(res: dict, got: isolate.Outcome) -> dict:
+    if got.status == "interrupted":
+        res["interrupted"] = True
+        res["environment_error"] = got.error
+        res["reasons"].append(f"not finished: {got.error}")
+    res["verdict"] = verdict(res)
+    return res
+
+
+def _failed(stage: str, got: isolate.Outcome) -> str:
+    if got.status == "error":
+        return f"{stage}: {got.error}"
+    return f"{stage}: {got.error}" + (" (a hang?)" if got.status == "timeout" else "")
+
+
+def _take_proofs(res: dict, verdicts: dict) -> None:
+    """Proofs as the JSON shows them: `proven` only for all dims in range; a proof that closed only
+    for the named cases is `unknown` there, with its scope in proof_scopes and a reason."""
+    res["proof_details"] = verdicts
+    res["proof_scopes"] = {}
+    for p in PROPS:
+        vd = verdicts.get(p) or {}
+        status, scope = vd.get("status", "unknown"), vd.get("scope")
+        res["proof_scopes"][p] = scope
+        if status == "proven" and scope != "all-dims":
+            res["proofs"][p] = "unknown"
+            res["reasons"].append(f"checker: {p} proven for {scope} only, not for all dims in range")
+            continue
+        res["proofs"][p] = status if status in ("proven", "refuted", "unknown") else "unknown"
+        if status != "proven":
+            res["reasons"].append(f"checker: {p} {status}: {vd.get('reason') or 'no reason given'}")
+
+
+def _take_conformance(res: dict, out: dict) -> None:
+    res["numerics"] = out["numerics"]
+    for k in ("device_detail", "cases_run", "numerics_detail"):
+        res[k] = out[k]
+    fails = out["failures"]
+    res["reasons"] += [f"numerics: {f}" for f in fails[:MAX_REASONS]]
+    if len(fails) > MAX_REASONS:
+        res["reasons"].append(f"numerics: ... and {len(fails) - MAX_REASONS} more (numerics_detail has all)")
+    if out["not_run_reason"]:
+        res["reasons"].append(f"numerics: {out['not_run_reason']}")
+    sp = out.get("speed")
+    if sp:
+        res["speed"] = sp
+        if sp["above_roofline"]:
+            res["reasons"].append(f"speed: {sp['pct_of_copy_bw']:.0f}% of the measured copy bandwidth is above the "
+                                  "roofline: a broken kernel or a broken measurement, not a figure to report")
+
+
+def verdict(res: dict) -> str:
+    """`error` when the environment kept a stage from running; else `rejected` if compile or numerics
+    fail (or did not run) or any property is refuted (an unsafe variant may leave properties unknown,
+    never break one); `safe` only for a safe variant with all four proven for all dims; else `unsafe`
+    for an unsafe variant."""
+    if res.get("environment_error"):
+        return "error"
+    refuted = [p for p in PROPS if res["proofs"][p] == "refuted"]
+    if refuted:
+        res["reasons"].append(f"verdict: rejected because {', '.join(p + ' refuted' for p in refuted)}")
+        return "rejected"
+    if res["numerics"] != "pass":
+        if res["numerics"] == "not-run":
+            res["reasons"].append("verdict: rejected because numerics did not run")
+        return "rejected"
+    if res["safety"] == "safe":
+        open_ = [p for p in PROPS if res["proofs"][p] != "proven"]
+        if open_:
+            res["reasons"].append(f"verdict: a safe variant needs all four proofs for all dims; "
+                                  f"not proven: {', '.join(open_)}")
+            return "rejected"
+        return "safe"
+    return "unsafe"
+
+
+def failed(r: dict) -> bool:
+    return r["verdict"] in ("rejected", "error") or r["numerics"] == "fail" or \
+        bool((r.get("speed") or {}).get("above_roofline"))
