@@ -9,9 +9,9 @@ from dataclasses import dataclass
 
 from kreg import isolate
 from kreg.registry.catalog import Entry
+from kreg.registry.results import PROPS, PropertyVerdict, Status, VariantReport
 from kreg.registry.schema import Op
 
-PROPS = ("read_only", "in_bounds", "race_free", "barrier_safe")
 MAX_REASONS = 12
 
 
@@ -42,11 +42,9 @@ class EnvironmentFailure(RuntimeError):
     """The machine, not the kernel: no GPU, no CuPy, an unwritable directory."""
 
 
-def blank(entry: Entry) -> dict:
+def report(entry: Entry) -> VariantReport:
     v = entry.variant
-    return {"op": v.op, "name": v.name, "safety": v.safety, "hash": entry.hash, "types": dict(v.types),
-            "proofs": {p: "unknown" for p in PROPS}, "numerics": "not-run", "speed": None,
-            "verdict": "rejected", "reasons": []}
+    return VariantReport(v.op, v.name, v.safety, entry.hash, dict(v.types))
 
 
 def choose_cases(op: Op, variant, device: str, opts: Options) -> dict[str, dict[str, int]]:
@@ -102,25 +100,22 @@ def conform_stage(variant, op: Op, ptx: str, device: str, opts: Options) -> dict
 
 # ---- the pipeline -----------------------------------------------------------------------------------
 
-def verify_variant(entry: Entry, op: Op, device: str, opts: Options | None = None, record=None) -> dict:
-    """Every stage of one variant, as the JSON entry DESIGN.md fixes. record(stage, res), if given, is
-    called as each stage is decided (the store writes it then). res["complete"] says whether every stage
-    was decided (not skipped, timed out, interrupted or kept from running by the environment): only a
-    complete verdict is worth storing."""
+def verify_variant(entry: Entry, op: Op, device: str, opts: Options | None = None, record=None) -> VariantReport:
+    """Every stage of one variant. record(stage, report), if given, is called as each stage is decided
+    (the store writes it then). report.complete says whether every stage was decided (not skipped, timed
+    out, interrupted or kept from running by the environment): only a complete verdict is worth storing."""
     opts = opts or Options()
     v = entry.variant
-    res = blank(entry)
-    res["complete"] = False
+    res = report(entry)
     record = record or (lambda stage, res: None)
 
     got = isolate.run(compile_stage, v, timeout_s=opts.compile_timeout_s, memory_mb=opts.memory_mb)
     if not got.ok:
-        res["reasons"].append(_failed("compile", got))
-        res["complete"] = got.status == "error"           # a compile error is a verdict; a hang may be the machine
+        res.reasons.append(_failed("compile", got))
+        res.complete = got.status == "error"              # a compile error is a verdict; a hang may be the machine
         return _decide(res, got)
-    ptx, res["ptx_sha256"] = got.value
+    ptx, res.ptx_sha256 = got.value
 
-    proved = False
     if opts.prove:
         budget = opts.prove_budget_ms or opts.prove_timeout_ms
         got = isolate.run(prove_stage, v, op, ptx, opts.prove_timeout_ms, opts.prove_budget_ms,
@@ -130,11 +125,10 @@ def verify_variant(entry: Entry, op: Op, device: str, opts: Options | None = Non
         if got.ok:
             _take_proofs(res, got.value)
             record("proof", res)
-            proved = True
         else:
-            res["reasons"].append(_failed("checker", got) + "; proofs are unknown")
+            res.reasons.append(_failed("checker", got) + "; proofs are unknown")
     else:
-        res["reasons"].append("checker: not run (--no-prove); proofs are unknown")
+        res.reasons.append("checker: not run (--no-prove); proofs are unknown")
 
     got = isolate.run(conform_stage, v, op, ptx, device, opts, timeout_s=opts.timeout_s,
                       memory_mb=opts.memory_mb)
@@ -142,105 +136,94 @@ def verify_variant(entry: Entry, op: Op, device: str, opts: Options | None = Non
     if got.status == "interrupted":
         return _decide(res, got)
     if not got.ok:
-        res["numerics"] = "fail" if got.status in ("memory", "died", "timeout") else "not-run"
-        res["reasons"].append(_failed("conformance", got))
+        res.numerics = "fail" if got.status in ("memory", "died", "timeout") else "not-run"
+        res.reasons.append(_failed("conformance", got))
         decided = got.status in ("memory", "died")       # the kernel crashed its process or ran away; a
                                                          # wall-clock timeout may be the machine's load
     elif "environment" in got.value:
-        res["environment_error"] = got.value["environment"]
-        res["reasons"].append(f"environment: {got.value['environment']}; numerics not run")
+        res.environment_error = got.value["environment"]
+        res.reasons.append(f"environment: {got.value['environment']}; numerics not run")
     else:
         _take_conformance(res, got.value)
-        decided = res["numerics"] in ("pass", "fail")
+        decided = res.numerics in ("pass", "fail")
         if decided:
             record("numerics", res)
-    res["complete"] = proved and decided
+    res.complete = res.proofs is not None and decided
     return _decide(res, got)
 
 
-def verify_in_process(entry: Entry, op: Op, device: str, opts: Options | None = None) -> dict:
+def verify_in_process(entry: Entry, op: Op, device: str, opts: Options | None = None) -> VariantReport:
     """verify_variant with every stage in this process: for worker processes of a pool that are
     disposable already (the project's own tests); no time or memory limit."""
     isolate.mark_isolated()
     return verify_variant(entry, op, device, opts)
 
 
-def _decide(res: dict, got: isolate.Outcome) -> dict:
+def _decide(res: VariantReport, got: isolate.Outcome) -> VariantReport:
     if got.status == "interrupted":
-        res["interrupted"] = True
-        res["environment_error"] = got.error
-        res["reasons"].append(f"not finished: {got.error}")
-    res["verdict"] = verdict(res)
+        res.interrupted = True
+        res.environment_error = got.error
+        res.reasons.append(f"not finished: {got.error}")
+    res.verdict = verdict(res)
     return res
 
 
 def _failed(stage: str, got: isolate.Outcome) -> str:
-    if got.status == "error":
-        return f"{stage}: {got.error}"
     return f"{stage}: {got.error}" + (" (a hang?)" if got.status == "timeout" else "")
 
 
-def _take_proofs(res: dict, verdicts: dict) -> None:
-    """Proofs as the JSON shows them: `proven` only for all dims in range; a proof that closed only
-    for the named cases is `unknown` there, with its scope in proof_scopes and a reason."""
-    res["proof_details"] = verdicts
-    res["proof_scopes"] = {}
-    for p in PROPS:
-        vd = verdicts.get(p) or {}
-        status, scope = vd.get("status", "unknown"), vd.get("scope")
-        res["proof_scopes"][p] = scope
-        if status == "proven" and scope != "all-dims":
-            res["proofs"][p] = "unknown"
-            res["reasons"].append(f"checker: {p} proven for {scope} only, not for all dims in range")
-            continue
-        res["proofs"][p] = status if status in ("proven", "refuted", "unknown") else "unknown"
-        if status != "proven":
-            res["reasons"].append(f"checker: {p} {status}: {vd.get('reason') or 'no reason given'}")
+def _take_proofs(res: VariantReport, verdicts: dict) -> None:
+    res.proofs = {p: PropertyVerdict.from_json(verdicts.get(p) or {"status": "unknown", "reason": "no verdict"})
+                  for p in PROPS}
+    for p, vd in res.proofs.items():
+        if vd.status is Status.PROVEN and not vd.proven_for_all_dims:
+            res.reasons.append(f"checker: {p} proven for {vd.scope} only, not for all dims in range")
+        elif vd.status is not Status.PROVEN:
+            res.reasons.append(f"checker: {p} {vd.status}: {vd.reason or 'no reason given'}")
 
 
-def _take_conformance(res: dict, out: dict) -> None:
-    res["numerics"] = out["numerics"]
-    for k in ("device_detail", "cases_run", "numerics_detail"):
-        res[k] = out[k]
+def _take_conformance(res: VariantReport, out: dict) -> None:
+    res.numerics = out["numerics"]
+    res.device_detail, res.cases_run, res.numerics_detail = out["device_detail"], out["cases_run"], out["numerics_detail"]
     fails = out["failures"]
-    res["reasons"] += [f"numerics: {f}" for f in fails[:MAX_REASONS]]
+    res.reasons += [f"numerics: {f}" for f in fails[:MAX_REASONS]]
     if len(fails) > MAX_REASONS:
-        res["reasons"].append(f"numerics: ... and {len(fails) - MAX_REASONS} more (numerics_detail has all)")
+        res.reasons.append(f"numerics: ... and {len(fails) - MAX_REASONS} more (numerics_detail has all)")
     if out["not_run_reason"]:
-        res["reasons"].append(f"numerics: {out['not_run_reason']}")
+        res.reasons.append(f"numerics: {out['not_run_reason']}")
     sp = out.get("speed")
     if sp:
-        res["speed"] = sp
+        res.speed = sp
         if sp["above_roofline"]:
-            res["reasons"].append(f"speed: {sp['pct_of_copy_bw']:.0f}% of the measured copy bandwidth is above the "
-                                  "roofline: a broken kernel or a broken measurement, not a figure to report")
+            res.reasons.append(f"speed: {sp['pct_of_copy_bw']:.0f}% of the measured copy bandwidth is above the "
+                               "roofline: a broken kernel or a broken measurement, not a figure to report")
 
 
-def verdict(res: dict) -> str:
+def verdict(res: VariantReport) -> str:
     """`error` when the environment kept a stage from running; else `rejected` if compile or numerics
     fail (or did not run) or any property is refuted (an unsafe variant may leave properties unknown,
     never break one); `safe` only for a safe variant with all four proven for all dims; else `unsafe`
     for an unsafe variant."""
-    if res.get("environment_error"):
+    if res.environment_error:
         return "error"
-    refuted = [p for p in PROPS if res["proofs"][p] == "refuted"]
+    refuted = [p for p in PROPS if res.status(p) == "refuted"]
     if refuted:
-        res["reasons"].append(f"verdict: rejected because {', '.join(p + ' refuted' for p in refuted)}")
+        res.reasons.append(f"verdict: rejected because {', '.join(p + ' refuted' for p in refuted)}")
         return "rejected"
-    if res["numerics"] != "pass":
-        if res["numerics"] == "not-run":
-            res["reasons"].append("verdict: rejected because numerics did not run")
+    if res.numerics != "pass":
+        if res.numerics == "not-run":
+            res.reasons.append("verdict: rejected because numerics did not run")
         return "rejected"
-    if res["safety"] == "safe":
-        open_ = [p for p in PROPS if res["proofs"][p] != "proven"]
+    if res.safety == "safe":
+        open_ = [p for p in PROPS if res.status(p) != "proven"]
         if open_:
-            res["reasons"].append(f"verdict: a safe variant needs all four proofs for all dims; "
-                                  f"not proven: {', '.join(open_)}")
+            res.reasons.append(f"verdict: a safe variant needs all four proofs for all dims; "
+                               f"not proven: {', '.join(open_)}")
             return "rejected"
         return "safe"
     return "unsafe"
 
 
-def failed(r: dict) -> bool:
-    return r["verdict"] in ("rejected", "error") or r["numerics"] == "fail" or \
-        bool((r.get("speed") or {}).get("above_roofline"))
+def failed(r: VariantReport) -> bool:
+    return r.verdict in ("rejected", "error") or r.numerics == "fail" or \
+        bool((r.speed or {}).get("above_roofline"))

@@ -101,6 +101,11 @@ def cmd_verify(args) -> int:
     return run_verify(args)
 
 
+def cmd_profile(args) -> int:
+    from kreg.commands.profile import run_profile
+    return run_profile(args, out, err)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="kreg", description="Verified-kernel registry and conformance suite.")
     p.add_argument("--version", action="version", version=f"kreg {__version__}")
@@ -126,6 +131,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="time every named case, or only the one that moves the most bytes")
     s.add_argument("--no-prove", action="store_true", help="skip the checker (proofs stay unknown)")
     s.set_defaults(func=cmd_verify)
+    s = sub.add_parser("profile", help="which variant each op runs under a profile (from the results store)")
+    psub = s.add_subparsers(dest="profile_cmd", required=True)
+    s = psub.add_parser("show", help="resolve a profile from the stored verify results")
+    s.add_argument("profile", nargs="?", default="safe-only", choices=("safe-only", "fastest"))
+    s.add_argument("--device", choices=("cpu", "gpu"), default="cpu")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_profile)
     return p
 
 

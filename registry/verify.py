@@ -16,9 +16,10 @@ from rich.progress import Progress
 from rich.table import Table
 
 from kreg import __version__, isolate
-from kreg.pipeline import PROPS, Options, failed, verify_variant
+from kreg.pipeline import Options, failed, verify_variant
 
 from .catalog import Entry, load_catalog
+from .results import PROPS, VariantReport
 from .store import Store, StoreError
 
 EXIT_OK, EXIT_REJECTED, EXIT_USAGE, EXIT_ENVIRONMENT = 0, 1, 2, 3
@@ -35,31 +36,30 @@ def _speed_cell(r: dict) -> str:
 
 
 def _recorder(store: Store, e: Entry, device_kind: dict):
-    """record(stage, res) for the pipeline: each stage into the store as it is decided."""
-    def record(stage: str, r: dict) -> None:
+    """record(stage, report) for the pipeline: each stage into the store as it is decided."""
+    def record(stage: str, r: VariantReport) -> None:
         if stage == "proof":
-            checker = next((d.get("checker_version") for d in (r.get("proof_details") or {}).values() if d), "")
-            store.put(variant_hash=e.hash, ptx_sha256=r["ptx_sha256"], checker_version=checker or "",
+            j = r.to_json()
+            store.put(variant_hash=e.hash, ptx_sha256=r.ptx_sha256, checker_version=r.checker_version,
                       stage="proof", op=e.op, name=e.name, tool_version=__version__,
-                      payload={"proofs": r["proofs"], "scopes": r.get("proof_scopes"), "details": r.get("proof_details")})
+                      payload={"proofs": j["proofs"], "scopes": j["proof_scopes"], "details": j["proof_details"]})
         elif stage == "numerics":
-            device_kind[e.hash] = r.get("device_detail") or ""
-            store.put(variant_hash=e.hash, ptx_sha256=r["ptx_sha256"], device_kind=device_kind[e.hash],
+            device_kind[e.hash] = r.device_detail or ""
+            store.put(variant_hash=e.hash, ptx_sha256=r.ptx_sha256, device_kind=device_kind[e.hash],
                       stage="numerics", op=e.op, name=e.name, tool_version=__version__,
-                      payload={"numerics": r["numerics"], "cases": r.get("numerics_detail", [])})
+                      payload={"numerics": r.numerics, "cases": r.numerics_detail})
     return record
 
 
-def _store_final(store: Store, e: Entry, r: dict, device_kind: str) -> None:
+def _store_final(store: Store, e: Entry, r: VariantReport, device_kind: str) -> None:
     """The speed (with its ratios) and the verdict, only for a variant whose every stage was decided."""
-    if not r.get("complete"):
+    if not r.complete:
         return
-    checker = next((d.get("checker_version") for d in (r.get("proof_details") or {}).values() if d), "")
-    common = dict(variant_hash=e.hash, ptx_sha256=r.get("ptx_sha256", ""), device_kind=device_kind,
+    common = dict(variant_hash=e.hash, ptx_sha256=r.ptx_sha256 or "", device_kind=device_kind,
                   op=e.op, name=e.name, tool_version=__version__)
-    if r.get("speed"):
-        store.put(stage="speed", payload=r["speed"], **common)
-    store.put(stage="verdict", checker_version=checker or "", payload=r, **common)
+    if r.speed:
+        store.put(stage="speed", payload=r.speed, **common)
+    store.put(stage="verdict", checker_version=r.checker_version, payload=r.to_json(), **common)
 
 
 def _gpu_available() -> str | None:
@@ -117,10 +117,12 @@ def run_verify(args) -> int:
         def one(i: int, e: Entry) -> None:
             r = verify_variant(e, cat.ops[e.op], args.device, opts, record=_recorder(store, e, device_kind))
             results[i] = r
+            if not r.interrupted:
+                _store_final(store, e, r, device_kind.get(e.hash, ""))   # now: a killed run keeps it
             bar.advance(task)
-            bar.update(task, description=f"{e.op}/{e.name}: {r['verdict']}")
+            bar.update(task, description=f"{e.op}/{e.name}: {r.verdict}")
             if args.json:                                # no bar under --json: a line per variant instead
-                print(f"[{len(results)}/{len(entries)}] {e.op}/{e.name}: {r['verdict']}", file=sys.stderr, flush=True)
+                print(f"[{len(results)}/{len(entries)}] {e.op}/{e.name}: {r.verdict}", file=sys.stderr, flush=True)
 
         pool = ThreadPoolExecutor(max_workers=jobs)
         futures = [pool.submit(one, i, e) for i, e in enumerate(entries)]
@@ -133,20 +135,22 @@ def run_verify(args) -> int:
             err.print("[red]interrupted[/]: stopping; what was decided is stored")
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
-    done = [i for i in range(len(entries)) if i in results and not results[i].get("interrupted")]
+    done = [i for i in range(len(entries)) if i in results and not results[i].interrupted]
     ordered = [results[i] for i in done]
-    add_ratios(ordered)
-    for i, r in zip(done, ordered):
-        _store_final(store, entries[i], r, device_kind.get(entries[i].hash, ""))
+    add_ratios([r.to_json() for r in ordered])      # fills each report's speed dict in place
+    for i, r in zip(done, ordered):       # again, with the speed ratios to the op's other variants
+        if r.speed:
+            _store_final(store, entries[i], r, device_kind.get(entries[i].hash, ""))
     if args.json:
         print(json.dumps({"device": args.device, "tool_version": __version__, "options": asdict(opts),
                           "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-                          "complete": not interrupted, "variants": ordered}, indent=2, default=str))
+                          "complete": not interrupted, "variants": [r.to_json() for r in ordered]},
+                         indent=2, default=str))
     else:
-        _table(out, args.device, ordered)
+        _table(out, args.device, [r.to_json() for r in ordered])
     if interrupted:
         return 130
-    if any(r["verdict"] == "error" for r in ordered):
+    if any(r.verdict == "error" for r in ordered):
         return EXIT_ENVIRONMENT
     return EXIT_REJECTED if any(failed(r) for r in ordered) else EXIT_OK
 
@@ -158,7 +162,9 @@ def _table(out: Console, device: str, results: list[dict]) -> None:
     colour = {"proven": "green", "refuted": "red", "unknown": "yellow", "pass": "green", "fail": "red",
               "not-run": "yellow", "safe": "green", "unsafe": "yellow", "rejected": "red", "error": "red"}
     for r in results:
-        cells = [r["proofs"][p] for p in PROPS] + [r["numerics"]]
+        scopes = r.get("proof_scopes") or {}
+        cells = [("cases only" if (scopes.get(p) or "").startswith("cases") else r["proofs"][p]) for p in PROPS]
+        cells.append(r["numerics"])
         t.add_row(r["op"], r["name"], r["safety"], *(f"[{colour.get(c, 'white')}]{c}[/]" for c in cells),
                   _speed_cell(r), f"[{colour[r['verdict']]}]{r['verdict']}[/]")
     out.print(t)

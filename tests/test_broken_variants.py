@@ -67,9 +67,9 @@ def test_every_check_has_a_broken_variant():
 
 def _assert_fails_its_check(r, entry):
     pattern = entry.variant.provenance["must_fail"]
-    assert r["verdict"] == "rejected" and r["numerics"] == "fail", json.dumps(r, indent=1)[:3000]
-    assert any(re.search(pattern, why) for why in r["reasons"]), \
-        f"{entry.name} must fail with /{pattern}/ but said:\n" + "\n".join(r["reasons"])
+    assert r.verdict == "rejected" and r.numerics == "fail", json.dumps(r.to_json(), indent=1)[:3000]
+    assert any(re.search(pattern, why) for why in r.reasons), \
+        f"{entry.name} must fail with /{pattern}/ but said:\n" + "\n".join(r.reasons)
 
 
 @pytest.mark.parametrize("name", [n for n in NAMES if "nondeterministic" not in n])
@@ -92,8 +92,8 @@ def test_broken_variant_fails_its_check_on_gpu(gpu_results, name):
 
 def test_nan_is_reported_for_ragged_cases_only(cpu_results):
     r = cpu_results["broken_nan_when_ragged"]
-    bad = [c for c in r["numerics_detail"] if not c["pass"]]
-    good = [c for c in r["numerics_detail"] if c["pass"]]
+    bad = [c for c in r.numerics_detail if not c["pass"]]
+    good = [c for c in r.numerics_detail if c["pass"]]
     assert bad and good
     assert all(c["dims"]["N"] % 8 for c in bad) and all(c["dims"]["N"] % 8 == 0 for c in good)
 

@@ -35,6 +35,15 @@ def test_quick_start_kreg_verify_proves_safe_variants(tmp_path):
     from kreg.registry.store import Store
     rows = Store(tmp_path / "results.sqlite").query(stage="verdict")
     assert {r["name"] for r in rows} == {r["name"] for r in out["variants"]}
+    # the safe-only profile reads them back: the verified ops' safe variants, the others named as missing
+    p = _run(["kreg", "profile", "show", "safe-only", "--json"], tmp_path, timeout=120)
+    assert p.returncode == 1, p.stderr                      # incomplete: the other ops were not verified
+    prof = json.loads(p.stdout)
+    chosen = {c["variant"] for c in prof["choices"] if c["variant"]}
+    assert chosen == {r["name"] for r in safe}
+    assert {"embedding", "silu_mul"} <= set(prof["missing_ops"]) and "kreg verify" in p.stderr
+    p = _run(["kreg", "profile", "show", "fastest", "--device", "gpu"], tmp_path, timeout=120)
+    assert p.returncode == 3 and "kreg verify --device gpu" in p.stderr
 
 
 def test_user_pytest_suite_passes_with_the_prover_on(tmp_path):

@@ -1,36 +1,56 @@
-"""The verdict rule and the speed ratios, on hand-made results."""
+"""The verdict rule, the typed report's JSON and the speed ratios, on hand-made results."""
 from kreg.conformance.speed import add_ratios
-from kreg.pipeline import PROPS, failed, verdict
+from kreg.pipeline import failed, verdict
+from kreg.registry.results import PROPS, PropertyVerdict, Status, VariantReport
 
 
-def _res(safety, numerics, proofs="proven"):
-    return {"safety": safety, "numerics": numerics, "proofs": {p: proofs for p in PROPS}, "reasons": [],
-            "speed": None, "verdict": None}
+def _res(safety, numerics, proofs="proven", scope="all-dims"):
+    r = VariantReport("add", "v", safety, "h" * 64, {"T": "bf16"}, numerics=numerics)
+    r.proofs = {p: PropertyVerdict(Status.of(proofs), scope if proofs == "proven" else None) for p in PROPS}
+    return r
 
 
 def test_verdict_rule():
     assert verdict(_res("safe", "pass")) == "safe"
     r = _res("safe", "pass")
-    r["proofs"]["race_free"] = "unknown"
-    assert verdict(r) == "rejected" and "not proven: race_free" in r["reasons"][-1]
+    r.proofs["race_free"] = PropertyVerdict(Status.UNKNOWN, reason="timeout")
+    assert verdict(r) == "rejected" and "not proven: race_free" in r.reasons[-1]
     assert verdict(_res("safe", "fail")) == "rejected"
     assert verdict(_res("unsafe", "pass", proofs="unknown")) == "unsafe"
     r = _res("unsafe", "pass")                    # an unsafe variant may leave properties open, never break one
-    r["proofs"]["read_only"] = "refuted"
-    assert verdict(r) == "rejected" and "read_only refuted" in r["reasons"][-1]
+    r.proofs["read_only"] = PropertyVerdict(Status.REFUTED, reason="store to input x")
+    assert verdict(r) == "rejected" and "read_only refuted" in r.reasons[-1]
     r = _res("safe", "pass")
-    r["environment_error"] = "no GPU"
+    r.environment_error = "no GPU"
     assert verdict(r) == "error"
     assert verdict(_res("unsafe", "fail")) == "rejected"
     r = _res("unsafe", "not-run")
-    assert verdict(r) == "rejected" and "numerics did not run" in r["reasons"][-1]
+    assert verdict(r) == "rejected" and "numerics did not run" in r.reasons[-1]
+    r = VariantReport("add", "v", "safe", "h", {}, numerics="pass")     # the checker did not run
+    assert verdict(r) == "rejected" and r.status("read_only") == "unknown"
+
+
+def test_per_case_proofs_never_make_a_variant_safe():
+    r = _res("safe", "pass", scope="cases:qwen3-4b,qwen3-8b")
+    assert verdict(r) == "rejected"
+    j = r.to_json()
+    assert j["proofs"] == dict.fromkeys(PROPS, "unknown")                # never shown as plain proven
+    assert j["proof_scopes"] == dict.fromkeys(PROPS, "cases:qwen3-4b,qwen3-8b")
+
+
+def test_report_json_keeps_the_documented_fields():
+    j = _res("safe", "pass").to_json()
+    assert {"op", "name", "safety", "hash", "proofs", "numerics", "speed", "verdict", "reasons"} <= set(j)
+    assert j["proofs"] == dict.fromkeys(PROPS, "proven")
+    assert PropertyVerdict.from_json(j["proof_details"]["in_bounds"]).proven_for_all_dims
+    assert min(Status) is Status.REFUTED and Status.of("bogus") is Status.UNKNOWN
 
 
 def test_above_roofline_fails_the_run():
     r = _res("unsafe", "pass")
-    r["verdict"] = verdict(r)
+    r.verdict = verdict(r)
     assert not failed(r)
-    r["speed"] = {"above_roofline": True}
+    r.speed = {"above_roofline": True}
     assert failed(r)
 
 

@@ -1,0 +1,1 @@
+"""The `kreg` subcommands that sit on top of every layer (verify, profile)."""

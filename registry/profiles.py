@@ -1,0 +1,139 @@
+"""Profiles: which variant runs for each op, resolved from the results store for one device kind.
+`safe-only` takes only safe variants whose four proofs are `proven` for all dims, for the exact PTX
+that was tested, by the current checker version, and whose numerics passed on this device kind; it
+names every op that has none. `fastest` takes the fastest conformant variant (safe or unsafe; a
+vendor variant where one is registered). One choice per op and type binding (bf16 / f16), with why it
+was chosen and why each other candidate was not."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .catalog import Catalog, Entry
+from .store import Store
+
+PROFILES = ("safe-only", "fastest")
+PROPS = ("read_only", "in_bounds", "race_free", "barrier_safe")
+
+
+@dataclass
+class Choice:
+    op: str
+    types: dict
+    variant: str | None = None            # None: no candidate qualifies
+    hash: str | None = None
+    ptx_sha256: str | None = None
+    why: str = ""
+    median_us: float | None = None
+    passed_over: dict[str, str] = field(default_factory=dict)    # variant name -> why not
+
+    def to_json(self) -> dict:
+        return {"op": self.op, "types": self.types, "variant": self.variant, "hash": self.hash,
+                "ptx_sha256": self.ptx_sha256, "why": self.why, "median_us": self.median_us,
+                "passed_over": self.passed_over}
+
+
+@dataclass
+class Resolution:
+    profile: str
+    device: str                           # "cpu" | "gpu"
+    device_kinds: list[str]               # the device kinds whose results were read
+    checker_version: str
+    choices: list[Choice]
+
+    @property
+    def missing(self) -> list[Choice]:
+        return [c for c in self.choices if c.variant is None]
+
+    def to_json(self) -> dict:
+        return {"profile": self.profile, "device": self.device, "device_kinds": self.device_kinds,
+                "checker_version": self.checker_version, "complete": not self.missing,
+                "missing_ops": sorted({c.op for c in self.missing}),
+                "choices": [c.to_json() for c in self.choices]}
+
+
+def _latest_verdicts(store: Store, device: str) -> dict[str, dict]:
+    """The newest verdict row of each variant hash on a device kind of this device ("cpu"/"gpu")."""
+    out: dict[str, dict] = {}
+    for row in store.query(stage="verdict"):
+        if row["device_kind"].split(" ")[0] == device:
+            out[row["variant_hash"]] = row          # rows come oldest first
+    return out
+
+
+def _why_not_safe(e: Entry, row: dict | None, checker_version: str, proof: dict | None) -> str | None:
+    if e.variant.safety != "safe":
+        return "an unsafe variant (the profile admits only safe ones)"
+    if row is None:
+        return "no complete verify result on this device kind for this exact variant (run `kreg verify`)"
+    r = row["payload"]
+    if row["checker_version"] != checker_version:
+        return f"its proofs were made by checker {row['checker_version'] or '?'}, not the current {checker_version}"
+    if r.get("numerics") != "pass":
+        return f"numerics {r.get('numerics')} on {row['device_kind']}"
+    if proof is None:
+        return f"no proof by checker {checker_version} for its PTX {row['ptx_sha256'][:12]}"
+    open_ = [p for p in PROPS if proof["payload"]["proofs"].get(p) != "proven"
+             or (proof["payload"].get("scopes") or {}).get(p, "all-dims") != "all-dims"]
+    if open_:
+        return "not proven for all dims: " + ", ".join(open_)
+    if r.get("verdict") != "safe":
+        return f"verdict {r.get('verdict')}"
+    return None
+
+
+def _why_not_conformant(row: dict | None) -> str | None:
+    if row is None:
+        return "no complete verify result on this device kind for this exact variant (run `kreg verify`)"
+    r = row["payload"]
+    if r.get("verdict") not in ("safe", "unsafe"):
+        return f"verdict {r.get('verdict')}"
+    return None
+
+
+def _speed(row: dict | None) -> float | None:
+    """The median time of the case that moves the most bytes (the speed record's own `case`)."""
+    sp = (row or {}).get("payload", {}).get("speed") or {}
+    return sp.get("median_us")
+
+
+def resolve(profile: str, device: str, catalog: Catalog, store: Store, checker_version: str) -> Resolution:
+    if profile not in PROFILES:
+        raise ValueError(f"unknown profile {profile!r} (profiles: {', '.join(PROFILES)})")
+    verdicts = _latest_verdicts(store, device)
+    groups: dict[tuple, list[Entry]] = {}
+    for e in catalog.entries:
+        groups.setdefault((e.op, tuple(sorted(e.variant.types.items()))), []).append(e)
+    choices = []
+    for (op, types), entries in sorted(groups.items()):
+        c = Choice(op, dict(types))
+        ok: list[tuple[Entry, dict]] = []
+        for e in sorted(entries, key=lambda e: e.name):
+            row = verdicts.get(e.hash)
+            if profile == "safe-only":
+                proof = row and store.latest(e.hash, "proof", ptx_sha256=row["ptx_sha256"],
+                                             checker_version=checker_version)
+                why = _why_not_safe(e, row, checker_version, proof)
+            else:
+                why = _why_not_conformant(row)
+            if why:
+                c.passed_over[e.name] = why
+            else:
+                ok.append((e, row))
+        if ok:
+            timed = [(t, e, row) for e, row in ok if (t := _speed(row)) is not None]
+            if profile == "fastest" and timed:
+                t, e, row = min(timed, key=lambda x: x[0])
+                c.why = f"fastest conformant variant ({t:.1f} us at its largest case)"
+            else:
+                e, row = min(ok, key=lambda x: (x[0].variant.safety != "safe", x[0].name))
+                c.why = ("safe, proven on all four properties for all dims, numerics pass" if profile == "safe-only"
+                         else "conformant; no speed measured on this device kind, so the safe one is preferred")
+            c.variant, c.hash, c.ptx_sha256, c.median_us = e.name, e.hash, row["ptx_sha256"], _speed(row)
+            for e2, row2 in ok:
+                if e2.name != e.name:
+                    t2 = _speed(row2)
+                    c.passed_over[e2.name] = (f"slower ({t2:.1f} us)" if t2 is not None and c.median_us is not None
+                                              else "also qualifies; not preferred")
+        choices.append(c)
+    kinds = sorted({r["device_kind"] for r in verdicts.values()})
+    return Resolution(profile, device, kinds, checker_version, choices)

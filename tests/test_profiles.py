@@ -1,0 +1,70 @@
+"""Profiles resolved from a results store made by hand: safe-only takes only safe variants proven for
+all dims by the current checker for the exact PTX with numerics passing on this device kind, and says
+why each other candidate was not taken; fastest takes the fastest conformant one."""
+import pytest
+
+from kreg.registry.catalog import load_catalog
+from kreg.registry.profiles import resolve
+from kreg.registry.results import PROPS
+from kreg.registry.store import Store
+
+CPU = "cpu (kreg PTX emulator)"
+GPU = "gpu (NVIDIA H100 80GB HBM3, driver 13000)"
+
+
+def _verified(store, e, verdict, device_kind=CPU, checker="prover-test", proofs="proven", scope="all-dims",
+              numerics="pass", median_us=None, ptx=None):
+    ptx = ptx or "p-" + e.hash[:8]
+    store.put(variant_hash=e.hash, ptx_sha256=ptx, checker_version=checker, stage="proof", op=e.op, name=e.name,
+              tool_version="t", payload={"proofs": dict.fromkeys(PROPS, proofs), "scopes": dict.fromkeys(PROPS, scope)})
+    speed = {"median_us": median_us} if median_us else None
+    store.put(variant_hash=e.hash, ptx_sha256=ptx, checker_version=checker, device_kind=device_kind, stage="verdict",
+              op=e.op, name=e.name, tool_version="t",
+              payload={"verdict": verdict, "numerics": numerics, "speed": speed})
+
+
+@pytest.fixture
+def add(tmp_path):
+    cat = load_catalog()
+    return cat, Store(tmp_path / "r.sqlite"), {e.name: e for e in cat.entries if e.op == "add"}
+
+
+def _choice(res, name_prefix):
+    return next(c for c in res.choices if c.op == "add" and c.types == {"T": name_prefix})
+
+
+def test_safe_only_takes_the_proven_safe_variant_and_says_why_not_the_others(add):
+    cat, store, v = add
+    _verified(store, v["add_bf16_safe"], "safe")
+    _verified(store, v["add_bf16_vec"], "unsafe", median_us=1.0)
+    _verified(store, v["add_f16_safe"], "safe", scope="cases:qwen3-4b")        # per-case only
+    res = resolve("safe-only", "cpu", cat, store, "prover-test")
+    bf, f16 = _choice(res, "bf16"), _choice(res, "f16")
+    assert bf.variant == "add_bf16_safe" and "unsafe" in bf.passed_over["add_bf16_vec"]
+    assert f16.variant is None and "not proven for all dims" in f16.passed_over["add_f16_safe"]
+    assert "add" in res.to_json()["missing_ops"] and "silu_mul" in res.to_json()["missing_ops"]
+
+
+def test_safe_only_refuses_an_older_checker_another_device_and_failed_numerics(add):
+    cat, store, v = add
+    _verified(store, v["add_bf16_safe"], "safe", checker="prover-old")
+    _verified(store, v["add_f16_safe"], "safe", device_kind=GPU)
+    res = resolve("safe-only", "cpu", cat, store, "prover-test")
+    assert "not the current prover-test" in _choice(res, "bf16").passed_over["add_bf16_safe"]
+    assert "no complete verify result" in _choice(res, "f16").passed_over["add_f16_safe"]
+    _verified(store, v["add_bf16_safe"], "rejected", numerics="fail")
+    res = resolve("safe-only", "cpu", cat, store, "prover-test")
+    assert "numerics fail" in _choice(res, "bf16").passed_over["add_bf16_safe"]
+    res = resolve("safe-only", "gpu", cat, store, "prover-test")
+    assert _choice(res, "f16").variant == "add_f16_safe"
+
+
+def test_fastest_takes_the_fastest_conformant_variant(add):
+    cat, store, v = add
+    _verified(store, v["add_bf16_safe"], "safe", device_kind=GPU, median_us=5.0)
+    _verified(store, v["add_bf16_vec"], "unsafe", device_kind=GPU, median_us=4.0, proofs="unknown")
+    _verified(store, v["add_f16_safe"], "safe", device_kind=GPU, median_us=5.0)
+    _verified(store, v["add_f16_vec"], "rejected", device_kind=GPU, median_us=1.0)
+    res = resolve("fastest", "gpu", cat, store, "prover-test")
+    assert _choice(res, "bf16").variant == "add_bf16_vec" and "slower" in _choice(res, "bf16").passed_over["add_bf16_safe"]
+    assert _choice(res, "f16").variant == "add_f16_safe" and "rejected" in _choice(res, "f16").passed_over["add_f16_vec"]
