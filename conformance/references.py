@@ -1,7 +1,7 @@
 """Float64 references: one function per op, named by the op's `reference` key. Each takes the inputs
 (NumPy arrays of exact values, by param name: any float type, converted to float64 before any
 arithmetic, or integers), the dims and the scalars, and returns the expected outputs by param name
-(float64; an inout param under its own name). Row-wise ones run block by block of rows on the
+(float64; an inout param under its own name); @reference registers it under its name. Row-wise ones run block by block of rows on the
 conformance thread pool (each row's arithmetic is the same as on the whole array)."""
 from __future__ import annotations
 
@@ -10,6 +10,13 @@ import numpy as np
 from .chunks import chunk_map
 
 BLOCK = 1 << 16     # elements per block of rows
+REFERENCES: dict = {}     # an op's `reference` key -> its function, filled by @reference
+
+
+def reference(fn):
+    """Register fn as the float64 reference named by its function name (an op's `reference` key)."""
+    REFERENCES[fn.__name__] = fn
+    return fn
 
 
 def _f64(x):
@@ -25,6 +32,7 @@ def _by_rows(fn, **arrays) -> dict:
     return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
 
 
+@reference
 def add(a, b, **_):
     return _by_rows(lambda a, b: {"out": _f64(a) + _f64(b)}, a=a, b=b)
 
@@ -34,10 +42,12 @@ def _rms(x, w, eps):
     return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + float(eps)) * _f64(w)
 
 
+@reference
 def rms_norm(x, w, eps=1e-6, **_):
     return _by_rows(lambda x: {"y": _rms(x, w, eps)}, x=x)
 
 
+@reference
 def add_rms_norm(x, residual, w, eps=1e-6, **_):
     def rows(x, residual):
         s = _f64(residual) + _f64(x)
@@ -51,14 +61,17 @@ def _silu_mul(gate_up, I):
         return {"out": g / (1.0 + np.exp(-g)) * u}
 
 
+@reference
 def silu_mul(gate_up, I, **_):
     return _by_rows(lambda gate_up: _silu_mul(gate_up, I), gate_up=gate_up)
 
 
+@reference
 def embedding(table, ids, **_):
     return {"out": _f64(np.asarray(table)[np.asarray(ids, dtype=np.int64)])}   # the rows read, not the table
 
 
+@reference
 def gather_row(x, R, **_):
     return {"out": _f64(np.asarray(x)[R]).copy()}
 
@@ -84,6 +97,7 @@ def _norm_rope(x, w, cos, sin, eps):
     return np.concatenate([n1 * cos - n2 * sin, n2 * cos + n1 * sin], axis=-1)
 
 
+@reference
 def qk_norm_rope_prefill(qkv, q_norm_w, k_norm_w, rope_cos, rope_sin, k_cache, v_cache, T, Hq, Hkv, start,
                          eps=1e-6, **_):
     eps = float(np.float32(eps))           # the value the kernel receives
@@ -99,11 +113,13 @@ def qk_norm_rope_prefill(qkv, q_norm_w, k_norm_w, rope_cos, rope_sin, k_cache, v
     return {"q_out": new["q"], "k_cache": k_new, "v_cache": v_new}
 
 
+@reference
 def qk_norm_rope_kv(qkv, pos, Hq, Hkv, **kw):
     out = qk_norm_rope_prefill(qkv=qkv[None], T=1, Hq=Hq, Hkv=Hkv, start=int(np.asarray(pos).ravel()[0]), **kw)
     return {**out, "q_out": out["q_out"][0]}
 
 
+@reference
 def argmax(logits, **_):
     """Lowest index of each row's maximum; NaN is never the maximum; a row of NaNs gives 0."""
     def rows(logits):
@@ -113,8 +129,3 @@ def argmax(logits, **_):
         first = np.argmax(hit, axis=-1)
         return {"out": np.where(hit[np.arange(x.shape[0]), first], first, 0)}
     return _by_rows(rows, logits=logits)
-
-
-REFERENCES = {"add": add, "rms_norm": rms_norm, "add_rms_norm": add_rms_norm, "silu_mul": silu_mul,
-              "embedding": embedding, "gather_row": gather_row,
-              "qk_norm_rope_kv": qk_norm_rope_kv, "qk_norm_rope_prefill": qk_norm_rope_prefill, "argmax": argmax}
