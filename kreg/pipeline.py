@@ -1,10 +1,14 @@
-"""The verify pipeline: compile -> prove -> conform -> decide, for one variant. Each stage runs in its own
-child process (kreg.isolate) with a time and a memory limit, one after the other, never nested, and each
-result is written to the store as soon as it is decided. A stage that could not run because of the
+"""The verify pipeline: compile -> prove -> numerics -> speed -> decide, for one variant. Each stage runs
+in its own child process (kreg.isolate) with a time and a memory limit, one after the other, never
+nested, and each result is written to the store as soon as it is decided. Several variants may run at
+once: on the GPU their numerics share the card, but a variant is timed alone. A stage that could not run because of the
 environment (no GPU, an unwritable cache) is an environment error, never a verdict on the kernel."""
 from __future__ import annotations
 
 import json
+import os
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from kreg import isolate
@@ -35,7 +39,7 @@ class Options:
     speed_cases: str = "all"                # "all" named cases, or only the "largest" (most bytes moved)
     timeout_s: float = 300.0
     compile_timeout_s: float = 60.0
-    memory_mb: int = 8192
+    memory_mb: int = int(os.environ.get("KREG_MEMORY_MB", 20480))   # GPU cases hold GB-sized inputs on the host
 
 
 class EnvironmentFailure(RuntimeError):
@@ -72,30 +76,66 @@ def prove_stage(variant, op: Op, ptx: str, timeout_ms: int, budget_ms: int | Non
     return {p: json.loads(json.dumps(v.to_dict(), default=str)) for p, v in res.items()}
 
 
-def conform_stage(variant, op: Op, ptx: str, device: str, opts: Options) -> dict:
+def numerics_stage(variant, op: Op, ptx: str, device: str, opts: Options) -> dict:
     from kreg.conformance.devices import open_device
     from kreg.conformance.numerics import run_numerics
     try:
         dev = open_device(device)
     except RuntimeError as e:
         return {"environment": f"cannot open the {device} device: {e}"}
-    out: dict = {}
     num = run_numerics(dev, ptx, variant, op, choose_cases(op, variant, device, opts), seed=opts.seed)
-    out["numerics"] = num.status
-    out["device_detail"] = num.device or dev.describe()
-    out["cases_run"] = [f"{c.case} {c.dims}" for c in num.cases]
-    out["numerics_detail"] = [c.as_json() for c in num.cases]
-    out["failures"] = num.failures()
-    out["not_run_reason"] = num.reason if num.status == "not-run" else None
-    if num.status == "pass" and device == "gpu" and opts.speed:
-        from kreg.conformance.shapes import named_cases
-        from kreg.conformance.speed import measure
-        timed = named_cases(op, variant, None)
-        if opts.speed_cases == "largest":    # the case moving the most bytes: the one the targets name
-            big = max(timed, key=lambda c: op.traffic_bytes(timed[c], variant.types))
-            timed = {big: timed[big]}
-        out["speed"] = measure(dev, ptx, variant, op, timed)
-    return out
+    return {"numerics": num.status, "device_detail": num.device or dev.describe(),
+            "cases_run": [f"{c.case} {c.dims}" for c in num.cases],
+            "numerics_detail": [c.as_json() for c in num.cases], "failures": num.failures(),
+            "not_run_reason": num.reason if num.status == "not-run" else None}
+
+
+def speed_stage(variant, op: Op, ptx: str, opts: Options) -> dict:
+    from kreg.conformance.devices import open_device
+    from kreg.conformance.shapes import named_cases
+    from kreg.conformance.speed import measure
+    timed = named_cases(op, variant, None)
+    if opts.speed_cases == "largest":    # the case moving the most bytes: the one the targets name
+        big = max(timed, key=lambda c: op.traffic_bytes(timed[c], variant.types))
+        timed = {big: timed[big]}
+    return measure(open_device("gpu"), ptx, variant, op, timed)
+
+
+class GpuTurns:
+    """Shared turns for numerics (several variants' children on the GPU at once), exclusive turns for
+    timing (nothing else on the GPU while a variant is timed)."""
+
+    def __init__(self):
+        self._cv = threading.Condition()
+        self._shared = 0
+        self._exclusive = False
+
+    @contextmanager
+    def shared(self):
+        with self._cv:
+            self._cv.wait_for(lambda: not self._exclusive)
+            self._shared += 1
+        try:
+            yield
+        finally:
+            with self._cv:
+                self._shared -= 1
+                self._cv.notify_all()
+
+    @contextmanager
+    def exclusive(self):
+        with self._cv:
+            self._cv.wait_for(lambda: not self._exclusive and self._shared == 0)
+            self._exclusive = True
+        try:
+            yield
+        finally:
+            with self._cv:
+                self._exclusive = False
+                self._cv.notify_all()
+
+
+TURNS = GpuTurns()
 
 
 # ---- the pipeline -----------------------------------------------------------------------------------
@@ -110,6 +150,7 @@ def verify_variant(entry: Entry, op: Op, device: str, opts: Options | None = Non
     record = record or (lambda stage, res: None)
 
     got = isolate.run(compile_stage, v, timeout_s=opts.compile_timeout_s, memory_mb=opts.memory_mb)
+    res.seconds["compile"] = round(got.seconds, 2)
     if not got.ok:
         res.reasons.append(_failed("compile", got))
         res.complete = got.status == "error"              # a compile error is a verdict; a hang may be the machine
@@ -120,6 +161,7 @@ def verify_variant(entry: Entry, op: Op, device: str, opts: Options | None = Non
         budget = opts.prove_budget_ms or opts.prove_timeout_ms
         got = isolate.run(prove_stage, v, op, ptx, opts.prove_timeout_ms, opts.prove_budget_ms,
                           timeout_s=1.5 * budget / 1000 + 10, memory_mb=opts.memory_mb)
+        res.seconds["prove"] = round(got.seconds, 2)
         if got.status == "interrupted":
             return _decide(res, got)
         if got.ok:
@@ -130,8 +172,10 @@ def verify_variant(entry: Entry, op: Op, device: str, opts: Options | None = Non
     else:
         res.reasons.append("checker: not run (--no-prove); proofs are unknown")
 
-    got = isolate.run(conform_stage, v, op, ptx, device, opts, timeout_s=opts.timeout_s,
-                      memory_mb=opts.memory_mb)
+    with TURNS.shared():
+        got = isolate.run(numerics_stage, v, op, ptx, device, opts, timeout_s=opts.timeout_s,
+                          memory_mb=opts.memory_mb)
+    res.seconds["numerics"] = round(got.seconds, 2)
     decided = False
     if got.status == "interrupted":
         return _decide(res, got)
@@ -144,10 +188,21 @@ def verify_variant(entry: Entry, op: Op, device: str, opts: Options | None = Non
         res.environment_error = got.value["environment"]
         res.reasons.append(f"environment: {got.value['environment']}; numerics not run")
     else:
-        _take_conformance(res, got.value)
+        _take_numerics(res, got.value)
         decided = res.numerics in ("pass", "fail")
         if decided:
             record("numerics", res)
+    if res.numerics == "pass" and device == "gpu" and opts.speed:
+        with TURNS.exclusive():
+            got = isolate.run(speed_stage, v, op, ptx, opts, timeout_s=opts.timeout_s, memory_mb=opts.memory_mb)
+        res.seconds["speed"] = round(got.seconds, 2)
+        if got.status == "interrupted":
+            return _decide(res, got)
+        if got.ok:
+            _take_speed(res, got.value)
+        else:
+            res.reasons.append(_failed("speed", got))
+            decided = False
     res.complete = res.proofs is not None and decided
     return _decide(res, got)
 
@@ -182,7 +237,7 @@ def _take_proofs(res: VariantReport, verdicts: dict) -> None:
             res.reasons.append(f"checker: {p} {vd.status}: {vd.reason or 'no reason given'}")
 
 
-def _take_conformance(res: VariantReport, out: dict) -> None:
+def _take_numerics(res: VariantReport, out: dict) -> None:
     res.numerics = out["numerics"]
     res.device_detail, res.cases_run, res.numerics_detail = out["device_detail"], out["cases_run"], out["numerics_detail"]
     fails = out["failures"]
@@ -191,12 +246,13 @@ def _take_conformance(res: VariantReport, out: dict) -> None:
         res.reasons.append(f"numerics: ... and {len(fails) - MAX_REASONS} more (numerics_detail has all)")
     if out["not_run_reason"]:
         res.reasons.append(f"numerics: {out['not_run_reason']}")
-    sp = out.get("speed")
-    if sp:
-        res.speed = sp
-        if sp["above_roofline"]:
-            res.reasons.append(f"speed: {sp['pct_of_copy_bw']:.0f}% of the measured copy bandwidth is above the "
-                               "roofline: a broken kernel or a broken measurement, not a figure to report")
+
+
+def _take_speed(res: VariantReport, sp: dict) -> None:
+    res.speed = sp
+    if sp["above_roofline"]:
+        res.reasons.append(f"speed: {sp['pct_of_copy_bw']:.0f}% of the measured copy bandwidth is above the "
+                           "roofline: a broken kernel or a broken measurement, not a figure to report")
 
 
 def verdict(res: VariantReport) -> str:

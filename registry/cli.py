@@ -124,7 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--device", choices=("cpu", "gpu"), default="cpu")
     s.add_argument("--json", action="store_true")
     s.add_argument("--timeout", type=float, default=300, help="seconds for a variant's conformance stage before it fails")
-    s.add_argument("--jobs", type=int, default=None, help="variants verified at once (default: 4 on cpu, 1 on gpu)")
+    s.add_argument("--jobs", type=int, default=None, help="variants verified at once (default: 2 on cpu, 4 on gpu, where each is timed alone)")
     s.add_argument("--seed", type=int, default=0, help="seed of the inputs and the seeded ragged shapes")
     s.add_argument("--no-speed", action="store_true", help="skip the speed measurement on the GPU")
     s.add_argument("--speed-cases", choices=("all", "largest"), default="all",

@@ -76,6 +76,7 @@ class VariantReport:
     complete: bool = False                 # every stage decided: worth storing
     environment_error: str | None = None   # the machine kept a stage from running
     interrupted: bool = False
+    seconds: dict[str, float] = field(default_factory=dict)   # wall time of each stage that ran
 
     def status(self, prop: str) -> str:
         return self.proofs[prop].shown if self.proofs else "unknown"
@@ -87,7 +88,8 @@ class VariantReport:
     def to_json(self) -> dict:
         out = {"op": self.op, "name": self.name, "safety": self.safety, "hash": self.hash, "types": self.types,
                "proofs": {p: self.status(p) for p in PROPS}, "numerics": self.numerics, "speed": self.speed,
-               "verdict": self.verdict, "reasons": self.reasons, "complete": self.complete}
+               "verdict": self.verdict, "reasons": self.reasons, "complete": self.complete,
+               "stage_seconds": self.seconds}
         if self.proofs:
             out["proof_scopes"] = {p: v.scope for p, v in self.proofs.items()}
             out["proof_details"] = {p: v.to_json() for p, v in self.proofs.items()}

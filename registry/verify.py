@@ -107,7 +107,8 @@ def run_verify(args) -> int:
     opts = Options(seed=getattr(args, "seed", 0), speed=not getattr(args, "no_speed", False),
                    prove=not getattr(args, "no_prove", False), speed_cases=getattr(args, "speed_cases", "all"),
                    timeout_s=args.timeout)
-    jobs = getattr(args, "jobs", None) or (1 if args.device == "gpu" else min(2, os.cpu_count() or 1))
+    # on the GPU too: compile and prove overlap, numerics share the card, each variant is timed alone
+    jobs = getattr(args, "jobs", None) or min(4 if args.device == "gpu" else 2, os.cpu_count() or 1)
     results: dict[int, dict] = {}
     device_kind: dict[str, str] = {}
     interrupted = False
