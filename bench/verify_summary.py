@@ -1,4 +1,5 @@
-"""Print the numerics and speed of a `kreg verify --json` result (one line per variant and case).
+"""Print the verdicts, proofs, numerics, speed and stage times of a `kreg verify --json` result (one line
+per variant and case), then the wall time of each op's stages.
 
     python3 bench/verify_summary.py verify.json
 """
@@ -15,6 +16,8 @@ def main(path: str) -> int:
         sp = r.get("speed") or {}
         print(f"\n{r['op']}/{r['name']} ({r['safety']}): numerics {r['numerics']}, verdict {r['verdict']}"
               f" on {r.get('device_detail', '?')}")
+        print("  proofs " + " ".join(f"{p}={s}" for p, s in r["proofs"].items())
+              + "  stage seconds " + " ".join(f"{k}={v:.1f}" for k, v in (r.get("stage_seconds") or {}).items()))
         for c in r.get("numerics_detail", []):
             st = c["outputs"]
             errs = ", ".join(f"{k}: max abs {v['max_abs_err']:.3g} rel {v['max_rel_err']:.3g}" for k, v in st.items())
@@ -30,6 +33,14 @@ def main(path: str) -> int:
                       + (f"  x{ratio:.3f} of fastest" if ratio else "") + flag)
         for why in r["reasons"]:
             print(f"  reason: {why}")
+    ops: dict[str, dict[str, float]] = {}
+    for r in data["variants"]:
+        for k, v in (r.get("stage_seconds") or {}).items():
+            ops.setdefault(r["op"], {}).setdefault(k, 0.0)
+            ops[r["op"]][k] += v
+    print("\nstage seconds summed over each op's variants (variants overlap: see the run's wall time)")
+    for op, st in sorted(ops.items()):
+        print(f"  {op:22s} " + " ".join(f"{k} {v:7.1f}" for k, v in st.items()) + f"  total {sum(st.values()):7.1f}")
     return 0
 
 

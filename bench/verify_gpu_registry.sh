@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The whole registry through `kreg verify --device gpu` in one device run, proofs included (z3 carried as
+# a wheel in .whl/): numerics at every named case plus seeded ragged shapes, the speed of every named
+# case against the copy bandwidth measured in the same process, each variant timed alone. Writes the
+# JSON, a summary (verdicts, proofs, stage seconds per op) and the wall time under $OUT.
+# Usage (device, carry .whl): OUT=dir bash bench/verify_gpu_registry.sh [verify args, e.g. --op add]
+set -u
+OUT=${OUT:-bench/results}
+mkdir -p "$OUT"
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+    && export PYTHONPATH=/tmp/site
+python3 -m pip install -q --no-deps --no-index --no-build-isolation -e . > "$OUT/pip.log" 2>&1 || cat "$OUT/pip.log"
+export KREG_HOME=$(mktemp -d) PYTHONUNBUFFERED=1
+log="$OUT/verify_gpu_registry.log"
+{ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date -u +"%Y-%m-%d %H:%M UTC"
+  echo "$(nproc) CPUs; kreg verify --device gpu --json $*"; } > "$log" 2>&1
+t0=$(date +%s)
+timeout "${VERIFY_TIMEOUT:-570}" kreg verify --device gpu --json "$@" \
+    > "$OUT/verify_gpu_registry.json" 2> "$OUT/verify_gpu_registry.err"
+echo "exit code $? after $(( $(date +%s) - t0 )) s wall" >> "$log"
+python3 bench/verify_summary.py "$OUT/verify_gpu_registry.json" > "$OUT/verify_gpu_registry.txt" 2>&1
+cat "$log"; tail -14 "$OUT/verify_gpu_registry.txt"; tail -5 "$OUT/verify_gpu_registry.err"
