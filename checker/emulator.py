@@ -19,6 +19,7 @@ import numpy as np
 from kreg.checker import ptx as P
 from kreg.checker.emu_alu import ALU
 from kreg.checker.emu_ops import DT, LOCAL_BASE, SHARED_BASE, STORE, EmulatorError, EmuOpsMixin
+from kreg.registry.limits import SHARED_MAX_BYTES, STEPS_CAP, geometry_problems
 
 BATCH_THREADS = 1 << 15          # threads emulated at once (whole blocks)
 SHARED_WINDOW, LOCAL_WINDOW = SHARED_BASE, LOCAL_BASE
@@ -170,19 +171,26 @@ def _dim3(v) -> tuple[int, int, int]:
 
 
 def launch(module, entry: str, grid, block, shared: int, args, mem: Memory, *, trace: bool = False,
-           max_steps: int = 50_000_000, max_trace: int | None = None) -> LaunchResult:
+           max_steps: int = STEPS_CAP, max_trace: int | None = None, atomic_seed: int | None = None) -> LaunchResult:
     """Run one kernel launch on the CPU. module: ptx.Module or PTX text; args: one per .param.
-    max_trace bounds the traced per-thread accesses (a step-limit error beyond it)."""
+    max_steps is the step budget of the whole launch (a step-limit error beyond it); max_trace bounds
+    the traced per-thread accesses (likewise). atomic_seed: None applies the atomics of colliding lanes
+    in thread order; a seed applies them in a seeded random order (as a GPU may), so results that
+    depend on the order of atomics differ between launches."""
     if isinstance(module, str):
         module = _parsed(module)
     k = module.kernel(entry)
     grid, block = _dim3(grid), _dim3(block)
     tpb = block[0] * block[1] * block[2]
-    if tpb > 1024:
-        raise EmulatorError("unsupported", f"block of {tpb} threads (at most 1024)")
+    why = geometry_problems(grid, block, int(shared))
+    if why:
+        raise EmulatorError("launch-limits", f"grid {grid} block {block} shared {int(shared)}: {'; '.join(why)}")
     params, poffs = _pack_params(k, args)
     gaddr = _module_globals(module, mem)
     soffs, ssize = _layout_shared(k, module, int(shared))
+    if ssize > SHARED_MAX_BYTES:
+        raise EmulatorError("launch-limits", f"{ssize} bytes of shared memory per block (static and dynamic) "
+                            f"exceed the limit of {SHARED_MAX_BYTES}")
     lsize = 0
     loffs = {}
     for v in k.locals.values():
@@ -199,6 +207,7 @@ def launch(module, entry: str, grid, block, shared: int, args, mem: Memory, *, t
         m = _Machine(k, code, mem, grid, block, blocks, params, poffs, gaddr, soffs, ssize, int(shared),
                      loffs, lsize, trace, max_steps - res.steps)
         m.trace_left = None if max_trace is None else max_trace - len(res.accesses or ())
+        m.atomic_rng = None if atomic_seed is None else np.random.default_rng([atomic_seed, b0])
         m.run()
         res.steps += m.steps
         res.thread_instructions += m.thread_instructions
@@ -287,6 +296,7 @@ class _Machine(EmuOpsMixin):
         self.trace_left = None
         self._cache = {}
         self._retried = self._stalled = False
+        self.atomic_rng = None        # a Generator: colliding atomics in a seeded order (see launch())
 
     # ---- the scheduler ------------------------------------------------------------------------------
     def run(self):
@@ -314,8 +324,8 @@ class _Machine(EmuOpsMixin):
                 self.steps += 1
                 if self.steps > self.max_steps:
                     t = int(np.flatnonzero(act)[0])
-                    raise EmulatorError("step-limit", f"more than {self.max_steps} issue steps (a runaway loop?)",
-                                        **self.where(t, ins))
+                    raise EmulatorError("step-limit", f"step budget exceeded (an infinite loop?): more than "
+                                        f"{self.max_steps} issue steps", **self.where(t, ins))
                 if ins.op in WARP_SYNC:
                     act |= self.swait & self.alive & (self.pc == pc0)
                 cnt = int(np.count_nonzero(act))

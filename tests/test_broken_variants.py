@@ -114,7 +114,7 @@ def test_verify_cli_survives_hangs_and_stores_everything(tmp_path, monkeypatch, 
     assert set(stored) == set(rows)
     if _has_emulator():
         assert rows["add_bf16_vec"]["verdict"] == "unsafe", rows["add_bf16_vec"]["reasons"]
-        assert any(re.search("timed out|step limit", w) for w in rows["broken_hangs"]["reasons"])
+        assert any(re.search("timed out|step budget", w) for w in rows["broken_hangs"]["reasons"])
         assert load_catalog().find("add_bf16_vec")
     else:
         assert rows["add_bf16_vec"]["numerics"] == "not-run"
