@@ -17,8 +17,10 @@ THREADS_PER_BLOCK_MAX = 1024
 SHARED_MAX_BYTES = 232448            # dynamic shared memory per block: the H100 opt-in maximum (227 KiB)
 
 # ---- the emulator's step budget ---------------------------------------------------------------------
-STEPS_PER_UNIT = 64                  # issue steps per thread and per buffer element of the case
-STEPS_FLOOR = 200_000                # every launch may take at least this many
+# The registry's kernels take at most 1.9 steps per (thread + element) and 3992 steps a launch on their
+# CPU cases (bench/results/step_budget.txt): 32 per unit and a floor of 50000 leave a wide margin.
+STEPS_PER_UNIT = 32                  # issue steps per thread and per buffer element of the case
+STEPS_FLOOR = 50_000                 # every launch may take at least this many
 STEPS_CAP = 50_000_000               # and never more than this
 
 
