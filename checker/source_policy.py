@@ -5,6 +5,7 @@ cuda_bf16.h, cuda_pipeline.h, ...), named by a plain relative path. Anything els
 must not be able to make kreg read, or print, a file of the host."""
 from __future__ import annotations
 
+import bisect
 import re
 from functools import cache
 from pathlib import Path
@@ -22,6 +23,7 @@ INCLUDE_DIRECTIVES = ("include", "include_next", "import")
 _LENIENT = re.compile(r"^[ \t\f\v]*(?:#|%:)(?:\s|/\*[\s\S]*?\*/)*(?:include_next|include|import)\b(.*)$", re.M)
 _SPLICE = re.compile(r"\\[ \t\f\v]*\r?\n")
 _NAIVE_COMMENT = re.compile(r"/\*.*?\*/|//.*$")
+_SPECIAL = re.compile(r"[\"'/uULR]")
 _RAW_PREFIX = re.compile(r'(?<![A-Za-z0-9_])(?:u8|[uUL])?R"([^()\\ \t\n]{0,16})\(')
 
 
@@ -33,19 +35,16 @@ def source_problem(text: str) -> str | None:
         return "source contains a NUL byte"
     if "??=" in text:
         return "source contains a trigraph (??=)"
-    spliced = _SPLICE.sub("", text)
-    code = _strip_comments(spliced)
-    found = [(code, m.start(), m[2]) for m in _DIRECTIVE.finditer(code) if m[1] in INCLUDE_DIRECTIVES]
+    spliced, splices = _splice(text)
+    code, comments = _strip_comments(spliced)
+    found = [(_back(m.start(), comments), m[2]) for m in _DIRECTIVE.finditer(code) if m[1] in INCLUDE_DIRECTIVES]
     # and a lenient scan of the text with its comments, in case the lexer above misread a literal
-    found += [(spliced, m.start(), _NAIVE_COMMENT.sub(" ", m[1])) for m in _LENIENT.finditer(spliced)]
-    for where, pos, rest in found:
+    found += [(m.start(), _NAIVE_COMMENT.sub(" ", m[1])) for m in _LENIENT.finditer(spliced)]
+    found += [(_back(m.start(), comments), m[1][1:-1] if m[1] else "") for m in _HAS_INCLUDE.finditer(code)]
+    for pos, rest in sorted(found):
         h = _HEADER.match(rest)
         if not h or not allowed_header(h[2] if h[2] is not None else h[3]):
-            return f"line {where.count(chr(10), 0, pos) + 1}: {OUTSIDE}"
-    for m in _HAS_INCLUDE.finditer(code):
-        h = _HEADER.match(m[1][1:-1]) if m[1] else None
-        if not h or not allowed_header(h[2] if h[2] is not None else h[3]):
-            return f"line {code.count(chr(10), 0, m.start()) + 1}: __has_include of {OUTSIDE}"
+            return f"line {text.count(chr(10), 0, _back(pos, splices)) + 1}: {OUTSIDE}"
     return None
 
 
@@ -73,37 +72,58 @@ def _in_cuda_headers(name: str) -> bool:
     return p.is_file() and p.is_relative_to(root)
 
 
-def _strip_comments(text: str) -> str:
-    """The text with every comment replaced by one space, as the preprocessor's phase 3 does; string
-    and character literals (raw strings included) are kept, so a comment marker inside one is no
-    comment."""
-    out, i, n = [], 0, len(text)
+def _splice(text: str) -> tuple[str, list]:
+    """Phase 2: backslash-newline pairs removed; and the marks that map positions back (_back)."""
+    out, marks, last, o = [], [(0, 0)], 0, 0
+    for m in _SPLICE.finditer(text):
+        out.append(text[last:m.start()])
+        o += m.start() - last
+        last = m.end()
+        marks.append((o, last))
+    out.append(text[last:])
+    return "".join(out), marks
+
+
+def _strip_comments(text: str) -> tuple[str, list]:
+    """Phase 3: every comment replaced by one space; string and character literals (raw strings
+    included) kept, so a comment marker inside one is no comment. And the marks for _back."""
+    out, marks, i, o, n = [], [(0, 0)], 0, 0, len(text)
     while i < n:
+        m = _SPECIAL.search(text, i)
+        j = n if m is None else m.start()
+        out.append(text[i:j])
+        o += j - i
+        i = j
+        if i >= n:
+            break
         c = text[i]
-        if text.startswith("//", i):
-            j = text.find("\n", i)
-            i = n if j < 0 else j
+        if text.startswith("//", i) or text.startswith("/*", i):
+            k = text.find("\n", i) if text[i + 1] == "/" else text.find("*/", i + 2)
+            i = n if k < 0 else (k if text[i + 1] == "/" else k + 2)
             out.append(" ")
-        elif text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            i = n if j < 0 else j + 2
-            out.append(" ")
-        elif c in "uULR" and (m := _RAW_PREFIX.match(text, i)) and (i == 0 or not _ident(text[i - 1])):
-            end = text.find(")" + m[1] + '"', m.end())
-            j = n if end < 0 else end + len(m[1]) + 2
-            out.append(text[i:j])
-            i = j
+            o += 1
+            marks.append((o, i))
+            continue
+        if c in "uULR" and (r := _RAW_PREFIX.match(text, i)) and (i == 0 or not _ident(text[i - 1])):
+            end = text.find(")" + r[1] + '"', r.end())
+            j = n if end < 0 else end + len(r[1]) + 2
         elif c in "\"'":
             j = i + 1
             while j < n and text[j] != c and text[j] != "\n":
                 j += 2 if text[j] == "\\" else 1
             j = min(j + 1, n)
-            out.append(text[i:j])
-            i = j
         else:
-            out.append(c)
-            i += 1
-    return "".join(out)
+            j = i + 1
+        out.append(text[i:j])
+        o += j - i
+        i = j
+    return "".join(out), marks
+
+
+def _back(pos: int, marks: list) -> int:
+    """A position in a transformed text, as a position in the text before the transformation."""
+    k = bisect.bisect_right(marks, (pos, float("inf"))) - 1
+    return marks[k][1] + pos - marks[k][0]
 
 
 def _ident(c: str) -> bool:
