@@ -9,7 +9,7 @@ import re
 from .limits import launch_problems
 
 FLOAT_TYPES = {"f16", "f16x2", "bf16", "bf16x2", "f32", "f64"}
-_ATOMIC = re.compile(r"^[ \t]*(?:@!?%\w+[ \t]+)?(atom|red)((?:\.[\w:]+)+)[ \t]", re.M)
+_ATOMIC = re.compile(r"(?<![\w.$%])(atom|red)((?:\.[\w:]+)+)\s")     # also inside inline-asm braces
 FLOAT_ATOMICS = "uses float atomics (order-dependent results) but does not declare `deterministic: false`"
 
 
