@@ -135,8 +135,8 @@ def _bounded(v):
 
 
 def evaluate(t: tuple, env: dict[str, int]):
-    """The value of a parsed tree; every intermediate value is bounded (ExprError beyond the bound),
-    and a division, modulo or cdiv by zero is an ExprError."""
+    """The value of a parsed tree. Every intermediate value is bounded (an ExprError beyond the bound,
+    so no product grows past 128 bits), and a division, modulo or cdiv by zero is an ExprError."""
     return _bounded(_evaluate(t, env))
 
 
@@ -152,8 +152,6 @@ def _evaluate(t: tuple, env: dict[str, int]):
         return -evaluate(t[1], env)
     if k in ("+", "-", "*", "//", "%"):
         a, b = evaluate(t[1], env), evaluate(t[2], env)
-        if k == "*" and a and b and abs(a).bit_length() + abs(b).bit_length() > EXPR_MAX_ABS.bit_length() + 1:
-            return _bounded(EXPR_MAX_ABS * 2)
         if k == "+":
             return a + b
         if k == "-":

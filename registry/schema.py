@@ -274,8 +274,9 @@ def load_op(path: Path) -> Op:
     op = Op(name, doc, dims, types, params, tuple(requires), reference, tol, cases, flops, str(path), traffic,
             v.data)
     _evaluate_at_cases(vc, op, [(f"params.{p.name}.shape", e) for p in params.values() for e in p.shape]
-                       + [(f"params.{p.name}.values", e) for p in params.values() for e in (p.values or ())]
                        + [(f"traffic.{n}", e) for n, e in traffic.items()] + [("flops", e) for e in (flops,) if e])
+    _evaluate_at_cases(vc, op, [(f"params.{p.name}.values", e) for p in params.values() for e in (p.values or ())],
+                       nonneg=False)
     return op
 
 
@@ -492,8 +493,9 @@ def load_variant(path: Path, ops: dict[str, Op]) -> Variant:
                                if a.expr is not None], nonneg=False)
     why = launch_problems(variant, op, op.cases)
     if why:
-        (vls if "launches" in v.data else v.sub("launch")).fail(f"launch geometry outside the CUDA limits: {why[0]}" +
-                   (f" (and {len(why) - 1} more)" if len(why) > 1 else ""))
+        more = f" (and {len(why) - 1} more)" if len(why) > 1 else ""
+        at = vls if "launches" in v.data else v.sub("launch")
+        at.fail(f"launch geometry outside the CUDA limits: {why[0]}{more}")
     return variant
 
 

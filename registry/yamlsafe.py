@@ -48,6 +48,8 @@ def load_metadata(path: Path):
     path = Path(path)
     if path.is_symlink():
         raise YamlRefused("metadata file is a symbolic link (submit the file itself)")
+    if not path.is_file():
+        raise YamlRefused("not a regular file")
     with open(path, "rb") as f:
         raw = f.read(METADATA_MAX_BYTES + 1)
     if len(raw) > METADATA_MAX_BYTES:

@@ -69,3 +69,10 @@ def test_an_op_with_an_anchor_is_refused(tmp_path):
     p.write_text((BUILTIN / "ops" / "add.yaml").read_text().replace("tolerance:", "x: &t 1\ntolerance:"))
     with pytest.raises(SchemaError, match="op.yaml: <top>: refused: YAML anchors"):
         load_op(p)
+
+
+def test_a_fifo_is_refused_not_read(tmp_path):
+    import os
+    os.mkfifo(tmp_path / "fifo.yaml")
+    with pytest.raises(SchemaError, match="not a regular file"):
+        load_variant(tmp_path / "fifo.yaml", {"add": load_op(BUILTIN / "ops" / "add.yaml")})
