@@ -108,23 +108,27 @@ def cmd_show(args) -> int:
     t = Table(title=f"{v.op}/{v.name}", show_header=False)
     t.add_column("key", style="bold")
     t.add_column("value")
+
+    def row(key, value):        # metadata is untrusted: shown as text, never read as markup
+        t.add_row(escape(str(key)), escape(str(value)))
+
     for k in ("op", "name", "safety", "hash", "source", "entry", "origin"):
-        t.add_row(k, str(info[k]))
-    t.add_row("types", ", ".join(f"{k}={x}" for k, x in v.types.items()) or "-")
+        row(k, str(info[k]))
+    row("types", ", ".join(f"{k}={x}" for k, x in v.types.items()) or "-")
     for ln in v.launches:
-        t.add_row(f"launch {ln.entry}", f"args ({', '.join(a.param or a.expr.text for a in ln.args)}) "
-                                       f"grid ({', '.join(g.text for g in ln.grid)}) "
-                                       f"block ({', '.join(b.text for b in ln.block)}) shared {ln.shared.text}")
+        row(f"launch {ln.entry}", f"args ({', '.join(a.param or a.expr.text for a in ln.args)}) "
+                                  f"grid ({', '.join(g.text for g in ln.grid)}) "
+                                  f"block ({', '.join(b.text for b in ln.block)}) shared {ln.shared.text}")
     for sc in v.scratch.values():
-        t.add_row(f"scratch {sc.name}", f"{sc.dtype}[{', '.join(e.text for e in sc.shape)}]")
-    t.add_row("compile", " ".join(v.options) or "-")
-    t.add_row("provenance", ", ".join(f"{k}: {x}" for k, x in v.provenance.items()) or "-")
+        row(f"scratch {sc.name}", f"{sc.dtype}[{', '.join(e.text for e in sc.shape)}]")
+    row("compile", " ".join(v.options) or "-")
+    row("provenance", ", ".join(f"{k}: {x}" for k, x in v.provenance.items()) or "-")
     for p in op.params.values():
-        t.add_row(f"param {p.name}", f"{p.role} {op.dtype_of(p.name, v.types)}[{', '.join(s.text for s in p.shape)}]")
-    t.add_row("dims", ", ".join(f"{k} in [{lo}, {hi}]" for k, (lo, hi) in op.dims.items()))
+        row(f"param {p.name}", f"{p.role} {op.dtype_of(p.name, v.types)}[{', '.join(s.text for s in p.shape)}]")
+    row("dims", ", ".join(f"{k} in [{lo}, {hi}]" for k, (lo, hi) in op.dims.items()))
     if op.requires:
-        t.add_row("requires", "; ".join(r.text for r in op.requires))
-    t.add_row("cases", ", ".join(op.cases))
+        row("requires", "; ".join(r.text for r in op.requires))
+    row("cases", ", ".join(op.cases))
     out.print(t)
     return EXIT_OK
 
