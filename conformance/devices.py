@@ -113,11 +113,11 @@ class CpuDevice(Device):
     """The PTX emulator (kreg.checker.emulator): every launch runs all threads on the CPU."""
     name = "cpu"
 
-    def __init__(self, max_steps: int = STEPS_CAP):
+    def __init__(self, max_cost: int = STEPS_CAP):
         from kreg.checker import emulator
         self._emu = emulator
         self.mem = emulator.Memory()
-        self.max_steps = max_steps
+        self.max_cost = max_cost
         self._stray: list[str] = []
 
     def _alloc(self, nbytes, name):
@@ -135,13 +135,14 @@ class CpuDevice(Device):
 
     def launch(self, module, bl: BoundLaunch) -> None:
         threads = int(np.prod(bl.grid, dtype=np.int64)) * int(np.prod(bl.block, dtype=np.int64))
-        budget = min(self.max_steps, step_budget(threads, self.work_elements))
+        budget = min(self.max_cost, step_budget(threads, self.work_elements))
         try:
             res = self._emu.launch(module, bl.entry, bl.grid, bl.block, bl.shared, bl.args, self.mem,
-                                   max_steps=budget, trace=self.observe, atomic_seed=self.atomic_seed)
+                                   max_cost=budget, trace=self.observe, atomic_seed=self.atomic_seed)
         except self._emu.EmulatorError as e:
             kind = getattr(e, "kind", "error")
-            what = (f"did not finish (the budget for {threads} threads and {self.work_elements} buffer elements)"
+            what = (f"did not finish within {budget} (the budget for {threads} threads and {self.work_elements} "
+                    "buffer elements)"
                     if kind == "step-limit" else kind)
             raise LaunchFailure(kind, f"{bl.entry}: {what}: {e}") from None
         if res.accesses:

@@ -17,11 +17,16 @@ THREADS_PER_BLOCK_MAX = 1024
 SHARED_MAX_BYTES = 232448            # dynamic shared memory per block: the H100 opt-in maximum (227 KiB)
 
 # ---- the emulator's step budget ---------------------------------------------------------------------
-# The registry's kernels take at most 1.9 steps per (thread + element) and 3992 steps a launch on their
-# CPU cases (bench/results/step_budget.txt): 32 per unit and a floor of 50000 leave a wide margin.
-STEPS_PER_UNIT = 32                  # issue steps per thread and per buffer element of the case
-STEPS_FLOOR = 50_000                 # every launch may take at least this many
-STEPS_CAP = 50_000_000               # and never more than this
+# The budget counts what costs time: an issue step to n threads costs 1 + n // STEP_THREADS, a batch
+# of blocks BATCH_STEPS more (on one core a unit takes about 15 us at any batch size). The registry's
+# kernels spend at most 2.1 per (thread + element) and 1.1% of their budget on their CPU cases
+# (bench/results/step_budget.txt). A hang stops after 50 000 units (about a second) on a small case,
+# after about 1.5 M (half a minute) on the largest CPU case, and no launch runs past the cap.
+STEP_THREADS = 4096
+BATCH_STEPS = 64
+STEPS_PER_UNIT = 8                   # budget per thread and per buffer element of the case
+STEPS_FLOOR = 50_000                 # every launch may spend at least this much (under a second)
+STEPS_CAP = 2_000_000                # and never more than this (about half a minute)
 
 
 def geometry_problems(grid, block, shared: int) -> list[str]:

@@ -45,6 +45,30 @@ def test_an_infinite_loop_fails_fast_with_a_clear_reason():
     assert "step budget exceeded (an infinite loop?)" in why and "256 threads and 192 buffer elements" in why
 
 
+SPIN = r'''extern "C" __global__ void k(volatile int* flag, int* out) {
+    int n = 0;
+    while (*flag == 0) n++;
+    out[blockIdx.x * blockDim.x + threadIdx.x] = n;
+}'''
+
+
+def test_the_budget_counts_time_not_just_steps():
+    ptx = compile_cuda(SPIN).ptx
+    for threads in (32, 32768):                     # a step to 32768 threads costs 9
+        mem = E.Memory()
+        flag, out = mem.alloc(4), mem.alloc(4 * threads)
+        with pytest.raises(E.EmulatorError, match="step budget exceeded") as e:
+            E.launch(ptx, "k", threads // 32, 32, 0, [np.uint64(flag), np.uint64(out)], mem, max_cost=9000)
+        steps = int(str(e.value).split("(an infinite loop?): ")[1].split()[0])
+        per_step = 1 + threads // L.STEP_THREADS
+        assert steps == (9000 - L.BATCH_STEPS) // per_step + 1          # the step that went over
+    nop = 'extern "C" __global__ void k(int* out) { if (threadIdx.x == 12345) out[0] = 1; }'
+    t = time.perf_counter()
+    with pytest.raises(E.EmulatorError, match="spent after .* of 2147483647 blocks"):  # each batch costs too
+        E.launch(compile_cuda(nop).ptx, "k", 2**31 - 1, 1024, 0, [np.uint64(out)], mem, max_cost=20_000)
+    assert time.perf_counter() - t < 10
+
+
 SUM = r'''extern "C" __global__ void k(const float* x, float* sum, int* count, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) { atomicAdd(sum, x[i]); atomicAdd(count, 1); }
