@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from kreg.registry.limits import COMPILE_LOG_MAX_CHARS
+
 from .ptx_cache import PtxCache
 from .source_policy import source_problem
 
@@ -24,7 +26,10 @@ DRIVER_MAX_PTX = {(12, 0): (8, 0), (12, 1): (8, 1), (12, 2): (8, 2), (12, 3): (8
 class CompileError(RuntimeError):
     def __init__(self, name: str, log: str):
         self.log = log
-        super().__init__(f"NVRTC failed to compile {name}:\n{log.strip()}")
+        shown = log.strip()
+        if len(shown) > COMPILE_LOG_MAX_CHARS:      # a hostile source can make the log as long as it likes
+            shown = shown[:COMPILE_LOG_MAX_CHARS] + f"\n... ({len(shown) - COMPILE_LOG_MAX_CHARS} more characters)"
+        super().__init__(f"NVRTC failed to compile {name}:\n{shown}")
 
 
 class SourceRefused(CompileError):

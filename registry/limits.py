@@ -6,6 +6,7 @@ from __future__ import annotations
 # ---- files ------------------------------------------------------------------------------------------
 METADATA_MAX_BYTES = 64 << 10        # an op or variant YAML file
 SOURCE_MAX_BYTES = 1 << 20           # a variant's .cu file
+COMPILE_LOG_MAX_CHARS = 20_000       # of NVRTC's log, in an error message (and so in the results store)
 
 # ---- expressions ------------------------------------------------------------------------------------
 EXPR_MAX_ABS = 1 << 64               # any intermediate value of a dim expression, in magnitude

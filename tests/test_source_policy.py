@@ -82,3 +82,11 @@ def test_every_registry_and_corpus_source_passes():
     files = list(BUILTIN.glob("*/*/*.cu")) + list(root.glob("**/*.cu"))
     bad = {str(f): source_problem(f.read_text()) for f in files if not f.is_relative_to(root / "hostile")}
     assert len(bad) > 60 and not {f: w for f, w in bad.items() if w}
+
+
+def test_a_huge_compile_log_is_cut():
+    from kreg.checker.compile import CompileError
+    bad = 'extern "C" __global__ void k() {\n' + "".join(f"undefined_{i}_{'x' * 300}();\n" for i in range(300)) + "}\n"
+    with pytest.raises(CompileError) as e:
+        compile_cuda(bad, "noisy.cu", use_cache=False)
+    assert len(str(e.value)) < 21_000 and "more characters)" in str(e.value)
