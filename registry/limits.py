@@ -20,7 +20,7 @@ SHARED_MAX_BYTES = 232448            # dynamic shared memory per block: the H100
 # ---- the emulator's step budget ---------------------------------------------------------------------
 # The budget counts what costs time: an issue step to n threads costs 1 + n // STEP_THREADS, a batch
 # of blocks BATCH_STEPS more (on one core a unit takes about 15 us at any batch size). The registry's
-# kernels spend at most 2.1 per (thread + element) and 1.1% of their budget on their CPU cases
+# kernels spend at most 2.1 per (thread + element) and 1.7% of their budget on their CPU cases
 # (bench/results/step_budget.txt). A hang stops after 50 000 units (about a second) on a small case,
 # after about 1.5 M (half a minute) on the largest CPU case, and no launch runs past the cap.
 STEP_THREADS = 4096
