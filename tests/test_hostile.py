@@ -71,7 +71,10 @@ def _swap_cached_ptx(home: Path, variant: str, other: Path) -> None:
         compile_cuda(src.read_text(), src.name)
         good = compile_cuda(other.read_text(), use_cache=False).ptx
     finally:
-        os.environ["KREG_HOME"] = old
+        if old is None:
+            del os.environ["KREG_HOME"]
+        else:
+            os.environ["KREG_HOME"] = old
     cached = list((home / "cache" / "ptx").glob("*.ptx"))
     assert len(cached) == 1, cached
     cached[0].write_text(good)
