@@ -5,10 +5,14 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import tempfile
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+
+from kreg.registry.limits import COMPILE_LOG_MAX_CHARS
+
+from .ptx_cache import PtxCache
+from .source_policy import source_problem
 
 ARCH = "compute_90"
 NVRTC_VERSION = (13, 0)   # the version pinned in pyproject.toml
@@ -22,7 +26,18 @@ DRIVER_MAX_PTX = {(12, 0): (8, 0), (12, 1): (8, 1), (12, 2): (8, 2), (12, 3): (8
 class CompileError(RuntimeError):
     def __init__(self, name: str, log: str):
         self.log = log
-        super().__init__(f"NVRTC failed to compile {name}:\n{log.strip()}")
+        shown = log.strip()
+        if len(shown) > COMPILE_LOG_MAX_CHARS:      # a hostile source can make the log as long as it likes
+            shown = shown[:COMPILE_LOG_MAX_CHARS] + f"\n... ({len(shown) - COMPILE_LOG_MAX_CHARS} more characters)"
+        super().__init__(f"NVRTC failed to compile {name}:\n{shown}")
+
+
+class SourceRefused(CompileError):
+    """The source breaks kreg's source policy (checker/source_policy.py); NVRTC never saw it."""
+
+    def __init__(self, name: str, why: str):
+        self.log = why
+        RuntimeError.__init__(self, f"refused to compile {name}: {why}")
 
 
 class DriverTooOld(RuntimeError):
@@ -79,15 +94,21 @@ def _check(err, what):
 
 
 def compile_cuda(source: str, name: str = "kernel.cu", options=(), use_cache: bool = True) -> Compiled:
-    """Compile CUDA C++ source text to PTX. Raises CompileError with NVRTC's log on failure."""
+    """Compile CUDA C++ source text to PTX. Raises SourceRefused if the source breaks the source policy
+    (size, includes), CompileError with NVRTC's log on failure. A cached PTX is used only if it still
+    has the sha256 recorded beside it; a cache that cannot be written is skipped, never an error."""
+    why = source_problem(source)
+    if why:
+        raise SourceRefused(name, why)
     nvrtc = _nvrtc()
     opts = nvrtc_options(options)
     key = hashlib.sha256(b"\0".join([source.encode(), include_bytes(), *(o.encode() for o in options),
                                      repr(NVRTC_VERSION).encode(), ARCH.encode()])).hexdigest()
-    cache_file = _home() / "cache" / "ptx" / f"{key}.ptx"
-    if use_cache and cache_file.is_file():
-        ptx = cache_file.read_text()
-        return Compiled(ptx, hashlib.sha256(ptx.encode()).hexdigest(), "", True)
+    entry = PtxCache(_home() / "cache" / "ptx", key)
+    if use_cache:
+        ptx = entry.get()
+        if ptx is not None:
+            return Compiled(ptx, hashlib.sha256(ptx.encode()).hexdigest(), "", True)
     err, prog = nvrtc.nvrtcCreateProgram(source.encode(), name.encode(), 0, [], [])
     _check(err, name)
     try:
@@ -108,16 +129,8 @@ def compile_cuda(source: str, name: str = "kernel.cu", options=(), use_cache: bo
         nvrtc.nvrtcDestroyProgram(prog)
     ptx = buf.rstrip(b"\0").decode()
     if use_cache:
-        _atomic_write(cache_file, ptx)
+        entry.put(ptx)
     return Compiled(ptx, hashlib.sha256(ptx.encode()).hexdigest(), log, False)
-
-
-def _atomic_write(path: Path, text: str):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
 
 
 def ptx_isa_version(ptx: str) -> tuple[int, int]:

@@ -1,5 +1,6 @@
 """Loads, stores and atomics of the PTX emulator: address computation per state space, bounds and
-alignment checks (through the machine's mem_locate), vector widths, and atomics applied in thread order."""
+alignment checks (through the machine's mem_locate), vector widths, and atomics applied in thread order
+(or a seeded order, to show results that depend on it)."""
 from __future__ import annotations
 
 import numpy as np
@@ -143,11 +144,15 @@ SCAN = {"add": np.add, "min": np.minimum, "max": np.maximum, "and": np.bitwise_a
         "xor": np.bitwise_xor}
 
 
-def _colliding(view, e, pos, b, c, old_all, fn, kind, t, dt, ut):
-    """Apply one atomic per lane, lanes in thread order, where several lanes share addresses. Associative
-    integer ops and f32/f64 adds are sequential scans (np.ufunc.accumulate runs left to right); the rest
-    go one lane at a time."""
-    order = np.argsort(e, kind="stable")
+def _colliding(view, e, pos, b, c, old_all, fn, kind, t, dt, ut, rng=None):
+    """Apply one atomic per lane, lanes in thread order (or in an order drawn from rng), where several
+    lanes share addresses. Associative integer ops and f32/f64 adds are sequential scans
+    (np.ufunc.accumulate runs left to right); the rest go one lane at a time."""
+    if rng is None:
+        order = np.argsort(e, kind="stable")
+    else:
+        perm = rng.permutation(len(e))
+        order = perm[np.argsort(e[perm], kind="stable")]
     es, ps = e[order], pos[order]
     starts = np.flatnonzero(np.r_[True, es[1:] != es[:-1]])
     ends = np.r_[starts[1:], len(es)]
@@ -230,7 +235,7 @@ def _atom(self, ins, m, *_):
             view[e] = np.asarray(new).astype(dt).view(ut) if np.asarray(new).dtype != dt else np.asarray(new).view(ut)
             old_all[pos] = old
         else:                      # colliding addresses: in thread order, per address
-            _colliding(view, e, pos, b, c, old_all, fn, kind, t, dt, ut)
+            _colliding(view, e, pos, b, c, old_all, fn, kind, t, dt, ut, getattr(self, "atomic_rng", None))
         self.record(ins, sp, idx[pos], ta, w, "atomic")
     if has_d:
         if m is None:

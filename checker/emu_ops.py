@@ -46,7 +46,7 @@ LOCAL_BASE = 0x0000_2000_0000_0000    # generic addresses of the thread's local 
 
 
 class EmulatorError(RuntimeError):
-    """kind: out-of-bounds | misaligned | step-limit | unsupported | barrier-divergence | trap."""
+    """kind: out-of-bounds | misaligned | step-limit | unsupported | barrier-divergence | trap | launch-limits."""
 
     def __init__(self, kind: str, message: str, *, block=None, thread=None, instr=None, address=None,
                  buffer=None):

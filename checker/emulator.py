@@ -19,6 +19,7 @@ import numpy as np
 from kreg.checker import ptx as P
 from kreg.checker.emu_alu import ALU
 from kreg.checker.emu_ops import DT, LOCAL_BASE, SHARED_BASE, STORE, EmulatorError, EmuOpsMixin
+from kreg.registry.limits import BATCH_STEPS, SHARED_MAX_BYTES, STEP_THREADS, geometry_problems
 
 BATCH_THREADS = 1 << 15          # threads emulated at once (whole blocks)
 SHARED_WINDOW, LOCAL_WINDOW = SHARED_BASE, LOCAL_BASE
@@ -117,6 +118,8 @@ class LaunchResult:
     steps: int                   # issue steps: one instruction issued to every runnable thread at the lowest PC
     thread_instructions: int     # instructions executed, summed over threads (predicated-off ones included)
     accesses: list[Access] | None = None
+    cost: int = 0                # what the step budget counts: each issue step 1 + threads // STEP_THREADS,
+                                 # each batch of blocks BATCH_STEPS (about proportional to the time taken)
 
 
 def _layout_shared(k: P.Kernel, module: P.Module, dynamic: int):
@@ -170,19 +173,28 @@ def _dim3(v) -> tuple[int, int, int]:
 
 
 def launch(module, entry: str, grid, block, shared: int, args, mem: Memory, *, trace: bool = False,
-           max_steps: int = 50_000_000, max_trace: int | None = None) -> LaunchResult:
+           max_steps: int = 50_000_000, max_cost: int | None = None, max_trace: int | None = None,
+           atomic_seed: int | None = None) -> LaunchResult:
     """Run one kernel launch on the CPU. module: ptx.Module or PTX text; args: one per .param.
-    max_trace bounds the traced per-thread accesses (a step-limit error beyond it)."""
+    max_steps bounds the issue steps of the whole launch, max_cost its cost (LaunchResult.cost: the
+    step budget, registry/limits.py), max_trace the traced per-thread accesses; beyond any, a
+    step-limit error. atomic_seed: None applies the atomics of colliding lanes in thread order; a seed
+    applies them in a seeded random order (as a GPU may), so results that depend on the order of
+    atomics differ between launches."""
     if isinstance(module, str):
         module = _parsed(module)
     k = module.kernel(entry)
     grid, block = _dim3(grid), _dim3(block)
     tpb = block[0] * block[1] * block[2]
-    if tpb > 1024:
-        raise EmulatorError("unsupported", f"block of {tpb} threads (at most 1024)")
+    why = geometry_problems(grid, block, int(shared))
+    if why:
+        raise EmulatorError("launch-limits", f"grid {grid} block {block} shared {int(shared)}: {'; '.join(why)}")
     params, poffs = _pack_params(k, args)
     gaddr = _module_globals(module, mem)
     soffs, ssize = _layout_shared(k, module, int(shared))
+    if ssize > SHARED_MAX_BYTES:
+        raise EmulatorError("launch-limits", f"{ssize} bytes of shared memory per block (static and dynamic) "
+                            f"exceed the limit of {SHARED_MAX_BYTES}")
     lsize = 0
     loffs = {}
     for v in k.locals.values():
@@ -195,13 +207,20 @@ def launch(module, entry: str, grid, block, shared: int, args, mem: Memory, *, t
     per_batch = max(1, BATCH_THREADS // tpb)
     res = LaunchResult(0, 0, [] if trace else None)
     for b0 in range(0, nblocks, per_batch):
+        res.cost += BATCH_STEPS
+        if max_cost is not None and res.cost > max_cost:
+            raise EmulatorError("step-limit", f"step budget exceeded (an infinite loop?): {max_cost} spent after "
+                                f"{b0} of {nblocks} blocks")
         blocks = np.arange(b0, min(nblocks, b0 + per_batch))
         m = _Machine(k, code, mem, grid, block, blocks, params, poffs, gaddr, soffs, ssize, int(shared),
                      loffs, lsize, trace, max_steps - res.steps)
+        m.cost_left = None if max_cost is None else max_cost - res.cost
         m.trace_left = None if max_trace is None else max_trace - len(res.accesses or ())
+        m.atomic_rng = None if atomic_seed is None else np.random.default_rng([atomic_seed, b0])
         m.run()
         res.steps += m.steps
         res.thread_instructions += m.thread_instructions
+        res.cost += m.cost
         if trace:
             res.accesses.extend(m.accesses())
     return res
@@ -287,6 +306,8 @@ class _Machine(EmuOpsMixin):
         self.trace_left = None
         self._cache = {}
         self._retried = self._stalled = False
+        self.atomic_rng = None        # a Generator: colliding atomics in a seeded order (see launch())
+        self.cost, self.cost_left = 0, None
 
     # ---- the scheduler ------------------------------------------------------------------------------
     def run(self):
@@ -314,12 +335,17 @@ class _Machine(EmuOpsMixin):
                 self.steps += 1
                 if self.steps > self.max_steps:
                     t = int(np.flatnonzero(act)[0])
-                    raise EmulatorError("step-limit", f"more than {self.max_steps} issue steps (a runaway loop?)",
-                                        **self.where(t, ins))
+                    raise EmulatorError("step-limit", f"step budget exceeded (an infinite loop?): more than "
+                                        f"{self.max_steps} issue steps", **self.where(t, ins))
                 if ins.op in WARP_SYNC:
                     act |= self.swait & self.alive & (self.pc == pc0)
                 cnt = int(np.count_nonzero(act))
                 self.thread_instructions += cnt
+                self.cost += 1 + cnt // STEP_THREADS
+                if self.cost_left is not None and self.cost > self.cost_left:
+                    t = int(np.flatnonzero(act)[0])
+                    raise EmulatorError("step-limit", f"step budget exceeded (an infinite loop?): {self.steps} issue "
+                                        f"steps to {self.N} threads", **self.where(t, ins))
                 full = cnt == self.N
                 if ins.pred is not None:
                     pv = self.regs[ins.pred.name]

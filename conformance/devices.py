@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from kreg.registry.limits import STEPS_CAP, step_budget
+
 from .launch import BoundLaunch, GpuModule, parsed
 
 
@@ -37,6 +39,8 @@ class Device:
     """The operations conformance needs. Subclasses: CpuDevice, GpuDevice."""
     name = "?"
     observe = False   # record every access during the next launches (where the device can)
+    atomic_seed = None   # reorder colliding atomics by this seed in the next launches (where the device can)
+    work_elements = 0    # elements of the current case's buffers (the CPU's step budget grows with it)
     guard = 1024   # bytes either side of every buffer; a multiple of 256 keeps pointers aligned
 
     def alloc(self, name: str, nbytes: int, rng: np.random.Generator) -> Guarded:
@@ -109,11 +113,11 @@ class CpuDevice(Device):
     """The PTX emulator (kreg.checker.emulator): every launch runs all threads on the CPU."""
     name = "cpu"
 
-    def __init__(self, max_steps: int = 50_000_000):
+    def __init__(self, max_cost: int = STEPS_CAP):
         from kreg.checker import emulator
         self._emu = emulator
         self.mem = emulator.Memory()
-        self.max_steps = max_steps
+        self.max_cost = max_cost
         self._stray: list[str] = []
 
     def _alloc(self, nbytes, name):
@@ -130,12 +134,16 @@ class CpuDevice(Device):
         return parsed(ptx)
 
     def launch(self, module, bl: BoundLaunch) -> None:
+        threads = int(np.prod(bl.grid, dtype=np.int64)) * int(np.prod(bl.block, dtype=np.int64))
+        budget = min(self.max_cost, step_budget(threads, self.work_elements))
         try:
             res = self._emu.launch(module, bl.entry, bl.grid, bl.block, bl.shared, bl.args, self.mem,
-                                   max_steps=self.max_steps, trace=self.observe)
+                                   max_cost=budget, trace=self.observe, atomic_seed=self.atomic_seed)
         except self._emu.EmulatorError as e:
             kind = getattr(e, "kind", "error")
-            what = "did not finish (step limit reached: a hang?)" if kind == "step-limit" else kind
+            what = (f"did not finish within {budget} (the budget for {threads} threads and {self.work_elements} "
+                    "buffer elements)"
+                    if kind == "step-limit" else kind)
             raise LaunchFailure(kind, f"{bl.entry}: {what}: {e}") from None
         if res.accesses:
             self._stray += stray(bl.entry, res.accesses, self.buffers)

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
 from dataclasses import dataclass
 from functools import cache
 import numpy as np
 
 from kreg.checker import ptx as P
+from kreg.registry.expr import ExprError
+from kreg.registry.limits import geometry_problems
 from kreg.registry.schema import DTYPES, Launch, Op, Variant
 
 # PTX param type -> NumPy scalar type used to pass it by value
@@ -75,7 +75,10 @@ def bind(variant: Variant, op: Op, module: P.Module, dims: dict[str, int], point
                     raise BindError(f"{ln.entry}: scalar {a.param} is {v.dtype} but param {p.name} is .{p.type}")
                 args.append(v.view(want) if v.dtype != want else v)
             else:
-                v = int(a.expr(dims))
+                try:
+                    v = int(a.expr(dims))
+                except ExprError as e:
+                    raise BindError(f"{ln.entry}: argument cannot be evaluated: {e}") from None
                 t = np.dtype(ARG_NP[a.ctype])
                 lo, hi = (np.iinfo(t).min, np.iinfo(t).max)
                 if not lo <= v <= hi:
@@ -83,9 +86,13 @@ def bind(variant: Variant, op: Op, module: P.Module, dims: dict[str, int], point
                 if t.itemsize != p.size:
                     raise BindError(f"{ln.entry}: argument {a.expr.text} is {a.ctype} but param {p.name} is .{p.type}")
                 args.append(t.type(v).view(want) if t != want else t.type(v))
-        g, b, sh = ln.geometry(dims)
-        if min(g) < 1 or min(b) < 1:
-            raise BindError(f"{ln.entry}: empty launch grid {g} block {b} at dims {dims}")
+        try:
+            g, b, sh = ln.geometry(dims)
+        except ExprError as e:
+            raise BindError(f"{ln.entry}: launch geometry cannot be evaluated: {e}") from None
+        why = geometry_problems(g, b, sh)
+        if why:
+            raise BindError(f"{ln.entry}: grid {g} block {b} shared {sh} at dims {dims}: {'; '.join(why)}")
         out.append(BoundLaunch(ln.entry, g, b, sh, tuple(args)))
     return out
 
@@ -108,16 +115,11 @@ class GpuModule:
     def __init__(self, ptx: str):
         import cupy
         from kreg.checker.compile import _home, check_driver_accepts
+        from kreg.checker.ptx_cache import exact_file
         check_driver_accepts(ptx, cupy.cuda.runtime.driverGetVersion())
-        # CuPy reads the file lazily, so it lives in the PTX cache, named by the sha256 it must match
+        # CuPy reads the file lazily, so it is a file named by the sha256 it must match
         self.sha256 = hashlib.sha256(ptx.encode()).hexdigest()
-        path = _home() / "cache" / "ptx" / f"exact-{self.sha256}.ptx"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if not path.is_file() or hashlib.sha256(path.read_bytes()).hexdigest() != self.sha256:
-            fd, tmp = tempfile.mkstemp(dir=path.parent)
-            with os.fdopen(fd, "w") as f:
-                f.write(ptx)
-            os.replace(tmp, path)
+        path = exact_file(_home() / "cache" / "ptx", ptx)
         self._mod = cupy.RawModule(path=str(path))
         self._fns = {}
 

@@ -12,11 +12,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from kreg.registry.preflight import preflight
 from kreg.registry.schema import Op, Variant
 
 from .devices import Device, LaunchFailure, ptx_module
 from .chunks import chunk_map
-from .dtypes import decode, exact, is_float, storage
+from .dtypes import decode, exact, is_float, itemsize, storage
 from .inputs import (host_scalars, input_values, make_inputs, output_params, poison_bits, poison_bytes,
                      readable_params, to_bytes)
 from .launch import BindError, bind, buffer_sizes
@@ -137,6 +138,7 @@ class CaseRun:
         self.dtypes = {n: op.dtype_of(n, variant.types) for n in buffer_sizes(variant, op, dims) if n in op.params}
         self.dtypes |= {s.name: s.dtype for s in variant.scratch.values()}
         self.bufs = {n: device.alloc(n, size, rng) for n, size in buffer_sizes(variant, op, dims).items()}
+        self.elements = sum(b.nbytes // itemsize(self.dtypes[n]) for n, b in self.bufs.items())
         self.bound = bind(variant, op, ptx_module(device, module), dims, {n: b.ptr for n, b in self.bufs.items()})
         self.snapshots: dict[str, object] = {}   # read-only inputs as written, for integrity()
         self.changed: set[str] = set()            # read-only inputs integrity() found written
@@ -159,10 +161,13 @@ class CaseRun:
         for n in self.v.scratch:
             self.device.write(self.bufs[n], self.rng.integers(0, 256, self.bufs[n].nbytes, dtype=np.uint8))
 
-    def launch(self, observe: bool = False) -> None:
+    def launch(self, observe: bool = False, atomic_seed: int | None = None) -> None:
         """All launches of the variant; `observe` asks the device to record every access (the CPU
-        can; it costs time, so only the first launch of a case does)."""
+        can; it costs time, so only the first launch of a case does); `atomic_seed` asks it to apply
+        colliding atomics in a seeded order (the CPU can; a GPU's order varies by itself)."""
         self.device.observe = observe
+        self.device.atomic_seed = atomic_seed
+        self.device.work_elements = self.elements
         self._outputs.clear()
         for bl in self.bound:
             self.device.launch(self.module, bl)
@@ -230,7 +235,7 @@ def run_case(device: Device, module, variant: Variant, op: Op, case: str, dims: 
     references = references or REFERENCES
     try:
         run = CaseRun(device, module, variant, op, dims, rng, references)
-    except BindError as e:
+    except (BindError, ValueError) as e:      # ValueError: an expression (ExprError) or a size
         res.failures.append(f"cannot bind the launch: {e}")
         return res
     try:
@@ -259,7 +264,7 @@ def run_case(device: Device, module, variant: Variant, op: Op, case: str, dims: 
         # the others still hold b bit for bit (integrity() compared them)
         run.write_inputs({n: x for n, x in b.items() if op.params[n].role == "inout" or n in run.changed})
         run.poison(1)
-        run.launch()
+        run.launch(atomic_seed=int(rng.integers(1, 2**31)))     # colliding atomics in another order
         res.failures += run.integrity("launch 3 (repeat)")
         res.failures += run.unwritten("launch 3 (repeat)", 1)
         for n in output_params(op):
@@ -302,18 +307,25 @@ class Numerics:
     cases: list[CaseResult]
     device: str
     reason: str = ""
+    refused: list[str] = field(default_factory=list)   # preflight: why no case was launched
 
     def failures(self) -> list[str]:
-        return [f"case {c.case} {c.dims}: {f}" for c in self.cases for f in c.failures]
+        return self.refused + [f"case {c.case} {c.dims}: {f}" for c in self.cases for f in c.failures]
 
     def as_json(self) -> dict:
         return {"status": self.status, "device": self.device, "reason": self.reason,
-                "cases_run": [c.case for c in self.cases], "cases": [c.as_json() for c in self.cases]}
+                "cases_run": [c.case for c in self.cases], "cases": [c.as_json() for c in self.cases],
+                "refused": self.refused}
 
 
 def run_numerics(device: Device, ptx: str, variant: Variant, op: Op, cases: dict[str, dict[str, int]],
                  seed: int = 0, references=None) -> Numerics:
-    """Every case, in order; a launch failure (fault, trap, step limit) ends the run there."""
+    """Every case, in order; a launch failure (fault, trap, step limit) ends the run there. Nothing
+    runs if preflight finds a reason to refuse the variant (geometry beyond the CUDA limits at some
+    case, float atomics in a variant declared deterministic)."""
+    refused = preflight(variant, op, cases, ptx)
+    if refused:
+        return Numerics("fail", [], device.describe(), "refused before launching", refused)
     module = device.load(ptx)
     results = []
     for i, (name, dims) in enumerate(cases.items()):

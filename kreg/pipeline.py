@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from kreg import isolate
+from kreg.registry import preflight
 from kreg.registry.catalog import Entry
 from kreg.registry.results import PROPS, PropertyVerdict, Status, VariantReport
 from kreg.registry.schema import Op
@@ -148,6 +149,13 @@ def verify_variant(entry: Entry, op: Op, device: str, opts: Options | None = Non
     v = entry.variant
     res = report(entry)
     record = record or (lambda stage, res: None)
+
+    refused = preflight.geometry(v, op, choose_cases(op, v, device, opts))   # before any work
+    if refused:
+        res.numerics, res.complete = "fail", True
+        res.reasons += [f"launch: {w}" for w in refused[:MAX_REASONS]]
+        res.verdict = verdict(res)
+        return res
 
     got = isolate.run(compile_stage, v, timeout_s=opts.compile_timeout_s, memory_mb=opts.memory_mb)
     res.seconds["compile"] = round(got.seconds, 2)

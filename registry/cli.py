@@ -1,20 +1,53 @@
-"""The `kreg` command line: list, show, verify (and later submit, run, bench)."""
+"""The `kreg` command line: list, show, verify (and later submit, run, bench).
+
+Exit codes (EXIT_* below): 0 all good; 1 some variant rejected; 2 usage error (a bad argument, an
+unknown op or variant, invalid metadata named on the command line); 3 environment error (--device gpu
+without CuPy or a GPU, a KREG_HOME or results store that cannot be written or read); 130 interrupted;
+141 the reader closed the pipe (as a process killed by SIGPIPE)."""
 from __future__ import annotations
 
 import argparse
+import errno
 import json
+import os
+import sqlite3
 import sys
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from kreg import __version__
 
-from .catalog import Catalog, Entry, load_catalog
+from .catalog import Catalog, Entry, home, load_catalog
 from .schema import SchemaError
 
-out = Console()
-err = Console(stderr=True)
+EXIT_OK = 0
+EXIT_REJECTED = 1
+EXIT_USAGE = 2
+EXIT_ENV = 3
+EXIT_INTERRUPTED = 130
+EXIT_PIPE = 141
+EXIT_CODES = {EXIT_OK: "all good", EXIT_REJECTED: "some variant rejected",
+              EXIT_USAGE: "usage error (bad argument, unknown op or variant)",
+              EXIT_ENV: "environment error (no GPU or CuPy for --device gpu, KREG_HOME or store not usable)",
+              EXIT_INTERRUPTED: "interrupted", EXIT_PIPE: "the reader closed the pipe"}
+PIPE_WIDTH = 1000     # columns of tables written to a pipe or file: never cut to the default 80
+
+
+class EnvironmentProblem(RuntimeError):
+    """Something outside kreg's input is not usable (exit code 3)."""
+
+
+def _console(stderr: bool = False) -> Console:
+    """A console that renders at full width when its stream is not a terminal."""
+    stream = sys.stderr if stderr else sys.stdout
+    tty = hasattr(stream, "isatty") and stream.isatty()
+    return Console(stderr=stderr, width=None if tty else PIPE_WIDTH)
+
+
+out = _console()
+err = _console(stderr=True)
 
 
 def _variant_json(e: Entry) -> dict:
@@ -24,8 +57,8 @@ def _variant_json(e: Entry) -> dict:
 
 
 def _report_errors(cat: Catalog, as_json: bool) -> None:
-    for e in cat.errors:
-        err.print(f"[yellow]skipped[/] {e}", highlight=False, markup=True) if not as_json else \
+    for e in cat.errors:      # the message quotes untrusted metadata: never read as markup
+        err.print(f"[yellow]skipped[/] {escape(str(e))}", highlight=False, markup=True) if not as_json else \
             print(f"skipped: {e}", file=sys.stderr)
 
 
@@ -33,12 +66,12 @@ def cmd_list(args) -> int:
     cat = load_catalog()
     _report_errors(cat, args.json)
     if args.op and args.op not in cat.ops:
-        err.print(f"[red]no op {args.op!r}[/] (ops: {', '.join(sorted(cat.ops))})")
-        return 2
+        err.print(f"[red]no op {escape(repr(args.op))}[/] (ops: {', '.join(sorted(cat.ops))})")
+        return EXIT_USAGE
     entries = [e for e in cat.entries if not args.op or e.op == args.op]
     if args.json:
         print(json.dumps([_variant_json(e) for e in entries], indent=2))
-        return 0
+        return EXIT_OK
     t = Table(title=f"kreg registry: {len(entries)} variants, {len(cat.ops)} ops")
     for c in ("op", "variant", "safety", "types", "hash", "origin"):
         t.add_column(c)
@@ -47,7 +80,7 @@ def cmd_list(args) -> int:
         t.add_row(e.op, e.name, f"[{style}]{e.variant.safety}[/]", ",".join(f"{k}={v}" for k, v in e.variant.types.items()),
                   e.hash[:12], e.origin)
     out.print(t)
-    return 0
+    return EXIT_OK
 
 
 def cmd_show(args) -> int:
@@ -55,8 +88,8 @@ def cmd_show(args) -> int:
     try:
         e = cat.find(args.variant)
     except KeyError as x:
-        err.print(f"[red]{x.args[0]}[/]")
-        return 2
+        err.print(f"[red]{escape(x.args[0])}[/]")
+        return EXIT_USAGE
     v, op = e.variant, cat.ops[e.variant.op]
     info = _variant_json(e) | {
         "launches": [{"entry": ln.entry, "args": [a.param or {"expr": a.expr.text, "type": a.ctype} for a in ln.args],
@@ -71,34 +104,93 @@ def cmd_show(args) -> int:
     }
     if args.json:
         print(json.dumps(info, indent=2, default=str))
-        return 0
+        return EXIT_OK
     t = Table(title=f"{v.op}/{v.name}", show_header=False)
     t.add_column("key", style="bold")
     t.add_column("value")
+
+    def row(key, value):        # metadata is untrusted: shown as text, never read as markup
+        t.add_row(escape(str(key)), escape(str(value)))
+
     for k in ("op", "name", "safety", "hash", "source", "entry", "origin"):
-        t.add_row(k, str(info[k]))
-    t.add_row("types", ", ".join(f"{k}={x}" for k, x in v.types.items()) or "-")
+        row(k, str(info[k]))
+    row("types", ", ".join(f"{k}={x}" for k, x in v.types.items()) or "-")
     for ln in v.launches:
-        t.add_row(f"launch {ln.entry}", f"args ({', '.join(a.param or a.expr.text for a in ln.args)}) "
-                                       f"grid ({', '.join(g.text for g in ln.grid)}) "
-                                       f"block ({', '.join(b.text for b in ln.block)}) shared {ln.shared.text}")
+        row(f"launch {ln.entry}", f"args ({', '.join(a.param or a.expr.text for a in ln.args)}) "
+                                  f"grid ({', '.join(g.text for g in ln.grid)}) "
+                                  f"block ({', '.join(b.text for b in ln.block)}) shared {ln.shared.text}")
     for sc in v.scratch.values():
-        t.add_row(f"scratch {sc.name}", f"{sc.dtype}[{', '.join(e.text for e in sc.shape)}]")
-    t.add_row("compile", " ".join(v.options) or "-")
-    t.add_row("provenance", ", ".join(f"{k}: {x}" for k, x in v.provenance.items()) or "-")
+        row(f"scratch {sc.name}", f"{sc.dtype}[{', '.join(e.text for e in sc.shape)}]")
+    row("compile", " ".join(v.options) or "-")
+    row("provenance", ", ".join(f"{k}: {x}" for k, x in v.provenance.items()) or "-")
     for p in op.params.values():
-        t.add_row(f"param {p.name}", f"{p.role} {op.dtype_of(p.name, v.types)}[{', '.join(s.text for s in p.shape)}]")
-    t.add_row("dims", ", ".join(f"{k} in [{lo}, {hi}]" for k, (lo, hi) in op.dims.items()))
+        row(f"param {p.name}", f"{p.role} {op.dtype_of(p.name, v.types)}[{', '.join(s.text for s in p.shape)}]")
+    row("dims", ", ".join(f"{k} in [{lo}, {hi}]" for k, (lo, hi) in op.dims.items()))
     if op.requires:
-        t.add_row("requires", "; ".join(r.text for r in op.requires))
-    t.add_row("cases", ", ".join(op.cases))
+        row("requires", "; ".join(r.text for r in op.requires))
+    row("cases", ", ".join(op.cases))
     out.print(t)
-    return 0
+    return EXIT_OK
 
 
 def cmd_verify(args) -> int:
     from .verify import run_verify
-    return run_verify(args)
+    check_environment(args.device)
+    old = os.environ.get("COLUMNS")
+    if not sys.stdout.isatty() and old is None:   # verify's own consoles: full width in a pipe too
+        os.environ["COLUMNS"] = str(PIPE_WIDTH)
+    try:
+        return run_verify(args)
+    finally:
+        if old is None:
+            os.environ.pop("COLUMNS", None)
+
+
+def check_environment(device: str) -> None:
+    """Raise EnvironmentProblem unless results can be stored and the device exists."""
+    from .store import Store, StoreError
+    try:
+        Store()
+    except (sqlite3.Error, StoreError, OSError) as e:
+        raise EnvironmentProblem(f"the results store under {home()} cannot be used: {e}") from None
+    if device == "gpu":
+        try:
+            import cupy
+            n = cupy.cuda.runtime.getDeviceCount()
+        except Exception as e:
+            raise EnvironmentProblem(f"--device gpu needs CuPy and a CUDA GPU ({type(e).__name__}: {e})") from None
+        if n < 1:
+            raise EnvironmentProblem("--device gpu: no CUDA GPU found")
+
+
+def positive_int(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return n
+
+
+def seed_int(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
+    if not 0 <= n < 2**63:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    return n
+
+
+def positive_seconds(text: str) -> float:
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not 0 < x < 1e7:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return x
 
 
 def cmd_profile(args) -> int:
@@ -107,7 +199,9 @@ def cmd_profile(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="kreg", description="Verified-kernel registry and conformance suite.")
+    codes = "; ".join(f"{c} {w}" for c, w in EXIT_CODES.items())
+    p = argparse.ArgumentParser(prog="kreg", description="Verified-kernel registry and conformance suite.",
+                                epilog=f"exit codes: {codes}")
     p.add_argument("--version", action="version", version=f"kreg {__version__}")
     sub = p.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("list", help="list the registry's variants")
@@ -123,9 +217,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--op", action="append", help="only this op's variants (repeatable)")
     s.add_argument("--device", choices=("cpu", "gpu"), default="cpu")
     s.add_argument("--json", action="store_true")
-    s.add_argument("--timeout", type=float, default=300, help="seconds for a variant's conformance stage before it fails")
-    s.add_argument("--jobs", type=int, default=None, help="variants verified at once (default: 2 on cpu, 4 on gpu, where each is timed alone)")
-    s.add_argument("--seed", type=int, default=0, help="seed of the inputs and the seeded ragged shapes")
+    s.add_argument("--timeout", type=positive_seconds, default=300,
+                   help="seconds for a variant's numerics (and again its speed) stage before it fails")
+    s.add_argument("--jobs", type=positive_int, default=None,
+                   help="variants verified at once (default: 2 on cpu, 4 on gpu, where each is timed alone)")
+    s.add_argument("--seed", type=seed_int, default=0, help="seed of the inputs and the seeded ragged shapes")
     s.add_argument("--no-speed", action="store_true", help="skip the speed measurement on the GPU")
     s.add_argument("--speed-cases", choices=("all", "largest"), default="all",
                    help="time every named case, or only the one that moves the most bytes")
@@ -142,15 +238,38 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(argv)       # a usage error exits with 2 here
     try:
-        return args.func(args)
+        code = args.func(args)
+        sys.stdout.flush()                       # a closed pipe shows here, not at interpreter exit
+        return code
+    except BrokenPipeError:
+        return _broken_pipe()
     except SchemaError as e:
-        err.print(f"[red]invalid metadata:[/] {e}", highlight=False)
-        return 2
+        err.print(f"[red]invalid metadata:[/] {escape(str(e))}", highlight=False)
+        return EXIT_USAGE
+    except (EnvironmentProblem, sqlite3.Error, PermissionError) as e:
+        err.print(f"[red]environment:[/] {escape(str(e) or type(e).__name__)}", highlight=False)
+        return EXIT_ENV
+    except OSError as e:
+        if e.errno not in (errno.EROFS, errno.ENOSPC, errno.EDQUOT):
+            raise
+        err.print(f"[red]environment:[/] {escape(str(e))}", highlight=False)
+        return EXIT_ENV
     except KeyboardInterrupt:
         err.print("[red]interrupted[/]")
-        return 130
+        return EXIT_INTERRUPTED
+
+
+def _broken_pipe() -> int:
+    """The reader went away (`kreg show X --json | head -1`): stop quietly, and keep Python's final
+    flush of stdout from raising again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return EXIT_PIPE
 
 
 if __name__ == "__main__":

@@ -9,6 +9,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from .limits import EXPR_MAX_ABS
+
 BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.FloorDiv: "//", ast.Mod: "%"}
 CMPOPS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
 FUNCS = {"cdiv": 2, "min": None, "max": None}
@@ -39,7 +41,10 @@ class Expr:
         return out
 
     def __call__(self, env: dict[str, int]) -> int | bool:
-        return evaluate(self.tree, env)
+        try:
+            return evaluate(self.tree, env)
+        except ExprError as e:
+            raise ExprError(f"{e} in {self.text!r} at {_env_text(self, env)}") from None
 
     def __str__(self) -> str:
         return self.text
@@ -112,13 +117,30 @@ def parse_condition(text) -> Expr:
     return e
 
 
-def _floordiv(a: int, b: int) -> int:
+def _env_text(e: Expr, env: dict[str, int]) -> str:
+    names = sorted(e.names() & set(env))
+    return "{" + ", ".join(f"{n}: {env[n]}" for n in names) + "}"
+
+
+def _floordiv(a: int, b: int, what: str = "division") -> int:
     if b == 0:
-        raise ExprError("division by zero")
+        raise ExprError(f"{what} by zero")
     return a // b
 
 
+def _bounded(v):
+    if type(v) is int and not -EXPR_MAX_ABS <= v <= EXPR_MAX_ABS:
+        raise ExprError(f"a value beyond +-2**{EXPR_MAX_ABS.bit_length() - 1} (too large for a launch or shape)")
+    return v
+
+
 def evaluate(t: tuple, env: dict[str, int]):
+    """The value of a parsed tree. Every intermediate value is bounded (an ExprError beyond the bound,
+    so no product grows past 128 bits), and a division, modulo or cdiv by zero is an ExprError."""
+    return _bounded(_evaluate(t, env))
+
+
+def _evaluate(t: tuple, env: dict[str, int]):
     k = t[0]
     if k == "int":
         return t[1]
@@ -138,11 +160,11 @@ def evaluate(t: tuple, env: dict[str, int]):
             return a * b
         if k == "//":
             return _floordiv(a, b)
-        return a - b * _floordiv(a, b)
+        return a - b * _floordiv(a, b, "modulo")
     if k == "call":
         args = [evaluate(x, env) for x in t[2:]]
         if t[1] == "cdiv":
-            return -_floordiv(-args[0], args[1])
+            return -_floordiv(-args[0], args[1], "cdiv")
         return min(args) if t[1] == "min" else max(args)
     if k == "cmp":
         a, b = evaluate(t[2], env), evaluate(t[3], env)

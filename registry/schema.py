@@ -8,7 +8,11 @@ from pathlib import Path
 
 import yaml
 
+from kreg.checker.source_policy import source_problem
+
 from .expr import Expr, ExprError, parse, parse_condition
+from .limits import SOURCE_MAX_BYTES, launch_problems
+from .yamlsafe import YamlRefused, load_metadata
 
 # dtype name -> (bytes, numpy name, CUDA C++ type)
 DTYPES = {
@@ -131,7 +135,12 @@ class Op:
         why = [f"{k}={dims.get(k)} outside [{lo}, {hi}]" for k, (lo, hi) in self.dims.items()
                if not (isinstance(dims.get(k), int) and lo <= dims[k] <= hi)]
         if not why:
-            why = [f"requirement {r.text} does not hold" for r in self.requires if not r(dims)]
+            for r in self.requires:
+                try:
+                    if not r(dims):
+                        why.append(f"requirement {r.text} does not hold")
+                except ExprError as e:
+                    why.append(f"requirement cannot be evaluated: {e}")
         return why
 
     def traffic_bytes(self, dims: dict[str, int], types: dict[str, str]) -> int:
@@ -262,8 +271,26 @@ def load_op(path: Path) -> Op:
                 vtr.fail(f"expected a tensor param of the op, got {pname!r}", pname)
             traffic[pname] = vtr.expr(pname)
             _check_names(vtr, traffic[pname], known, pname)
-    return Op(name, doc, dims, types, params, tuple(requires), reference, tol, cases, flops, str(path), traffic,
-              v.data)
+    op = Op(name, doc, dims, types, params, tuple(requires), reference, tol, cases, flops, str(path), traffic,
+            v.data)
+    _evaluate_at_cases(vc, op, [(f"params.{p.name}.shape", e) for p in params.values() for e in p.shape]
+                       + [(f"traffic.{n}", e) for n, e in traffic.items()] + [("flops", e) for e in (flops,) if e])
+    _evaluate_at_cases(vc, op, [(f"params.{p.name}.values", e) for p in params.values() for e in (p.values or ())],
+                       nonneg=False)
+    return op
+
+
+def _evaluate_at_cases(v: _V, op: Op, exprs: list[tuple[str, Expr]], nonneg=True) -> None:
+    """Every expression evaluates at every named case (no division by zero, no runaway values) and,
+    where nonneg, to a non-negative size."""
+    for cname, dims in op.cases.items():
+        for where, e in exprs:
+            try:
+                x = e(dims)
+            except ExprError as err:
+                v.fail(f"case {cname} {dims}: {where} cannot be evaluated: {err}")
+            if nonneg and x < 0:
+                v.fail(f"case {cname} {dims}: {where} = {e.text} is negative ({x})")
 
 
 @dataclass(frozen=True)
@@ -389,8 +416,19 @@ def load_variant(path: Path, ops: dict[str, Op]) -> Variant:
     source = v.string("source")
     if "/" in source or "\\" in source or source.startswith("."):
         v.fail("expected a file name beside the YAML (no folders)", "source")
-    if not (path.parent / source).is_file():
+    src = path.parent / source
+    if src.is_symlink():
+        v.fail("the source must be a file beside the YAML, not a symbolic link", "source")
+    if not src.is_file():
         v.fail(f"source file {source!r} not found beside {path.name}", "source")
+    if src.stat().st_size > SOURCE_MAX_BYTES:
+        v.fail(f"refused: source larger than {SOURCE_MAX_BYTES} bytes (1 MiB)", "source")
+    try:
+        why = source_problem(src.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as e:
+        why = f"cannot read: {type(e).__name__}"
+    if why:
+        v.fail(f"refused: {why}", "source")
     types: dict[str, str] = {}
     if "types" in v.data:
         vt = v.sub("types").mapping()
@@ -449,18 +487,26 @@ def load_variant(path: Path, ops: dict[str, Op]) -> Variant:
     prov = v.get("provenance", {}) or {}
     if not isinstance(prov, dict):
         v.fail("expected a mapping (author, generator, date, from)", "provenance")
-    return Variant(opname, name, safety, source, types, launches, scratch, options, det, prov, str(path), v.data)
+    variant = Variant(opname, name, safety, source, types, launches, scratch, options, det, prov, str(path), v.data)
+    _evaluate_at_cases(v, op, [(f"scratch.{s.name}.shape", e) for s in scratch.values() for e in s.shape])
+    _evaluate_at_cases(v, op, [(f"launch {ln.entry} argument", a.expr) for ln in launches for a in ln.args
+                               if a.expr is not None], nonneg=False)
+    why = launch_problems(variant, op, op.cases)
+    if why:
+        more = f" (and {len(why) - 1} more)" if len(why) > 1 else ""
+        at = vls if "launches" in v.data else v.sub("launch")
+        at.fail(f"launch geometry outside the CUDA limits: {why[0]}{more}")
+    return variant
 
 
 def _load_yaml(path: Path):
     try:
-        text = path.read_text(encoding="utf-8")
+        return load_metadata(path)
     except (OSError, UnicodeDecodeError) as e:
         raise SchemaError(path, "", f"cannot read: {e}") from None
-    try:
-        data = yaml.safe_load(text)
+    except YamlRefused as e:
+        raise SchemaError(path, "", f"refused: {e}") from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark else ""
         raise SchemaError(path, "", f"not valid YAML{where}: {getattr(e, 'problem', e)}") from None
-    return data

@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import Progress
 from rich.table import Table
 
@@ -77,7 +78,7 @@ def run_verify(args) -> int:
     out, err = Console(), Console(stderr=True)
     cat = load_catalog()
     for e in cat.errors:
-        err.print(f"[yellow]skipped[/] {e}", highlight=False)
+        err.print(f"[yellow]skipped[/] {escape(str(e))}", highlight=False)
     entries = cat.entries
     if args.op:
         unknown = sorted(set(args.op) - set(cat.ops))
@@ -89,7 +90,7 @@ def run_verify(args) -> int:
         try:
             entries = [cat.find(k) for k in args.variants]
         except KeyError as x:
-            err.print(f"[red]{x.args[0]}[/]")
+            err.print(f"[red]{escape(x.args[0])}[/]")
             return EXIT_USAGE
     if not entries:
         err.print("[red]no variants selected[/]")

@@ -116,10 +116,11 @@ def test_verify_cli_survives_hangs_and_stores_everything(tmp_path, monkeypatch, 
     # numerics that were decided are; a variant cut off by the wall-clock limit stores nothing
     assert not Store().query(stage="verdict")
     stored = {r["name"]: r["payload"] for r in Store().query(stage="numerics")}
-    assert set(stored) == {n for n, r in rows.items() if r["numerics"] in ("pass", "fail")} - {"broken_hangs"}
+    cut_off = {n for n, r in rows.items() if any("exceeded its time limit" in w for w in r["reasons"])}
+    assert set(stored) == set(rows) - cut_off and "add_bf16_vec" in stored
     if _has_emulator():
         assert rows["add_bf16_vec"]["verdict"] == "unsafe", rows["add_bf16_vec"]["reasons"]
-        assert any(re.search("time limit|step limit|step budget", w) for w in rows["broken_hangs"]["reasons"])
+        assert any(re.search("time limit|step budget", w) for w in rows["broken_hangs"]["reasons"])
         assert load_catalog().find("add_bf16_vec")
     else:
         assert rows["add_bf16_vec"]["numerics"] == "not-run"

@@ -1,0 +1,63 @@
+"""Reading untrusted YAML metadata: a size limit on the file, and a SafeLoader that refuses anchors and
+aliases (so a small file cannot expand into gigabytes: the "billion laughs" alias bomb) and nesting
+deeper than any op or variant needs. Failures are YamlRefused, with a sentence saying why."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from yaml.events import AliasEvent, CollectionStartEvent, ScalarEvent
+
+from .limits import METADATA_MAX_BYTES
+
+MAX_DEPTH = 32
+
+
+class YamlRefused(ValueError):
+    pass
+
+
+class NoAliasLoader(yaml.SafeLoader):
+    """yaml.SafeLoader without anchors (&a), aliases (*a) or merge keys built from them, and with a
+    bound on nesting (the composer recurses once per level)."""
+
+    def compose_node(self, parent, index):
+        event = self.peek_event()
+        if isinstance(event, AliasEvent):
+            raise YamlRefused(f"YAML aliases (*{event.anchor}) are not allowed in kreg metadata"
+                              f"{_line(event)}")
+        if isinstance(event, (ScalarEvent, CollectionStartEvent)) and event.anchor is not None:
+            raise YamlRefused(f"YAML anchors (&{event.anchor}) are not allowed in kreg metadata{_line(event)}")
+        self._depth = getattr(self, "_depth", 0) + 1
+        try:
+            if self._depth > MAX_DEPTH:
+                raise YamlRefused(f"YAML nested deeper than {MAX_DEPTH} levels{_line(event)}")
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
+def _line(event) -> str:
+    mark = getattr(event, "start_mark", None)
+    return f" (line {mark.line + 1})" if mark else ""
+
+
+def load_metadata(path: Path):
+    """The YAML document at path. Raises OSError or UnicodeDecodeError if it cannot be read, YamlRefused
+    if it is too large or uses anchors or aliases, yaml.YAMLError if it is not valid YAML."""
+    path = Path(path)
+    if path.is_symlink():
+        raise YamlRefused("metadata file is a symbolic link (submit the file itself)")
+    if not path.is_file():
+        raise YamlRefused("not a regular file")
+    with open(path, "rb") as f:
+        raw = f.read(METADATA_MAX_BYTES + 1)
+    if len(raw) > METADATA_MAX_BYTES:
+        raise YamlRefused(f"metadata file larger than {METADATA_MAX_BYTES} bytes")
+    text = raw.decode("utf-8")
+    try:
+        return yaml.load(text, Loader=NoAliasLoader)
+    except ValueError as e:           # e.g. an integer literal with more digits than Python converts
+        if isinstance(e, YamlRefused):
+            raise
+        raise YamlRefused(f"a value cannot be read: {e}") from None
