@@ -42,7 +42,7 @@ def _time_batches(cp, fn, batches: int, per_batch: int, warmup: int = 3) -> list
 def _time_graph(dev: GpuDevice, launch, count: int, batches: int) -> list[float]:
     """Seconds per call of launch(i, stream) for i < count, captured once as a CUDA graph and replayed
     (no host launch overhead between kernels, as in the engine's decode graph)."""
-    cp, stream = dev.cp, dev.rt.stream()
+    cp, stream = dev.cp, dev.rt.stream(non_blocking=True)
     graph = dev.rt.capture(lambda s: [launch(i, s) for i in range(count)])
     graph.replay(stream)
     stream.sync()

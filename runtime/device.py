@@ -42,8 +42,11 @@ class Device:
             raise ValueError(f"negative size {nbytes}")
         return self._alloc(int(nbytes), name)
 
-    def stream(self) -> Stream:
-        return Stream(self, self._new_stream_handle())
+    def stream(self, non_blocking: bool = False) -> Stream:
+        """A new stream. By default it is ordered with the default stream, which Buffer copies use (a
+        copy, then a launch here, then a copy back need no sync in between); non_blocking=True drops
+        that ordering (the GPU's cudaStreamNonBlocking)."""
+        return Stream(self, self._new_stream_handle(non_blocking))
 
     def sync(self) -> None:
         self._sync(None)
@@ -57,10 +60,13 @@ class Device:
                 fn(g.stream)
         return g
 
+    def _function(self, module, entry):
+        return None
+
     def _default_stream_handle(self):
         return None
 
-    def _new_stream_handle(self):
+    def _new_stream_handle(self, non_blocking):
         return None
 
     def __repr__(self):

@@ -37,6 +37,7 @@ class GpuModule:
         fn = self._fns.get(entry)
         if fn is None:
             fn = self._fns[entry] = self._mod.get_function(entry)
+            fn.kernel                                                # loads the module now
         if shared > max(48 * 1024, self._shared.get(entry, 0)):   # opt in past 48 KiB of dynamic shared
             fn.max_dynamic_shared_size_bytes = self._shared[entry] = shared
         return fn
@@ -47,7 +48,7 @@ class GpuModule:
 
 
 def launch_ex(fn, config, args, stream_ptr: int) -> None:
-    """cuLaunchKernelEx with the config's attributes."""
+    """cuLaunchKernelEx with the config's attributes; fn is a cupy RawKernel (fn.kernel.ptr: its CUfunction)."""
     from cuda.bindings import driver as drv
     cfg = drv.CUlaunchConfig()
     cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = config.grid
@@ -63,7 +64,7 @@ def launch_ex(fn, config, args, stream_ptr: int) -> None:
     cfg.attrs, cfg.numAttrs = attrs, len(attrs)
     values = [np.array([a]) for a in args]                       # kept alive through the call
     ptrs = np.array([v.ctypes.data for v in values], dtype=np.uint64)
-    (err,) = drv.cuLaunchKernelEx(cfg, drv.CUfunction(int(fn.ptr)), int(ptrs.ctypes.data), 0)
+    (err,) = drv.cuLaunchKernelEx(cfg, drv.CUfunction(int(fn.kernel.ptr)), int(ptrs.ctypes.data), 0)
     if err != drv.CUresult.CUDA_SUCCESS:
         raise RuntimeError(f"cuLaunchKernelEx: {err.name}")
 
@@ -87,14 +88,17 @@ class Gpu(Device):
     def _default_stream_handle(self):
         return self.cp.cuda.Stream.null
 
-    def _new_stream_handle(self):
-        return self.cp.cuda.Stream(non_blocking=True)
+    def _new_stream_handle(self, non_blocking):
+        return self.cp.cuda.Stream(non_blocking=non_blocking)
 
     def _load(self, ptx, digest):
         try:
             return GpuModule(ptx)
         except Exception as e:
             raise LoadError(f"cannot load PTX {digest[:12]} on {self.describe()}: {type(e).__name__}: {e}") from e
+
+    def _function(self, module, entry):
+        return module.handle.function(entry)
 
     def _alloc(self, nbytes, name):
         arr = self.cp.empty(nbytes, dtype=self.cp.uint8)
@@ -108,7 +112,8 @@ class Gpu(Device):
 
     def _launch(self, kernel, config, args, stream):
         try:
-            fn = kernel.module.handle.function(kernel.entry, config.shared)
+            fn = kernel.handle if config.shared <= 48 * 1024 else kernel.module.handle.function(kernel.entry,
+                                                                                             config.shared)
             if config.attributes:
                 launch_ex(fn, config, args, stream.handle.ptr)
             else:

@@ -8,7 +8,8 @@ class Graph:
     `with dev.capture() as g: k.launch(cfg, ..., stream=g.stream)`; then `g.replay(stream)`."""
 
     def __init__(self, device):
-        self.device, self.stream, self.handle = device, device.stream(), None
+        # captured on a stream of its own, unordered with the default stream (which no capture may touch)
+        self.device, self.stream, self.handle = device, device.stream(non_blocking=True), None
 
     def __enter__(self) -> Graph:
         self.device._begin_capture(self.stream)

@@ -14,7 +14,8 @@ class Buffer:
         self.device, self.array, self.ptr, self.nbytes = device, array, int(ptr), int(nbytes)
 
     def copy_from(self, data, offset: int = 0) -> Buffer:
-        """Write the bytes of an array at `offset` (synchronous)."""
+        """Write the bytes of an array at `offset` (on the GPU through the default stream, which every
+        stream but a non-blocking one waits for)."""
         b = raw(data)
         if offset < 0 or offset + b.size > self.nbytes:
             raise ValueError(f"writing {b.size} bytes at offset {offset} into a {self.nbytes}-byte buffer")
@@ -23,7 +24,7 @@ class Buffer:
 
     def copy_to(self, offset: int = 0, nbytes: int | None = None) -> np.ndarray:
         """A host copy of the bytes [offset, offset + nbytes) as uint8 (synchronous; on the GPU it waits
-        for the default stream only: sync the stream you launched on first)."""
+        for the default stream and the streams ordered with it, not for non-blocking ones)."""
         nbytes = self.nbytes - offset if nbytes is None else nbytes
         if offset < 0 or nbytes < 0 or offset + nbytes > self.nbytes:
             raise ValueError(f"reading {nbytes} bytes at offset {offset} from a {self.nbytes}-byte buffer")

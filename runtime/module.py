@@ -34,11 +34,14 @@ class Module:
 
 
 class Kernel:
-    """One entry point; launch() types the arguments from its PTX params and hands them to the stream."""
+    """One entry point; launch() types the arguments from its PTX params and hands them to the stream.
+    `handle` is the device's function (None on the CPU), resolved here so that no module is loaded
+    while a graph captures."""
 
     def __init__(self, module: Module, entry: str):
         self.module, self.entry = module, entry
         self.params = module.parsed.kernel(entry).params
+        self.handle = module.device._function(module, entry)
 
     def launch(self, config: LaunchConfig, *args, stream=None):
         """Run (or, while the stream captures, record) one launch. Arguments: buffers (or anything with
