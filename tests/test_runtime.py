@@ -160,3 +160,21 @@ def test_saxpy_example_runs(kind, kreg_home):
                        timeout=300, env=dict(os.environ, KREG_HOME=str(kreg_home)))
     assert p.returncode == 0, p.stderr[-3000:]
     assert "launch and graph replay OK" in p.stdout
+
+
+def test_runtime_imports_only_registry_and_checker():
+    """The layers: registry <- checker <- runtime <- conformance <- engine; and the CPU path never
+    imports CuPy."""
+    import ast
+    root = Path(__file__).resolve().parent.parent / "runtime"
+    for f in root.glob("*.py"):
+        for node in ast.walk(ast.parse(f.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else []
+            for n in names:
+                assert not n.startswith(("kreg.conformance", "kreg.engine", "kreg.pipeline", "kreg.registry.cli")), \
+                    f"{f.name} imports {n}"
+    code = ("import sys, numpy as np; from kreg import runtime; d = runtime.device('cpu'); b = d.alloc(8); "
+            "assert 'cupy' not in sys.modules and 'kreg.conformance' not in sys.modules")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
