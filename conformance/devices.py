@@ -1,23 +1,24 @@
-"""Where conformance runs a kernel: the CPU (kreg's PTX emulator) or the GPU (CuPy, the exact PTX).
-Both hand out guarded buffers: one allocation of guard + data + guard bytes whose pointer is the data
-start, so a write before or after a buffer lands in a guard that is checked afterwards."""
+"""Where conformance runs a kernel: the CPU (kreg's PTX emulator) or the GPU, both through kreg.runtime
+(which loads the exact PTX and launches it). Both hand out guarded buffers: one allocation of guard +
+data + guard bytes whose pointer is the data start, so a write before or after a buffer lands in a guard
+that is checked afterwards."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
 
+from kreg import runtime
 from kreg.registry.limits import STEPS_CAP, step_budget
 
-from .launch import BoundLaunch, GpuModule, parsed
+from .launch import BoundLaunch
+
+# The kernel did not complete: a fault, a trap, an out-of-bounds access or a step limit (`kind` says which).
+LaunchFailure = runtime.LaunchError
 
 
-class LaunchFailure(RuntimeError):
-    """The kernel did not complete: a fault, a trap, an out-of-bounds access or a step limit."""
-
-    def __init__(self, kind: str, message: str):
-        self.kind = kind
-        super().__init__(message)
+def config(bl: BoundLaunch) -> runtime.LaunchConfig:
+    return runtime.LaunchConfig(bl.grid, bl.block, bl.shared)
 
 
 @dataclass
@@ -110,41 +111,43 @@ class Device:
 
 
 class CpuDevice(Device):
-    """The PTX emulator (kreg.checker.emulator): every launch runs all threads on the CPU."""
+    """The PTX emulator (kreg.checker.emulator) through kreg.runtime: every launch runs all threads on
+    the CPU; with `observe` it records every access, and accesses into a guard are reported."""
     name = "cpu"
 
     def __init__(self, max_cost: int = STEPS_CAP):
-        from kreg.checker import emulator
-        self._emu = emulator
-        self.mem = emulator.Memory()
+        self.rt = runtime.device("cpu", max_cost=max_cost)
         self.max_cost = max_cost
         self._stray: list[str] = []
 
+    @property
+    def mem(self):
+        return self.rt.mem
+
     def _alloc(self, nbytes, name):
-        addr = self.mem.alloc(nbytes, name=name)
-        return addr, addr
+        b = self.rt.alloc(nbytes, name)
+        return b, b.ptr
 
     def _write(self, handle, offset, data):
-        self.mem.view(handle)[offset:offset + data.size] = data
+        handle.copy_from(data, offset)
 
     def _read(self, handle):
-        return self.mem.view(handle)
+        return handle.array
 
     def load(self, ptx: str):
-        return parsed(ptx)
+        return self.rt.load(ptx)
 
     def launch(self, module, bl: BoundLaunch) -> None:
         threads = int(np.prod(bl.grid, dtype=np.int64)) * int(np.prod(bl.block, dtype=np.int64))
         budget = min(self.max_cost, step_budget(threads, self.work_elements))
+        self.rt.trace, self.rt.atomic_seed, self.rt.max_cost = self.observe, self.atomic_seed, budget
         try:
-            res = self._emu.launch(module, bl.entry, bl.grid, bl.block, bl.shared, bl.args, self.mem,
-                                   max_cost=budget, trace=self.observe, atomic_seed=self.atomic_seed)
-        except self._emu.EmulatorError as e:
-            kind = getattr(e, "kind", "error")
-            what = (f"did not finish within {budget} (the budget for {threads} threads and {self.work_elements} "
-                    "buffer elements)"
-                    if kind == "step-limit" else kind)
-            raise LaunchFailure(kind, f"{bl.entry}: {what}: {e}") from None
+            res = module.kernel(bl.entry).launch(config(bl), *bl.args)
+        except LaunchFailure as e:
+            if e.kind != "step-limit":
+                raise
+            raise LaunchFailure(e.kind, f"{e} (the budget for {threads} threads and {self.work_elements} "
+                                "buffer elements)") from None
         if res.accesses:
             self._stray += stray(bl.entry, res.accesses, self.buffers)
 
@@ -153,7 +156,7 @@ class CpuDevice(Device):
         return out
 
     def describe(self) -> str:
-        return "cpu (kreg PTX emulator)"
+        return self.rt.describe()
 
 
 def stray(entry: str, accesses, buffers: list[Guarded], limit: int = 3) -> list[str]:
@@ -180,61 +183,52 @@ def stray(entry: str, accesses, buffers: list[Guarded], limit: int = 3) -> list[
 
 
 class GpuDevice(Device):
-    """The current CUDA GPU through CuPy; launches are synchronised so a fault is raised here."""
+    """The current CUDA GPU through kreg.runtime; launches are synchronised so a fault is raised here."""
     name = "gpu"
     guard = 4096
 
     def __init__(self):
-        import cupy
-        self.cp = cupy
-        props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
-        self.device_name = props["name"].decode()
-        self.l2_bytes = int(props.get("l2CacheSize", 50 << 20))
-        self._keep = []
+        self.rt = runtime.device("gpu")
+        self.cp, self.device_name, self.l2_bytes = self.rt.cp, self.rt.name, self.rt.l2_bytes
 
     def _alloc(self, nbytes, name):
-        arr = self.cp.empty(nbytes, dtype=self.cp.uint8)
-        return arr, int(arr.data.ptr)
+        b = self.rt.alloc(nbytes, name)
+        return b, b.ptr
 
     def _write(self, handle, offset, data):
-        handle[offset:offset + data.size].set(data)
+        handle.copy_from(data, offset)
 
     def _read(self, handle):
-        return self.cp.asnumpy(handle)
+        return handle.copy_to()
 
     def _read_range(self, handle, offset, nbytes):
-        return self.cp.asnumpy(handle[offset:offset + nbytes])
+        return handle.copy_to(offset, nbytes)
 
     def snapshot(self, buf, data):
         """A copy on the device (compared there: no transfer of the whole input back)."""
-        return buf.handle[buf.guard:buf.guard + buf.nbytes].copy()
+        return buf.handle.array[buf.guard:buf.guard + buf.nbytes].copy()
 
     def changed(self, buf, snap, dtype):
-        now = buf.handle[buf.guard:buf.guard + buf.nbytes]
+        now = buf.handle.array[buf.guard:buf.guard + buf.nbytes]
         return self.cp.asnumpy(self.cp.flatnonzero(now.view(dtype) != snap.view(dtype)))
 
     def load(self, ptx: str):
-        return parsed(ptx), GpuModule(ptx)
+        return self.rt.load(ptx)
 
     def launch(self, module, bl: BoundLaunch) -> None:
-        try:
-            module[1].launch(bl)
-        except Exception as e:
-            raise LaunchFailure("launch", f"{bl.entry}: launch failed: {type(e).__name__}: {e}") from None
+        module.kernel(bl.entry).launch(config(bl), *bl.args)
 
     def sync(self) -> None:
-        try:
-            self.cp.cuda.Device().synchronize()
-        except Exception as e:
-            raise LaunchFailure("fault", f"the kernel faulted: {type(e).__name__}: {e}") from None
+        self.rt.sync()
 
     def describe(self) -> str:
-        return f"gpu ({self.device_name}, driver {self.cp.cuda.runtime.driverGetVersion()})"
+        return self.rt.describe()
 
 
 def ptx_module(device: Device, module):
-    """The parsed PTX module of what device.load() returned (bind() needs its param types)."""
-    return module[0] if isinstance(module, tuple) else module
+    """The parsed PTX module of what device.load() returned (bind() needs its param types): a
+    runtime.Module's `parsed`, or the module itself where a test double loads a parsed one."""
+    return getattr(module, "parsed", module)
 
 
 def open_device(kind: str) -> Device:

@@ -1,16 +1,16 @@
-"""Binding a variant's launches to concrete buffers and dims, and running the exact PTX on a GPU
-(CuPy). The CPU device (the PTX emulator) takes the same bound arguments."""
+"""Binding a variant's launches to concrete buffers and dims; kreg.runtime loads and runs the exact PTX
+(GpuModule and parsed live there now) on the GPU or the CPU emulator with the same bound arguments."""
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
-from functools import cache
 import numpy as np
 
 from kreg.checker import ptx as P
 from kreg.registry.expr import ExprError
 from kreg.registry.limits import geometry_problems
 from kreg.registry.schema import DTYPES, Launch, Op, Variant
+from kreg.runtime import parsed  # noqa: F401  (moved to kreg.runtime)
+from kreg.runtime.gpu import GpuModule  # noqa: F401  (moved to kreg.runtime)
 
 # PTX param type -> NumPy scalar type used to pass it by value
 PARAM_NP = {"u64": np.uint64, "s64": np.int64, "b64": np.uint64, "u32": np.uint32, "s32": np.int32,
@@ -107,31 +107,3 @@ def buffer_sizes(variant: Variant, op: Op, dims: dict[str, int]) -> dict[str, in
     for s in variant.scratch.values():
         sizes[s.name] = int(np.prod(variant.scratch_shape(s.name, dims), dtype=np.int64)) * DTYPES[s.dtype][0]
     return sizes
-
-
-class GpuModule:
-    """The exact PTX text loaded on the current GPU through CuPy (after checking the driver accepts it)."""
-
-    def __init__(self, ptx: str):
-        import cupy
-        from kreg.checker.compile import _home, check_driver_accepts
-        from kreg.checker.ptx_cache import exact_file
-        check_driver_accepts(ptx, cupy.cuda.runtime.driverGetVersion())
-        # CuPy reads the file lazily, so it is a file named by the sha256 it must match
-        self.sha256 = hashlib.sha256(ptx.encode()).hexdigest()
-        path = exact_file(_home() / "cache" / "ptx", ptx)
-        self._mod = cupy.RawModule(path=str(path))
-        self._fns = {}
-
-    def launch(self, bl: BoundLaunch, stream=None) -> None:
-        fn = self._fns.get(bl.entry)
-        if fn is None:
-            fn = self._fns[bl.entry] = self._mod.get_function(bl.entry)
-            if bl.shared > 48 * 1024:
-                fn.max_dynamic_shared_size_bytes = bl.shared
-        fn(bl.grid, bl.block, bl.args, shared_mem=bl.shared, stream=stream)
-
-
-@cache
-def parsed(ptx: str) -> P.Module:
-    return P.parse(ptx)

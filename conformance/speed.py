@@ -12,7 +12,7 @@ import numpy as np
 
 from kreg.registry.schema import Op, Variant
 
-from .devices import GpuDevice, ptx_module
+from .devices import GpuDevice, config, ptx_module
 from .dtypes import encode, itemsize
 from .inputs import index_values, make_inputs, output_params, poison_bytes, to_bytes
 from .launch import bind, buffer_sizes
@@ -39,24 +39,19 @@ def _time_batches(cp, fn, batches: int, per_batch: int, warmup: int = 3) -> list
     return out
 
 
-def _time_graph(cp, launch, count: int, batches: int) -> list[float]:
+def _time_graph(dev: GpuDevice, launch, count: int, batches: int) -> list[float]:
     """Seconds per call of launch(i, stream) for i < count, captured once as a CUDA graph and replayed
     (no host launch overhead between kernels, as in the engine's decode graph)."""
-    stream = cp.cuda.Stream(non_blocking=True)
-    stream.begin_capture()
-    try:
-        for i in range(count):
-            launch(i, stream)
-    finally:
-        graph = stream.end_capture()
-    graph.launch(stream)
-    stream.synchronize()
+    cp, stream = dev.cp, dev.rt.stream(non_blocking=True)
+    graph = dev.rt.capture(lambda s: [launch(i, s) for i in range(count)])
+    graph.replay(stream)
+    stream.sync()
     out = []
     for _ in range(batches):
         start, stop = cp.cuda.Event(), cp.cuda.Event()
-        start.record(stream)
-        graph.launch(stream)
-        stop.record(stream)
+        start.record(stream.handle)
+        graph.replay(stream)
+        stop.record(stream.handle)
         stop.synchronize()
         out.append(cp.cuda.get_elapsed_time(start, stop) * 1e-3 / count)
     return out
@@ -133,11 +128,11 @@ def time_case(dev: GpuDevice, module, variant: Variant, op: Op, dims: dict[str, 
     is_ptr = [[isinstance(a, np.uint64) and int(a) in per_set for a in bl.args] for bl in first_set]
     bound = [[replace(bl, args=tuple(np.uint64(int(a) + i * set_bytes) if p else a for a, p in zip(bl.args, isp)))
               for bl, isp in zip(first_set, is_ptr)] for i in range(nsets)]
-    gm = module[1]
+    sets_of = [[(module.kernel(bl.entry), config(bl), bl.args) for bl in b] for b in bound]
 
     def one(i, stream=None):
-        for bl in bound[i % nsets]:
-            gm.launch(bl, stream)
+        for kernel, cfg, args in sets_of[i % nsets]:
+            kernel.launch(cfg, *args, stream=stream)
 
     probe = _time_batches(cp, one, 1, 3, warmup=1)[0]
     per_batch = max(1, min(2000, math.ceil(min_batch_s / max(probe, 1e-7))))
@@ -146,7 +141,7 @@ def time_case(dev: GpuDevice, module, variant: Variant, op: Op, dims: dict[str, 
         if not graph:
             raise RuntimeError("graphs off")
         # every set once per replay, so a set is reused only after all the others (past L2)
-        ts = _time_graph(cp, one, max(per_batch, nsets), batches)
+        ts = _time_graph(dev, one, max(per_batch, nsets), batches)
     except Exception as e:
         if graph:
             timing = f"stream (graph capture failed: {type(e).__name__}: {e})"
