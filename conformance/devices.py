@@ -4,6 +4,7 @@ data + guard bytes whose pointer is the data start, so a write before or after a
 that is checked afterwards."""
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 import numpy as np
@@ -183,43 +184,59 @@ def stray(entry: str, accesses, buffers: list[Guarded], limit: int = 3) -> list[
 
 
 class GpuDevice(Device):
-    """The current CUDA GPU through kreg.runtime; launches are synchronised so a fault is raised here."""
+    """The current CUDA GPU through kreg.runtime; launches are synchronised so a fault is raised here.
+    With a `turn` (kreg.isolate.Turn, shared by the processes using this GPU), every use of the GPU is
+    taken as a turn, so that a variant being timed (speed.py holds the turn) has the GPU to itself while
+    the host-side work of other variants' numerics goes on."""
     name = "gpu"
     guard = 4096
 
-    def __init__(self):
+    def __init__(self, turn=None):
         self.rt = runtime.device("gpu")
         self.cp, self.device_name, self.l2_bytes = self.rt.cp, self.rt.name, self.rt.l2_bytes
+        self.turn = turn if turn is not None else nullcontext()
 
     def _alloc(self, nbytes, name):
-        b = self.rt.alloc(nbytes, name)
+        with self.turn:
+            b = self.rt.alloc(nbytes, name)
         return b, b.ptr
 
     def _write(self, handle, offset, data):
-        handle.copy_from(data, offset)
+        with self.turn:
+            handle.copy_from(data, offset)
+            self.rt.sync()
 
     def _read(self, handle):
-        return handle.copy_to()
+        with self.turn:
+            return handle.copy_to()
 
     def _read_range(self, handle, offset, nbytes):
-        return handle.copy_to(offset, nbytes)
+        with self.turn:
+            return handle.copy_to(offset, nbytes)
 
     def snapshot(self, buf, data):
         """A copy on the device (compared there: no transfer of the whole input back)."""
-        return buf.handle.array[buf.guard:buf.guard + buf.nbytes].copy()
+        with self.turn:
+            snap = buf.handle.array[buf.guard:buf.guard + buf.nbytes].copy()
+            self.rt.sync()
+        return snap
 
     def changed(self, buf, snap, dtype):
-        now = buf.handle.array[buf.guard:buf.guard + buf.nbytes]
-        return self.cp.asnumpy(self.cp.flatnonzero(now.view(dtype) != snap.view(dtype)))
+        with self.turn:
+            now = buf.handle.array[buf.guard:buf.guard + buf.nbytes]
+            return self.cp.asnumpy(self.cp.flatnonzero(now.view(dtype) != snap.view(dtype)))
 
     def load(self, ptx: str):
         return self.rt.load(ptx)
 
     def launch(self, module, bl: BoundLaunch) -> None:
-        module.kernel(bl.entry).launch(config(bl), *bl.args)
+        with self.turn:            # the launch and its end inside one turn
+            module.kernel(bl.entry).launch(config(bl), *bl.args)
+            self.rt.sync()
 
     def sync(self) -> None:
-        self.rt.sync()
+        with self.turn:
+            self.rt.sync()
 
     def describe(self) -> str:
         return self.rt.describe()
@@ -231,7 +248,7 @@ def ptx_module(device: Device, module):
     return getattr(module, "parsed", module)
 
 
-def open_device(kind: str) -> Device:
+def open_device(kind: str, turn=None) -> Device:
     """The device by name; raises RuntimeError saying why it is not available."""
     if kind == "cpu":
         try:
@@ -240,7 +257,7 @@ def open_device(kind: str) -> Device:
             raise RuntimeError(f"the CPU device needs kreg.checker.emulator, which is not available ({e})") from None
     if kind == "gpu":
         try:
-            return GpuDevice()
+            return GpuDevice(turn)
         except Exception as e:
             raise RuntimeError(f"no usable GPU ({type(e).__name__}: {e})") from None
     raise RuntimeError(f"unknown device {kind!r} (cpu or gpu)")

@@ -111,15 +111,26 @@ def time_case(dev: GpuDevice, module, variant: Variant, op: Op, dims: dict[str, 
             soff += pad[n]
         else:
             off += pad[n]
-    arena = cp.empty(nsets * set_bytes, dtype=cp.uint8)
-    sets = arena.reshape(nsets, set_bytes)
-    sets[:] = cp.asarray(image)
+    redrawn = {}                  # index params drawn afresh for every other set (host side, before the turn)
     for n in sizes:
         p = op.params.get(n)
         if shared and n not in shared and p is not None and p.values is not None and n in first and nsets > 1:
             vals = index_values(op, n, dims, rng, (nsets - 1, first[n].size))
-            sets[1:, offsets[n]:offsets[n] + sizes[n]] = cp.asarray(
-                np.ascontiguousarray(encode(vals, dtypes[n])).view(np.uint8).reshape(nsets - 1, -1))
+            redrawn[n] = np.ascontiguousarray(encode(vals, dtypes[n])).view(np.uint8).reshape(nsets - 1, -1)
+    del first
+    with dev.turn:                # the GPU to this variant alone from here on
+        return _time_sets(dev, module, variant, op, dims, copy_bw, sizes, image, shared_image, offsets, redrawn,
+                          shared, set_bytes, touched, nsets, traffic, batches, min_batch_s, graph)
+
+
+def _time_sets(dev, module, variant, op, dims, copy_bw, sizes, image, shared_image, offsets, redrawn, shared,
+               set_bytes, touched, nsets, traffic, batches, min_batch_s, graph) -> dict:
+    cp = dev.cp
+    arena = cp.empty(nsets * set_bytes, dtype=cp.uint8)
+    sets = arena.reshape(nsets, set_bytes)
+    sets[:] = cp.asarray(image)
+    for n, bits in redrawn.items():
+        sets[1:, offsets[n]:offsets[n] + sizes[n]] = cp.asarray(bits)
     shared_arena = cp.asarray(shared_image)
     base, sbase = int(arena.data.ptr), int(shared_arena.data.ptr)
     ptrs = {n: (sbase if n in shared else base) + o for n, o in offsets.items()}
@@ -162,7 +173,9 @@ def time_case(dev: GpuDevice, module, variant: Variant, op: Op, dims: dict[str, 
 def measure(dev: GpuDevice, ptx: str, variant: Variant, op: Op, cases: dict[str, dict[str, int]],
             copy_bw: float | None = None) -> dict:
     """Every given case timed; the summary is the case that moves the most bytes."""
-    copy_bw = copy_bw or copy_bandwidth(dev)
+    if not copy_bw:
+        with dev.turn:
+            copy_bw = copy_bandwidth(dev)
     module = dev.load(ptx)
     per_case = {name: time_case(dev, module, variant, op, dims, copy_bw) for name, dims in cases.items()}
     big = max(cases, key=lambda n: op.traffic_bytes(cases[n], variant.types))

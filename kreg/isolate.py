@@ -38,6 +38,35 @@ class Outcome:
         return self.status == "ok"
 
 
+class Turn:
+    """An exclusive turn shared by processes (the GPU while a variant is timed): made in the parent,
+    passed to children, taken with `with turn:`. A child killed while holding it does not wedge the
+    others: run() gives the turn back for it."""
+
+    def __init__(self, wait_s: float = 900.0):
+        ctx = mp.get_context("spawn")
+        self._lock, self._holder, self.wait_s = ctx.Lock(), ctx.Value("i", 0, lock=False), wait_s
+        _turns.append(self)
+
+    def __enter__(self):
+        if not self._lock.acquire(timeout=self.wait_s):
+            raise TimeoutError(f"no turn on the shared device within {self.wait_s:g} s")
+        self._holder.value = os.getpid()
+        return self
+
+    def __exit__(self, *exc):
+        self._holder.value = 0
+        self._lock.release()
+
+    def recover(self, pid: int) -> None:
+        if self._holder.value == pid:
+            self._holder.value = 0
+            self._lock.release()
+
+
+_turns: list[Turn] = []
+
+
 def in_child() -> bool:
     return os.environ.get(_CHILD_ENV) == str(os.getpid())
 
@@ -114,6 +143,8 @@ def _reap(proc) -> None:
     if proc.is_alive():
         proc.kill()
     proc.join(5)
+    for turn in _turns:              # a turn the killed child held is given back
+        turn.recover(proc.pid)
 
 
 def _rss_mb(pid: int) -> float:

@@ -1,14 +1,13 @@
 """The verify pipeline: compile -> prove -> numerics -> speed -> decide, for one variant. Each stage runs
 in its own child process (kreg.isolate) with a time and a memory limit, one after the other, never
 nested, and each result is written to the store as soon as it is decided. Several variants may run at
-once: on the GPU their numerics share the card, but a variant is timed alone. A stage that could not run because of the
+once: on the GPU their children share one turn (gpu_turn), so a variant is timed alone while the others'
+host-side work goes on. A stage that could not run because of the
 environment (no GPU, an unwritable cache) is an environment error, never a verdict on the kernel."""
 from __future__ import annotations
 
 import json
 import os
-import threading
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 from kreg import isolate
@@ -77,11 +76,11 @@ def prove_stage(variant, op: Op, ptx: str, timeout_ms: int, budget_ms: int | Non
     return {p: json.loads(json.dumps(v.to_dict(), default=str)) for p, v in res.items()}
 
 
-def numerics_stage(variant, op: Op, ptx: str, device: str, opts: Options) -> dict:
+def numerics_stage(variant, op: Op, ptx: str, device: str, opts: Options, turn=None) -> dict:
     from kreg.conformance.devices import open_device
     from kreg.conformance.numerics import run_numerics
     try:
-        dev = open_device(device)
+        dev = open_device(device, turn)
     except RuntimeError as e:
         return {"environment": f"cannot open the {device} device: {e}"}
     num = run_numerics(dev, ptx, variant, op, choose_cases(op, variant, device, opts), seed=opts.seed)
@@ -91,7 +90,7 @@ def numerics_stage(variant, op: Op, ptx: str, device: str, opts: Options) -> dic
             "not_run_reason": num.reason if num.status == "not-run" else None}
 
 
-def speed_stage(variant, op: Op, ptx: str, opts: Options) -> dict:
+def speed_stage(variant, op: Op, ptx: str, opts: Options, turn=None) -> dict:
     from kreg.conformance.devices import open_device
     from kreg.conformance.shapes import named_cases
     from kreg.conformance.speed import measure
@@ -99,44 +98,19 @@ def speed_stage(variant, op: Op, ptx: str, opts: Options) -> dict:
     if opts.speed_cases == "largest":    # the case moving the most bytes: the one the targets name
         big = max(timed, key=lambda c: op.traffic_bytes(timed[c], variant.types))
         timed = {big: timed[big]}
-    return measure(open_device("gpu"), ptx, variant, op, timed)
+    return measure(open_device("gpu", turn), ptx, variant, op, timed)
 
 
-class GpuTurns:
-    """Shared turns for numerics (several variants' children on the GPU at once), exclusive turns for
-    timing (nothing else on the GPU while a variant is timed)."""
-
-    def __init__(self):
-        self._cv = threading.Condition()
-        self._shared = 0
-        self._exclusive = False
-
-    @contextmanager
-    def shared(self):
-        with self._cv:
-            self._cv.wait_for(lambda: not self._exclusive)
-            self._shared += 1
-        try:
-            yield
-        finally:
-            with self._cv:
-                self._shared -= 1
-                self._cv.notify_all()
-
-    @contextmanager
-    def exclusive(self):
-        with self._cv:
-            self._cv.wait_for(lambda: not self._exclusive and self._shared == 0)
-            self._exclusive = True
-        try:
-            yield
-        finally:
-            with self._cv:
-                self._exclusive = False
-                self._cv.notify_all()
+_gpu_turn: isolate.Turn | None = None
 
 
-TURNS = GpuTurns()
+def gpu_turn() -> isolate.Turn:
+    """The one turn on the GPU that this process's children share: numerics take it for each use of the
+    GPU, a timed case for the whole measurement (so it runs alone), host-side work needs none."""
+    global _gpu_turn
+    if _gpu_turn is None:
+        _gpu_turn = isolate.Turn()
+    return _gpu_turn
 
 
 # ---- the pipeline -----------------------------------------------------------------------------------
@@ -180,9 +154,9 @@ def verify_variant(entry: Entry, op: Op, device: str, opts: Options | None = Non
     else:
         res.reasons.append("checker: not run (--no-prove); proofs are unknown")
 
-    with TURNS.shared():
-        got = isolate.run(numerics_stage, v, op, ptx, device, opts, timeout_s=opts.timeout_s,
-                          memory_mb=opts.memory_mb)
+    turn = gpu_turn() if device == "gpu" else None
+    got = isolate.run(numerics_stage, v, op, ptx, device, opts, turn, timeout_s=opts.timeout_s,
+                      memory_mb=opts.memory_mb)
     res.seconds["numerics"] = round(got.seconds, 2)
     decided = False
     if got.status == "interrupted":
@@ -201,8 +175,7 @@ def verify_variant(entry: Entry, op: Op, device: str, opts: Options | None = Non
         if decided:
             record("numerics", res)
     if res.numerics == "pass" and device == "gpu" and opts.speed:
-        with TURNS.exclusive():
-            got = isolate.run(speed_stage, v, op, ptx, opts, timeout_s=opts.timeout_s, memory_mb=opts.memory_mb)
+        got = isolate.run(speed_stage, v, op, ptx, opts, turn, timeout_s=opts.timeout_s, memory_mb=opts.memory_mb)
         res.seconds["speed"] = round(got.seconds, 2)
         if got.status == "interrupted":
             return _decide(res, got)

@@ -1,0 +1,77 @@
+"""kreg.isolate: every outcome of a child comes back as data (value, error, timeout, memory, death),
+children never nest, a killed child gives back the turn it held, and a child dies with its parent."""
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from kreg import isolate
+
+
+def _nested():
+    return isolate.run(os.getpid, timeout_s=5).value      # runs in place: the same pid
+
+
+def _hold(turn, seconds):
+    with turn:
+        time.sleep(seconds)
+
+
+def _grab(turn):
+    with turn:
+        return "got it"
+
+
+def _die():
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _boom():
+    raise ValueError("bad kernel")
+
+
+def test_outcomes_are_data():
+    assert isolate.run(abs, -3, timeout_s=30).value == 3
+    got = isolate.run(_boom, timeout_s=30)
+    assert got.status == "error" and got.error == "ValueError: bad kernel" and "_boom" in got.detail
+    t = time.monotonic()
+    got = isolate.run(time.sleep, 60, timeout_s=1)
+    assert got.status == "timeout" and "time limit of 1 s" in got.error and time.monotonic() - t < 10
+    got = isolate.run(bytearray, 3 << 30, timeout_s=30, memory_mb=300)
+    assert got.status in ("memory", "error"), got
+    got = isolate.run(_die, timeout_s=30)                              # a crash
+    assert got.status == "died" and "SIGKILL" in got.error
+
+
+def test_address_limit_turns_a_runaway_allocation_into_memory_error():
+    got = isolate.run(bytearray, 8 << 30, timeout_s=30, memory_mb=256, start="fork", address_limit=True)
+    assert got.status == "error" and "MemoryError" in got.error
+
+
+def test_children_never_nest():
+    got = isolate.run(_nested, timeout_s=30)
+    assert got.ok and got.value != os.getpid()       # one child, and the inner run used it
+
+
+def test_a_killed_child_gives_back_its_turn():
+    turn = isolate.Turn(wait_s=20)
+    assert isolate.run(_hold, turn, 60, timeout_s=1).status == "timeout"
+    got = isolate.run(_grab, turn, timeout_s=30)
+    assert got.value == "got it"
+
+
+def test_child_dies_with_its_parent(tmp_path):
+    script = tmp_path / "parent.py"
+    script.write_text("import time\nfrom kreg import isolate\nif __name__ == '__main__':\n"
+                      "    isolate.run(time.sleep, 600, timeout_s=600)\n")
+    parent = subprocess.Popen([sys.executable, str(script)])
+    time.sleep(3)
+    kids = subprocess.run(["pgrep", "-P", str(parent.pid)], capture_output=True, text=True).stdout.split()
+    parent.kill()
+    parent.wait()
+    time.sleep(1)
+    assert kids, "the parent started no child"
+    for k in kids:
+        alive = subprocess.run(["ps", "-o", "stat=", "-p", k], capture_output=True, text=True).stdout.strip()
+        assert alive in ("", "Z"), f"child {k} outlived its parent ({alive})"
