@@ -24,7 +24,7 @@ from .loops import Unsupported
 from .symbolic import Executor
 from .witness import replay
 
-CHECKER_VERSION = "prover-0.2"   # 0.2: a race witness the emulator replay confirms is refuted
+CHECKER_VERSION = "prover-0.3"   # 0.3: address-based buffer attribution, early exits, __syncwarp, ...
 PROPS = ("read_only", "in_bounds", "race_free", "barrier_safe")
 ASSUMPTIONS = ("pointer params are distinct, non-overlapping buffers of the sizes their shapes give, "
                "256-byte aligned; launch geometry within CUDA limits; inputs (role in) are not modified "
@@ -337,7 +337,6 @@ def _prove_launch(variant, op, module, launch, timeout_ms, deadline, n=0) -> dic
 
 
 def _decide(prop, qs, solver, env, cases, approx) -> Verdict:
-    case_only = []
     pending = []
     if len(qs) > 1 and solver.ints.refutes(z3.Or(*[q.formula for q in qs]), max(200, solver.timeout_ms // 3)):
         return Verdict("proven", "all-dims", None)          # all at once: one solver instead of many
@@ -354,6 +353,9 @@ def _decide(prop, qs, solver, env, cases, approx) -> Verdict:
         pending.append((q, msg))
     if not pending:
         return Verdict("proven", "all-dims", None)
+    if not cases:
+        q, msg = pending[0]
+        return Verdict("unknown", None, f"{q.what}: {msg}")
     # the all-dims query did not close: try each named case
     for q, msg in pending:
         for name, c in cases.items():
@@ -363,7 +365,6 @@ def _decide(prop, qs, solver, env, cases, approx) -> Verdict:
                 return _violation(prop, q, model, env, approx, case=name)
             if r != "unsat":
                 return Verdict("unknown", None, f"{q.what}: {msg}; case {name}: {msg2}")
-        case_only.append(q)
     return Verdict("proven", "cases:" + ",".join(cases), f"all-dims query did not close ({pending[0][1]}); "
                    "proven for each named case")
 

@@ -98,7 +98,7 @@ class Executor:
         self.created: list = []
         self.alts: list = []          # ("alt", i) tags: a pointer into one of several buffers
         self.loops = find_loops(kernel)
-        self.bar_branches = _barrier_branches(kernel)
+        self.bar_branches = sync_branches(kernel, exit_ipdom(kernel))
         self.steps = 0
         sp = env.specials(thread)
         self.special = sp
@@ -353,19 +353,33 @@ def _group(outs, ex):
     return [(t, ex.merge(ss)) for t, ss in by.items()]
 
 
-def _barrier_branches(k: P.Kernel) -> set[int]:
-    """Blocks ending in a conditional branch (or predicated ret) from which a barrier is reachable
-    before the branch's immediate post-dominator."""
-    has_bar = {b.id for b in k.blocks if any(k.instrs[i].op in ("bar", "barrier") and
-                                            "warp" not in k.instrs[i].mods for i in range(b.start, b.end))}
+def exit_ipdom(k: P.Kernel) -> list[int]:
+    """Immediate post-dominators where a predicated ret/exit also leads to the kernel's exit. The
+    CFG (shared with the emulator) gives such a block only its fall-through edge, so its own ipdom
+    and those of branches around it would hide the threads that leave there from the barrier
+    divergence check."""
+    early = frozenset(b.id for b in k.blocks
+                      if k.instrs[b.end - 1].op in ("ret", "exit") and k.instrs[b.end - 1].pred is not None)
+    return P._post_dominators(k, early)
+
+
+def is_block_barrier(ins: P.Instr) -> bool:
+    return ins.op in ("bar", "barrier") and "warp" not in ins.mods
+
+
+def sync_branches(k: P.Kernel, ipdom: list[int], is_sync=is_block_barrier) -> set[int]:
+    """Blocks ending in a conditional branch or a predicated ret/exit from which a synchronisation
+    (is_sync) is reachable before the branch's immediate post-dominator (exit-aware, see exit_ipdom:
+    for a predicated ret/exit that is the kernel's exit, so every sync after it counts)."""
+    has_sync = {b.id for b in k.blocks if any(is_sync(k.instrs[i]) for i in range(b.start, b.end))}
     out = set()
-    if not has_bar:
+    if not has_sync:
         return out
     for b in k.blocks:
         last = k.instrs[b.end - 1]
         if last.pred is None or last.op not in ("bra", "ret", "exit"):
             continue
-        stop = k.ipdom[b.id]
+        stop = ipdom[b.id]
         seen, todo = set(), list(b.succs)
         while todo:
             x = todo.pop()
@@ -373,6 +387,6 @@ def _barrier_branches(k: P.Kernel) -> set[int]:
                 continue
             seen.add(x)
             todo += k.blocks[x].succs
-        if seen & has_bar:
+        if seen & has_sync:
             out.add(b.id)
     return out
