@@ -180,7 +180,9 @@ def execute(ex, st, ins: P.Instr, guard):
             q = a / b if signed else z3.UDiv(a, b)
         else:
             q = z3.SRem(a, b) if signed else z3.URem(a, b)
-        r = z3.If(b == 0, ex.fresh(f"div0_{ins.index}", w), q)
+        # PTX leaves x / 0 unspecified: a fresh value, unless the divisor is never 0 (a dim, say),
+        # where bvudiv/bvsdiv/bvurem/bvsrem are the exact result and no over-approximation remains
+        r = q if _always(ex, b != 0) else z3.If(b == 0, ex.fresh(f"div0_{ins.index}", w), q)
         tag = "?" if any(tags) else None
     elif op == "abs":
         r = z3.If(vals[0] < 0, -vals[0], vals[0])
