@@ -239,62 +239,11 @@ def _prove_launch(variant, op, module, launch, timeout_ms, deadline, n=0) -> dic
 
     bufs = env.buffers
     queries: dict[str, list[_Q]] = {p: [] for p in PROPS}
-    unknowns: dict[str, list[str]] = {p: [] for p in PROPS}
-
-    for a in ta.accesses:
-        b = bufs.get(a.buffer)
-        if a.kind != "read":
-            if b is not None and b.role == "in":
-                queries["read_only"].append(_Q(a.pc, f"{a.kind} to input {b.name}", {"acc": [a], "buf": b}))
-            elif b is None:
-                queries["read_only"].append(_Q(a.pc, f"{a.kind} through a pointer of unknown provenance",
-                                               {"acc": [a], "unknown": True}))
-        if b is None:
-            queries["in_bounds"].append(_Q(a.pc, "access through a pointer of unknown provenance",
-                                           {"acc": [a], "unknown": True}))
-        elif b.kind == "global-var":
-            queries["in_bounds"].append(_Q(a.pc, f"access to undeclared global {b.name}", {"acc": [a], "buf": b}))
-        else:
-            W = env.W
-            ww = max(W, 64) + 2
-            off = z3.ZeroExt(ww - 64, a.addr - b.base)
-            inb = z3.ULE(off + a.width, z3.ZeroExt(ww - W, b.size))
-            queries["in_bounds"].append(_Q(z3.And(a.pc, z3.Not(inb)), f"{a.kind} outside {b.name}",
-                                           {"acc": [a], "buf": b}))
-
-    # races: pairs of instructions, at least one writing, not both atomic
-    by_instr: dict[int, list] = {}
-    for a, b2 in zip(ta.accesses, tb.accesses):
-        by_instr.setdefault(a.instr.index, []).append((a, b2))
-    idx = sorted(by_instr)
-    for x, i in enumerate(idx):
-        for j in idx[x:]:
-            terms = []
-            for a, _ in by_instr[i]:
-                for _, b2 in by_instr[j]:
-                    if a.kind == "read" and b2.kind == "read" or a.kind == "atomic" and b2.kind == "atomic":
-                        continue
-                    ba, bb = bufs.get(a.buffer), bufs.get(b2.buffer)
-                    if ba is None or bb is None:
-                        if a.kind != "read" or b2.kind != "read":
-                            terms.append(("unknown", a, b2))
-                        continue
-                    if ba.name != bb.name or ba.kind in ("local", "const"):
-                        continue
-                    ov = z3.And(z3.ULT(a.addr, b2.addr + b2.width), z3.ULT(b2.addr, a.addr + a.width))
-                    if ba.kind == "shared":
-                        order = z3.And(same_block, a.epoch == b2.epoch)
-                    else:
-                        order = z3.Or(z3.Not(same_block), a.epoch == b2.epoch)
-                    terms.append((z3.And(a.pc, b2.pc, ov, order), a, b2))
-            for f, a, b2 in terms:
-                if isinstance(f, str):
-                    queries["race_free"].append(_Q(z3.And(a.pc, b2.pc, distinct),
-                                                   "write through a pointer of unknown provenance",
-                                                   {"acc": [a, b2], "unknown": True}))
-                else:
-                    queries["race_free"].append(_Q(z3.And(f, distinct), f"{a.kind}/{b2.kind} conflict on "
-                                                   f"{a.buffer}", {"acc": [a, b2], "buf": bufs[a.buffer]}))
+    just, per_case = _justify(solver, ta.accesses, env, cases)
+    disjoint = _disjoint(bufs)
+    _in_bounds(queries["in_bounds"], ta.accesses, just, bufs, env, disjoint)
+    _read_only(queries["read_only"], ta.accesses, just, bufs, disjoint)
+    _races(queries["race_free"], ta.accesses, tb.accesses, just, bufs, disjoint, same_block, distinct)
 
     # every pair of dynamic instances of the same branch (the same context: same loop iterations)
     for x, a in enumerate(ta.branches):
@@ -312,11 +261,25 @@ def _prove_launch(variant, op, module, launch, timeout_ms, deadline, n=0) -> dic
     has_bar = any(ins.op in ("bar", "barrier") and "warp" not in ins.mods for ins in kernel.instrs)
     if has_bar and out["barrier_safe"].status != "proven" and out["race_free"].status == "proven":
         out["race_free"] = Verdict("unknown", None, "race freedom relies on barrier safety, which is not proven")
+    # the value of a read from an input (an uninterpreted function of the address, with the
+    # buffer's value range) is that buffer's element only where the read is inside it
+    blind = [a for n, a in enumerate(ta.accesses) if a.kind == "read" and n not in just
+             and bufs.get(a.buffer) is not None and bufs[a.buffer].role == "in"]
+    if blind:
+        for p in ("read_only", "race_free", "barrier_safe"):
+            if out[p].status == "proven":
+                out[p] = Verdict("unknown", None, "relies on values read from an input, a read not proven "
+                                 f"inside that input (line {blind[0].instr.line})")
     reads_inputs = any(bufs.get(a.buffer) is not None and bufs[a.buffer].role == "in" for a in ta.accesses)
     if reads_inputs and out["read_only"].status != "proven":
         for p in ("in_bounds", "race_free", "barrier_safe"):
             if out[p].status == "proven":
                 out[p] = Verdict("unknown", None, "relies on input buffers being read-only, which is not proven")
+    if per_case:         # some buffer attributions hold for the named cases only
+        for p in PROPS:
+            if out[p].status == "proven" and out[p].scope == "all-dims":
+                out[p].scope = "cases:" + ",".join(cases)
+                out[p].reason = "an access is proven inside its buffer for each named case only"
     if caveats:
         for p in PROPS:
             if out[p].status == "proven":
@@ -334,6 +297,155 @@ def _prove_launch(variant, op, module, launch, timeout_ms, deadline, n=0) -> dic
             v.status = "refuted"
             v.reason = f"{v.reason}; the emulator replay of the witness confirms it"
     return out
+
+
+# ---- which buffer an access hits --------------------------------------------------------------------
+# A pointer's tag (checker/symbolic.py) names the buffer whose base it was computed from; it says
+# nothing about the offset, which may be anything (a difference of two pointers passed through a
+# shuffle or memory, say). So a tag is only trusted for an access proven to lie inside its buffer
+# for all dims ("justified"): the buffers are distinct allocations that do not overlap, so such an
+# access hits no other buffer. Every other access is attributed by its address: it may hit any
+# buffer of its state space whose range it overlaps.
+
+SPACE_KINDS = {"global": ("param", "scratch", "global-var"), "shared": ("shared",), "local": ("local",),
+               "const": ("const",)}
+GROUPS = (("param", "scratch", "global-var"), ("shared",), ("local",), ("const",))
+AW = 66        # addresses and sizes compared without wrap-around
+
+
+def _ext(e):
+    return z3.ZeroExt(AW - e.size(), e) if e.size() <= AW else z3.Extract(AW - 1, 0, e)
+
+
+def _range(b):
+    lo = _ext(b.base)
+    return lo, lo + _ext(b.size)
+
+
+def _hits(a, b):
+    """Access a overlaps buffer b."""
+    lo, hi = _range(b)
+    x = _ext(a.addr)
+    return z3.And(z3.ULT(x, hi), z3.ULT(lo, x + a.width))
+
+
+def _within(a, b):
+    lo, hi = _range(b)
+    x = _ext(a.addr)
+    return z3.And(z3.ULE(lo, x), z3.ULE(x + a.width, hi))
+
+
+def _disjoint(bufs):
+    """Buffers of one state space are non-overlapping allocations (an assumption, see ASSUMPTIONS)."""
+    out = []
+    bs = list(bufs.values())
+    for x, b in enumerate(bs):
+        for c in bs[x + 1:]:
+            if any(b.kind in g and c.kind in g for g in GROUPS):
+                (lb, hb), (lc, hc) = _range(b), _range(c)
+                out.append(z3.Or(z3.ULE(hb, lc), z3.ULE(hc, lb)))
+    return z3.And(*out)
+
+
+def _candidates(a, bufs, just, n):
+    """The buffers access n (a) may hit: its tag's buffer if justified, else every buffer of its space
+    (a generic address: every buffer)."""
+    if n in just:
+        return [bufs[a.buffer]]
+    kinds = SPACE_KINDS.get(a.instr.space)
+    return [b for b in bufs.values() if kinds is None or b.kind in kinds]
+
+
+def _inb(a, b, W):
+    ww = max(W, 64) + 2
+    off = z3.ZeroExt(ww - 64, a.addr - b.base)
+    return z3.ULE(off + a.width, z3.ZeroExt(ww - W, b.size))
+
+
+def _justify(solver, accs, env, cases) -> tuple[set[int], bool]:
+    """Indices of the accesses proven inside the buffer their tag names: for all dims, or (second
+    result True) some for each named case only, so that what relies on them holds for those cases."""
+    qs = [(n, z3.And(a.pc, z3.Not(_inb(a, env.buffers[a.buffer], env.W))))
+          for n, a in enumerate(accs) if env.buffers.get(a.buffer) is not None]
+    if not qs:
+        return set(), False
+    if solver.ints.refutes(z3.Or(*[f for _, f in qs]), max(200, solver.timeout_ms // 3)):
+        return {n for n, _ in qs}, False
+    out, per_case = set(), False
+    for n, f in qs:
+        if solver.ints.refutes(f, max(200, solver.timeout_ms // 6)) or \
+                solver.check(f, timeout_ms=max(200, solver.timeout_ms // 10))[0] == "unsat":
+            out.add(n)
+        elif cases and all(solver.check(f, [env.dims[d] == v for d, v in c.items()],
+                                        timeout_ms=solver.timeout_ms // 2)[0] == "unsat" for c in cases.values()):
+            out.add(n)
+            per_case = True
+    return out, per_case
+
+
+def _in_bounds(qs, accs, just, bufs, env, disjoint):
+    for n, a in enumerate(accs):
+        b = bufs.get(a.buffer)
+        if b is not None and b.kind == "global-var":
+            qs.append(_Q(a.pc, f"access to undeclared global {b.name}", {"acc": [a], "buf": b}))
+        elif n in just:
+            continue
+        elif b is not None:
+            qs.append(_Q(z3.And(a.pc, z3.Not(_inb(a, b, env.W))), f"{a.kind} outside {b.name}",
+                         {"acc": [a], "buf": b}))
+        else:
+            inside = z3.Or(*[_within(a, c) for c in _candidates(a, bufs, just, n)])
+            qs.append(_Q(z3.And(a.pc, disjoint, z3.Not(inside)), "access through a pointer of unknown "
+                         "provenance may leave every buffer", {"acc": [a], "unknown": True}))
+
+
+def _read_only(qs, accs, just, bufs, disjoint):
+    for n, a in enumerate(accs):
+        if a.kind == "read":
+            continue
+        for c in _candidates(a, bufs, just, n):
+            if c.role != "in":
+                continue
+            if n in just:
+                qs.append(_Q(a.pc, f"{a.kind} to input {c.name}", {"acc": [a], "buf": c}))
+            else:
+                qs.append(_Q(z3.And(a.pc, disjoint, _hits(a, c)), f"{a.kind} whose address may fall in "
+                             f"input {c.name}", {"acc": [a], "buf": c, "unknown": True}))
+
+
+def _races(qs, ta, tb, just, bufs, disjoint, same_block, distinct):
+    """Pairs of instructions, at least one writing, not both atomic, on a common buffer."""
+    by_instr: dict[int, list] = {}
+    for n, (a, b2) in enumerate(zip(ta, tb)):
+        by_instr.setdefault(a.instr.index, []).append((n, a, b2))
+    idx = sorted(by_instr)
+    for x, i in enumerate(idx):
+        for j in idx[x:]:
+            for na, a, _ in by_instr[i]:
+                for nb, _, b2 in by_instr[j]:
+                    if a.kind == "read" and b2.kind == "read" or a.kind == "atomic" and b2.kind == "atomic":
+                        continue
+                    # by symmetry of the two threads, B's access n is justified iff A's is
+                    cb = {c.name for c in _candidates(b2, bufs, just, nb)}
+                    for c in _candidates(a, bufs, just, na):
+                        if c.name not in cb or c.kind in ("local", "const"):
+                            continue
+                        qs.append(_race(a, b2, c, na in just and nb in just, disjoint, same_block, distinct))
+
+
+def _race(a, b2, c, tagged, disjoint, same_block, distinct):
+    ov = z3.And(z3.ULT(a.addr, b2.addr + b2.width), z3.ULT(b2.addr, a.addr + a.width))
+    if c.kind == "shared":
+        order = z3.And(same_block, a.epoch == b2.epoch)
+    else:
+        order = z3.Or(z3.Not(same_block), a.epoch == b2.epoch)
+    f = z3.And(a.pc, b2.pc, ov, order, distinct)
+    info = {"acc": [a, b2], "buf": c}
+    if tagged:
+        return _Q(f, f"{a.kind}/{b2.kind} conflict on {c.name}", info)
+    info["unknown"] = True
+    return _Q(z3.And(f, disjoint, _hits(a, c), _hits(b2, c)), f"{a.kind}/{b2.kind} conflict on {c.name} "
+              "(by address)", info)
 
 
 def _decide(prop, qs, solver, env, cases, approx) -> Verdict:
