@@ -187,11 +187,14 @@ def _invariant(a, writers) -> bool:
     return isinstance(a, P.Special) and a.name in ("%ntid", "%nctaid")
 
 
-def barriers_per_iteration(k: P.Kernel, L: Loop) -> int | None:
-    """The number of barriers on every path header -> back edge, or None if it varies."""
+def barriers_per_iteration(k: P.Kernel, L: Loop, is_sync=None) -> int | None:
+    """The number of barriers (or other syncs: is_sync) on every path header -> back edge, or None
+    if it varies."""
+    is_sync = is_sync or _is_barrier
+
     def bars(b):
         blk = k.blocks[b]
-        return sum(1 for i in range(blk.start, blk.end) if _is_barrier(k.instrs[i]))
+        return sum(1 for i in range(blk.start, blk.end) if is_sync(k.instrs[i]))
     memo: dict[int, set] = {}
 
     def counts(b, depth=0):
@@ -216,11 +219,18 @@ def _is_barrier(ins):
     return ins.op in ("bar", "barrier") and "warp" not in ins.mods
 
 
+def _is_warp_sync(ins):
+    from .symbolic import is_warp_sync
+    return is_warp_sync(ins)
+
+
 def summarize(ex, st0, L: Loop, outer):
     k = ex.k
     ind, written = inductions(k, L, ex.loops)
     has_bar = any(_is_barrier(ins) for _, ins in _instrs(k, L))
     B = barriers_per_iteration(k, L) if has_bar else 0
+    has_wsync = any(_is_warp_sync(ins) for _, ins in _instrs(k, L))
+    BW = barriers_per_iteration(k, L, _is_warp_sync) if has_wsync else 0
     line = k.instrs[k.blocks[L.header].start].line
     tags = {r: st0.tags.get(r) for r in written}
     tr = ex.trace
@@ -261,6 +271,10 @@ def summarize(ex, st0, L: Loop, outer):
             hs.epoch = ex.fresh(f"epoch{L.header}", 64)
         elif B:
             hs.epoch = st0.epoch + z3.ZeroExt(64 - kw, kk) * B
+        if BW is None:
+            hs.wepoch = ex.fresh(f"wepoch{L.header}", 64)
+        elif BW:
+            hs.wepoch = st0.wepoch + z3.ZeroExt(64 - kw, kk) * BW
         hs.pc = z3.And(st0.pc, ok, *inv)
         L2 = Loop(L.header, L.body, L.latches)
         ex.run(hs, L.header, -1, L2, enter=True)

@@ -21,7 +21,7 @@ from . import ptx as P
 from .env import AXES, LaunchEnv
 from .intabs import IntAbs
 from .loops import Unsupported
-from .symbolic import Executor
+from .symbolic import Executor, is_warp_sync
 from .witness import replay
 
 CHECKER_VERSION = "prover-0.3"   # 0.3: address-based buffer attribution, early exits, __syncwarp, ...
@@ -222,11 +222,7 @@ def _prove_launch(variant, op, module, launch, timeout_ms, deadline, n=0) -> dic
     solver.ints = _IntSolver(base, deadline)
     cases = {name: c for name, c in op.cases.items()}
 
-    tidA, ctaA = env.thread("A")
-    tidB, ctaB = env.thread("B")
-    same_block = z3.And(*[ctaA[i] == ctaB[i] for i in range(3)])
-    distinct = z3.Or(z3.Not(same_block), *[tidA[i] != tidB[i] for i in range(3)])
-    distinct_in_block = z3.And(same_block, z3.Or(*[tidA[i] != tidB[i] for i in range(3)]))
+    th = _Threads(env)
 
     # loop-summary obligations: if any can fail, no "proven" is justified
     caveats = []
@@ -243,17 +239,11 @@ def _prove_launch(variant, op, module, launch, timeout_ms, deadline, n=0) -> dic
     disjoint = _disjoint(bufs)
     _in_bounds(queries["in_bounds"], ta.accesses, just, bufs, env, disjoint)
     _read_only(queries["read_only"], ta.accesses, just, bufs, disjoint)
-    _races(queries["race_free"], ta.accesses, tb.accesses, just, bufs, disjoint, same_block, distinct)
-
-    # every pair of dynamic instances of the same branch (the same context: same loop iterations)
-    for x, a in enumerate(ta.branches):
-        for y, b2 in enumerate(tb.branches):
-            if a.instr.index != b2.instr.index:
-                continue
-            ks = z3.And(*[u == v for u, v in zip(a.loop_ks, b2.loop_ks)]) if x == y else z3.BoolVal(True)
-            f = z3.And(a.pc, b2.pc, distinct_in_block, a.epoch == b2.epoch, ks, a.cond != b2.cond)
-            queries["barrier_safe"].append(_Q(f, "barrier reachable under thread-dependent control flow",
-                                              {"branch": (a, b2)}))
+    if any(is_warp_sync(ins) for ins in kernel.instrs):
+        v = _decide("warp", _sync_queries(ta, tb, th, warp=True), solver, env, {}, approx)
+        th.warp_sync = v.status == "proven" and v.scope == "all-dims"
+    _races(queries["race_free"], ta.accesses, tb.accesses, just, bufs, disjoint, th)
+    queries["barrier_safe"] = _sync_queries(ta, tb, th, warp=False)
 
     out = {}
     for p in PROPS:
@@ -297,6 +287,52 @@ def _prove_launch(variant, op, module, launch, timeout_ms, deadline, n=0) -> dic
             v.status = "refuted"
             v.reason = f"{v.reason}; the emulator replay of the witness confirms it"
     return out
+
+
+class _Threads:
+    """How the two symbolic threads A and B relate."""
+
+    def __init__(self, env):
+        (tid_a, cta_a), (tid_b, cta_b) = env.thread("A"), env.thread("B")
+        self.same_block = z3.And(*[cta_a[i] == cta_b[i] for i in range(3)])
+        self.distinct = z3.Or(z3.Not(self.same_block), *[tid_a[i] != tid_b[i] for i in range(3)])
+        self.distinct_in_block = z3.And(self.same_block, z3.Or(*[tid_a[i] != tid_b[i] for i in range(3)]))
+        bx, by = env.block[0], env.block[1]
+
+        def lin(t):
+            return t[0] + t[1] * bx + t[2] * bx * by      # < 1024: no wrap
+        self.same_warp = z3.And(self.same_block, z3.LShR(lin(tid_a), 5) == z3.LShR(lin(tid_b), 5))
+        self.warp_sync = False      # full-mask bar.warp.sync proven to be executed convergently
+
+    def unordered(self, a, b2, shared):
+        """No barrier orders access a of A and b2 of B. Accesses in different block-barrier epochs are
+        ordered within a block (barrier safety makes the epochs line up). So are two threads of one
+        warp in different warp-sync counts, once every full-mask bar.warp.sync is known to be reached
+        by the whole warp alike (the n-th sync of A is the n-th of B, and orders memory among them)."""
+        same = a.epoch == b2.epoch
+        if self.warp_sync:
+            same = z3.And(same, z3.Not(z3.And(self.same_warp, a.wepoch != b2.wepoch)))
+        return z3.And(self.same_block, same) if shared else z3.Or(z3.Not(self.same_block), same)
+
+
+def _sync_queries(ta, tb, th, warp):
+    """Every pair of dynamic instances of one branch (the same context: the same loop iterations)
+    reached at the same barrier epoch (warp-sync count) by two threads of one block (warp), taken
+    differently, with a barrier (warp sync) before it reconverges."""
+    qs = []
+    for x, a in enumerate(ta.branches):
+        for y, b2 in enumerate(tb.branches):
+            if a.instr.index != b2.instr.index or not (a.warp if warp else a.block):
+                continue
+            ks = z3.And(*[u == v for u, v in zip(a.loop_ks, b2.loop_ks)]) if x == y else z3.BoolVal(True)
+            if warp:
+                f = z3.And(a.pc, b2.pc, th.same_warp, th.distinct, a.wepoch == b2.wepoch, ks, a.cond != b2.cond)
+                what = "warp sync reachable under thread-dependent control flow within a warp"
+            else:
+                f = z3.And(a.pc, b2.pc, th.distinct_in_block, a.epoch == b2.epoch, ks, a.cond != b2.cond)
+                what = "barrier reachable under thread-dependent control flow"
+            qs.append(_Q(f, what, {"branch": (a, b2)}))
+    return qs
 
 
 # ---- which buffer an access hits --------------------------------------------------------------------
@@ -413,7 +449,7 @@ def _read_only(qs, accs, just, bufs, disjoint):
                              f"input {c.name}", {"acc": [a], "buf": c, "unknown": True}))
 
 
-def _races(qs, ta, tb, just, bufs, disjoint, same_block, distinct):
+def _races(qs, ta, tb, just, bufs, disjoint, th):
     """Pairs of instructions, at least one writing, not both atomic, on a common buffer."""
     by_instr: dict[int, list] = {}
     for n, (a, b2) in enumerate(zip(ta, tb)):
@@ -430,16 +466,12 @@ def _races(qs, ta, tb, just, bufs, disjoint, same_block, distinct):
                     for c in _candidates(a, bufs, just, na):
                         if c.name not in cb or c.kind in ("local", "const"):
                             continue
-                        qs.append(_race(a, b2, c, na in just and nb in just, disjoint, same_block, distinct))
+                        qs.append(_race(a, b2, c, na in just and nb in just, disjoint, th))
 
 
-def _race(a, b2, c, tagged, disjoint, same_block, distinct):
+def _race(a, b2, c, tagged, disjoint, th):
     ov = z3.And(z3.ULT(a.addr, b2.addr + b2.width), z3.ULT(b2.addr, a.addr + a.width))
-    if c.kind == "shared":
-        order = z3.And(same_block, a.epoch == b2.epoch)
-    else:
-        order = z3.Or(z3.Not(same_block), a.epoch == b2.epoch)
-    f = z3.And(a.pc, b2.pc, ov, order, distinct)
+    f = z3.And(a.pc, b2.pc, ov, th.unordered(a, b2, c.kind == "shared"), th.distinct)
     info = {"acc": [a, b2], "buf": c}
     if tagged:
         return _Q(f, f"{a.kind}/{b2.kind} conflict on {c.name}", info)

@@ -8,7 +8,7 @@ import z3
 
 from . import ptx as P
 from .loops import Unsupported
-from .symbolic import SIGNED, BranchCheck, bv, fit
+from .symbolic import SIGNED, BranchCheck, bv, fit, is_warp_sync
 
 FLOAT = {"f16", "f16x2", "bf16", "bf16x2", "f32", "f64", "tf32", "e4m3x2", "e5m2x2"}
 PURE_UF = {"fma", "rcp", "sqrt", "rsqrt", "ex2", "lg2", "sin", "cos", "tanh", "copysign", "testp", "bfe", "bfi",
@@ -336,7 +336,7 @@ def _always(ex, f, timeout_ms=300) -> bool:
 
 def _barrier(ex, st, ins, guard):
     if "warp" in ins.mods:
-        return
+        return _warp_sync(ex, st, ins, guard)
     if "arrive" in ins.mods or "cta" in ins.mods and "arrive" in ins.mods:
         raise Unsupported(f"split barriers are not modelled: {ins.text.strip()}")
     args = ins.args
@@ -346,7 +346,20 @@ def _barrier(ex, st, ins, guard):
     if not args or not isinstance(args[0], P.Imm) or len(args) > 1:
         raise Unsupported(f"barrier with a thread count or register id: {ins.text.strip()}")
     if guard is not None:
-        ex.trace.branches.append(BranchCheck(ins, st.pc, guard, st.epoch, st.loop_ks))
+        ex.trace.branches.append(BranchCheck(ins, st.pc, guard, st.epoch, st.loop_ks, st.wepoch))
         st.epoch = z3.If(guard, st.epoch + 1, st.epoch)
     else:
         st.epoch = st.epoch + 1
+
+
+def _warp_sync(ex, st, ins, guard):
+    """bar.warp.sync: counted (st.wepoch) only with the full member mask; any other mask orders
+    nothing here (no count). Whether the count orders accesses of two threads of one warp depends
+    on the warp executing its syncs convergently, checked in checker/prove.py."""
+    if not is_warp_sync(ins):
+        return
+    if guard is not None:
+        ex.trace.branches.append(BranchCheck(ins, st.pc, guard, st.epoch, st.loop_ks, st.wepoch, False, True))
+        st.wepoch = z3.If(guard, st.wepoch + 1, st.wepoch)
+    else:
+        st.wepoch = st.wepoch + 1
