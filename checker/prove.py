@@ -248,9 +248,8 @@ def _prove_launch(variant, op, module, launch, timeout_ms, deadline, n=0) -> dic
     out = {}
     for p in PROPS:
         out[p] = _decide(p, queries[p], solver, env, cases, approx)
-    has_bar = any(ins.op in ("bar", "barrier") and "warp" not in ins.mods for ins in kernel.instrs)
-    if has_bar and out["barrier_safe"].status != "proven" and out["race_free"].status == "proven":
-        out["race_free"] = Verdict("unknown", None, "race freedom relies on barrier safety, which is not proven")
+    if any(ins.op in ("bar", "barrier") and "warp" not in ins.mods for ins in kernel.instrs):
+        out["race_free"] = _rely(out["race_free"], out["barrier_safe"], "barrier safety")
     # the value of a read from an input (an uninterpreted function of the address, with the
     # buffer's value range) is that buffer's element only where the read is inside it
     blind = [a for n, a in enumerate(ta.accesses) if a.kind == "read" and n not in just
@@ -261,10 +260,9 @@ def _prove_launch(variant, op, module, launch, timeout_ms, deadline, n=0) -> dic
                 out[p] = Verdict("unknown", None, "relies on values read from an input, a read not proven "
                                  f"inside that input (line {blind[0].instr.line})")
     reads_inputs = any(bufs.get(a.buffer) is not None and bufs[a.buffer].role == "in" for a in ta.accesses)
-    if reads_inputs and out["read_only"].status != "proven":
+    if reads_inputs:
         for p in ("in_bounds", "race_free", "barrier_safe"):
-            if out[p].status == "proven":
-                out[p] = Verdict("unknown", None, "relies on input buffers being read-only, which is not proven")
+            out[p] = _rely(out[p], out["read_only"], "input buffers being read-only")
     if per_case:         # some buffer attributions hold for the named cases only
         for p in PROPS:
             if out[p].status == "proven" and out[p].scope == "all-dims":
@@ -287,6 +285,16 @@ def _prove_launch(variant, op, module, launch, timeout_ms, deadline, n=0) -> dic
             v.status = "refuted"
             v.reason = f"{v.reason}; the emulator replay of the witness confirms it"
     return out
+
+
+def _rely(v: Verdict, dep: Verdict, what: str) -> Verdict:
+    """v, for a proof that relies on dep: unknown where dep is not proven, no wider than dep's scope."""
+    if v.status != "proven" or dep.status == "proven" and (dep.scope == "all-dims" or dep.scope == v.scope):
+        return v
+    if dep.status == "proven" and v.scope == "all-dims":
+        return Verdict("proven", dep.scope, f"relies on {what}, proven for each named case only")
+    return Verdict("unknown", None, f"relies on {what}, which is not proven" +
+                   (" for all dims" if dep.status == "proven" else ""))
 
 
 class _Threads:
@@ -409,10 +417,13 @@ def _justify(solver, accs, env, cases) -> tuple[set[int], bool]:
         return {n for n, _ in qs}, False
     out, per_case = set(), False
     for n, f in qs:
-        if solver.ints.refutes(f, max(200, solver.timeout_ms // 6)) or \
-                solver.check(f, timeout_ms=max(200, solver.timeout_ms // 10))[0] == "unsat":
+        if solver.ints.refutes(f, max(200, solver.timeout_ms // 6)):
             out.add(n)
-        elif cases and all(solver.check(f, [env.dims[d] == v for d, v in c.items()],
+            continue
+        r = solver.check(f, timeout_ms=max(200, solver.timeout_ms // 10))[0]
+        if r == "unsat":
+            out.add(n)
+        elif r == "unknown" and cases and all(solver.check(f, [env.dims[d] == v for d, v in c.items()],
                                         timeout_ms=solver.timeout_ms // 2)[0] == "unsat" for c in cases.values()):
             out.add(n)
             per_case = True
