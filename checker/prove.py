@@ -380,22 +380,24 @@ def _within(a, b):
 
 
 def _disjoint(bufs):
-    """Buffers of one state space are non-overlapping allocations (an assumption, see ASSUMPTIONS)."""
+    """Buffers of one state space are non-overlapping allocations (an assumption, see ASSUMPTIONS),
+    but for extern shared arrays, which all are the dynamic shared memory."""
     out = []
     bs = list(bufs.values())
     for x, b in enumerate(bs):
         for c in bs[x + 1:]:
-            if any(b.kind in g and c.kind in g for g in GROUPS):
+            if any(b.kind in g and c.kind in g for g in GROUPS) and not (b.dynamic and c.dynamic):
                 (lb, hb), (lc, hc) = _range(b), _range(c)
                 out.append(z3.Or(z3.ULE(hb, lc), z3.ULE(hc, lb)))
     return z3.And(*out)
 
 
 def _candidates(a, bufs, just, n):
-    """The buffers access n (a) may hit: its tag's buffer if justified, else every buffer of its space
-    (a generic address: every buffer)."""
+    """The buffers access n (a) may hit: its tag's buffer (and that buffer's aliases, for dynamic shared
+    memory) if justified, else every buffer of its space (a generic address: every buffer)."""
     if n in just:
-        return [bufs[a.buffer]]
+        b = bufs[a.buffer]
+        return [b] + [c for c in bufs.values() if b.dynamic and c.dynamic and c is not b]
     kinds = SPACE_KINDS.get(a.instr.space)
     return [b for b in bufs.values() if kinds is None or b.kind in kinds]
 

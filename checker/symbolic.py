@@ -29,6 +29,7 @@ class Buffer:
     elem_bits: int = 0
     values: tuple | None = None   # (lo, hi) wide bitvectors for loaded values (value preconditions)
     signed: bool = True
+    dynamic: bool = False         # extern dynamic shared memory: every such variable is the same memory
 
 
 @dataclass
