@@ -241,8 +241,8 @@ class Executor:
                         v = self.undef(r)
                     out = v if out is None else z3.If(c, v, out)
                 regs[r] = out
-            tags[r] = ts.pop() if len(ts) == 1 else self.alt_tag(
-                [(c, s.tags.get(r)) for c, s in sel_states if r in s.regs])
+            # a path where r is undefined counts as untagged: the alternatives must cover every path
+            tags[r] = ts.pop() if len(ts) == 1 else self.alt_tag([(c, s.tags.get(r)) for c, s in sel_states])
         ep = wp = None
         for c, s in reversed(sel_states):
             ep = s.epoch if ep is None else (ep if ep.eq(s.epoch) else z3.If(c, s.epoch, ep))
