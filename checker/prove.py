@@ -21,14 +21,14 @@ from . import ptx as P
 from .env import AXES, LaunchEnv
 from .intabs import IntAbs
 from .loops import Unsupported
-from .symbolic import Executor, is_warp_sync
+from .symbolic import Executor, is_block_barrier, is_warp_sync
 from .witness import replay
 
 CHECKER_VERSION = "prover-0.3"   # 0.3: address-based buffer attribution, early exits, __syncwarp, ...
 PROPS = ("read_only", "in_bounds", "race_free", "barrier_safe")
 ASSUMPTIONS = ("pointer params are distinct, non-overlapping buffers of the sizes their shapes give, "
-               "256-byte aligned; launch geometry within CUDA limits; inputs (role in) are not modified "
-               "by anyone else during the launch")
+               "256-byte aligned (extern shared arrays all alias the dynamic shared memory); launch geometry "
+               "within CUDA limits; inputs (role in) are not modified by anyone else during the launch")
 RANK = {"refuted": 2, "unknown": 1, "proven": 0}
 
 
@@ -223,16 +223,7 @@ def _prove_launch(variant, op, module, launch, timeout_ms, deadline, n=0) -> dic
     cases = {name: c for name, c in op.cases.items()}
 
     th = _Threads(env)
-
-    # loop-summary obligations: if any can fail, no "proven" is justified
-    caveats = []
-    for f, why in ta.obligations:
-        if solver.ints.refutes(f, max(200, timeout_ms // 6)):
-            continue
-        r, _, msg = solver.check(f)
-        if r != "unsat":
-            caveats.append(why + ("" if r == "sat" else f" ({msg})"))
-
+    caveats = _caveats(ta.obligations, solver)
     bufs = env.buffers
     queries: dict[str, list[_Q]] = {p: [] for p in PROPS}
     just, per_case = _justify(solver, ta.accesses, env, cases)
@@ -245,24 +236,8 @@ def _prove_launch(variant, op, module, launch, timeout_ms, deadline, n=0) -> dic
     _races(queries["race_free"], ta.accesses, tb.accesses, just, bufs, disjoint, th)
     queries["barrier_safe"] = _sync_queries(ta, tb, th, warp=False)
 
-    out = {}
-    for p in PROPS:
-        out[p] = _decide(p, queries[p], solver, env, cases, approx)
-    if any(ins.op in ("bar", "barrier") and "warp" not in ins.mods for ins in kernel.instrs):
-        out["race_free"] = _rely(out["race_free"], out["barrier_safe"], "barrier safety")
-    # the value of a read from an input (an uninterpreted function of the address, with the
-    # buffer's value range) is that buffer's element only where the read is inside it
-    blind = [a for n, a in enumerate(ta.accesses) if a.kind == "read" and n not in just
-             and bufs.get(a.buffer) is not None and bufs[a.buffer].role == "in"]
-    if blind:
-        for p in ("read_only", "race_free", "barrier_safe"):
-            if out[p].status == "proven":
-                out[p] = Verdict("unknown", None, "relies on values read from an input, a read not proven "
-                                 f"inside that input (line {blind[0].instr.line})")
-    reads_inputs = any(bufs.get(a.buffer) is not None and bufs[a.buffer].role == "in" for a in ta.accesses)
-    if reads_inputs:
-        for p in ("in_bounds", "race_free", "barrier_safe"):
-            out[p] = _rely(out[p], out["read_only"], "input buffers being read-only")
+    out = {p: _decide(p, queries[p], solver, env, cases, approx) for p in PROPS}
+    _dependencies(out, kernel, ta.accesses, bufs, just)
     if per_case:         # some buffer attributions hold for the named cases only
         for p in PROPS:
             if out[p].status == "proven" and out[p].scope == "all-dims":
@@ -272,6 +247,23 @@ def _prove_launch(variant, op, module, launch, timeout_ms, deadline, n=0) -> dic
         for p in PROPS:
             if out[p].status == "proven":
                 out[p] = Verdict("unknown", None, "loop summary not justified: " + "; ".join(caveats[:3]))
+    _replay_witnesses(out, variant, op, module, n)
+    return out
+
+
+def _caveats(obligations, solver) -> list[str]:
+    """Loop-summary obligations that may fail: if any, no "proven" is justified."""
+    out = []
+    for f, why in obligations:
+        if solver.ints.refutes(f, max(200, solver.timeout_ms // 6)):
+            continue
+        r, _, msg = solver.check(f)
+        if r != "unsat":
+            out.append(why + ("" if r == "sat" else f" ({msg})"))
+    return out
+
+
+def _replay_witnesses(out, variant, op, module, n) -> None:
     for p, v in out.items():
         if v.witness is None:
             continue
@@ -284,7 +276,24 @@ def _prove_launch(variant, op, module, launch, timeout_ms, deadline, n=0) -> dic
         if v.status == "unknown" and v.replay == "confirmed":
             v.status = "refuted"
             v.reason = f"{v.reason}; the emulator replay of the witness confirms it"
-    return out
+
+
+def _dependencies(out, kernel, accs, bufs, just) -> None:
+    """Weaken proofs that rely on what is not proven (as widely): race freedom on barrier safety;
+    everything on inputs being read-only (their values are the same for every thread); and on the
+    values read from inputs being those inputs' elements, i.e. on those reads being inside them."""
+    if any(is_block_barrier(ins) for ins in kernel.instrs):
+        out["race_free"] = _rely(out["race_free"], out["barrier_safe"], "barrier safety")
+    blind = [a for n, a in enumerate(accs) if a.kind == "read" and n not in just
+             and bufs.get(a.buffer) is not None and bufs[a.buffer].role == "in"]
+    if blind:
+        for p in ("read_only", "race_free", "barrier_safe"):
+            if out[p].status == "proven":
+                out[p] = Verdict("unknown", None, "relies on values read from an input, a read not proven "
+                                 f"inside that input (line {blind[0].instr.line})")
+    if any(bufs.get(a.buffer) is not None and bufs[a.buffer].role == "in" for a in accs):
+        for p in ("in_bounds", "race_free", "barrier_safe"):
+            out[p] = _rely(out[p], out["read_only"], "input buffers being read-only")
 
 
 def _rely(v: Verdict, dep: Verdict, what: str) -> Verdict:

@@ -384,8 +384,10 @@ def is_block_barrier(ins: P.Instr) -> bool:
 
 def is_warp_sync(ins: P.Instr) -> bool:
     """bar.warp.sync with the full member mask (0xffffffff): the only form given an ordering."""
-    return ins.op == "bar" and "warp" in ins.mods and len(ins.args) == 1 and \
-        isinstance(ins.args[0], P.Imm) and not ins.args[0].is_float and int(ins.args[0].value) & 0xffffffff == 0xffffffff
+    if ins.op != "bar" or "warp" not in ins.mods or len(ins.args) != 1:
+        return False
+    m = ins.args[0]
+    return isinstance(m, P.Imm) and not m.is_float and int(m.value) & 0xffffffff == 0xffffffff
 
 
 def sync_branches(k: P.Kernel, ipdom: list[int], is_sync=is_block_barrier) -> set[int]:
