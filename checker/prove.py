@@ -281,18 +281,21 @@ def _replay_witnesses(out, variant, op, module, n) -> None:
 def _dependencies(out, kernel, accs, bufs, just) -> None:
     """Weaken proofs that rely on what is not proven (as widely): race freedom on barrier safety;
     everything on inputs being read-only (their values are the same for every thread); and on the
-    values read from inputs being those inputs' elements, i.e. on those reads being inside them."""
-    if any(is_block_barrier(ins) for ins in kernel.instrs):
+    values read from inputs being those inputs' elements, i.e. on those reads being inside them.
+    Barrier safety without block barriers holds whatever the values."""
+    has_bar = any(is_block_barrier(ins) for ins in kernel.instrs)
+    if has_bar:
         out["race_free"] = _rely(out["race_free"], out["barrier_safe"], "barrier safety")
+    deps = ("read_only", "race_free", "barrier_safe") if has_bar else ("read_only", "race_free")
     blind = [a for n, a in enumerate(accs) if a.kind == "read" and n not in just
              and bufs.get(a.buffer) is not None and bufs[a.buffer].role == "in"]
     if blind:
-        for p in ("read_only", "race_free", "barrier_safe"):
+        for p in deps:
             if out[p].status == "proven":
                 out[p] = Verdict("unknown", None, "relies on values read from an input, a read not proven "
                                  f"inside that input (line {blind[0].instr.line})")
     if any(bufs.get(a.buffer) is not None and bufs[a.buffer].role == "in" for a in accs):
-        for p in ("in_bounds", "race_free", "barrier_safe"):
+        for p in ("in_bounds",) + deps[1:]:
             out[p] = _rely(out[p], out["read_only"], "input buffers being read-only")
 
 
@@ -513,9 +516,7 @@ def _decide(prop, qs, solver, env, cases, approx) -> Verdict:
         if r == "unsat":
             continue
         if r == "sat":
-            small = [z3.ULE(env.dims[d], max(lo, min(hi, 1024))) for d, (lo, hi) in env.op.dims.items()]
-            r2, m2, _ = solver.check(q.formula, small, timeout_ms=1000)
-            return _violation(prop, q, m2 if r2 == "sat" else model, env, approx)
+            return _violation(prop, q, _small_model(q, solver, env) or model, env, approx)
         pending.append((q, msg))
     if not pending:
         return Verdict("proven", "all-dims", None)
@@ -533,6 +534,16 @@ def _decide(prop, qs, solver, env, cases, approx) -> Verdict:
                 return Verdict("unknown", None, f"{q.what}: {msg}; case {name}: {msg2}")
     return Verdict("proven", "cases:" + ",".join(cases), f"all-dims query did not close ({pending[0][1]}); "
                    "proven for each named case")
+
+
+def _small_model(q, solver, env):
+    """A model of q with small dims, if one is quickly found: a witness the emulator can replay."""
+    for cap in (64, 1024):
+        small = [z3.ULE(env.dims[d], max(lo, min(hi, cap))) for d, (lo, hi) in env.op.dims.items()]
+        r, model, _ = solver.check(q.formula, small, timeout_ms=1000)
+        if r == "sat":
+            return model
+    return None
 
 
 def _violation(prop, q, model, env, approx, case=None) -> Verdict:
