@@ -206,6 +206,8 @@ def _prove_here(variant: Variant, op: Op, ptx: str, timeout_ms: int, budget_ms: 
                 total[p] = v
     for v in total.values():
         v.ptx_sha256 = sha
+        if v.status == "proven" and v.scope != "all-dims" and not (v.scope or "").startswith("cases:"):
+            v.status, v.reason, v.scope = "unknown", f"a proof without a valid scope ({v.scope})", None
     return total
 
 
