@@ -166,12 +166,13 @@ class LaunchEnv:
             return None
         W = self.W
         if var.space == "shared":
-            b32 = z3.BitVec(f"sbase_{name}", 32)
+            # every extern (dynamic) shared array starts at the start of the dynamic shared memory
+            b32 = z3.BitVec("sbase_%dynamic" if var.count is None else f"sbase_{name}", 32)
             size = self.shared if var.count is None else bv(var.size, W)
             al = max(var.align, 1)
             self.constraints += [z3.URem(b32, al) == 0, z3.ULT(b32, 1 << 24), size >= 0, size < (1 << 24),
                                  z3.ULE(z3.ZeroExt(W - 32, b32) + size, 1 << 24)]
-            buf = Buffer(name, "shared", "shared", size, z3.ZeroExt(32, b32))
+            buf = Buffer(name, "shared", "shared", size, z3.ZeroExt(32, b32), dynamic=var.count is None)
         else:
             base = z3.BitVec(f"base_{name}", 64)
             size = bv(var.size, W)

@@ -109,29 +109,74 @@ def _instrs(k, L):
 
 
 def inductions(k: P.Kernel, L: Loop, loops: dict[int, Loop]) -> dict:
+    """Induction variables: r -> (its update, [(sign, step operand), ...]) where one iteration adds
+    the sum of the steps to r. Either `add/sub r, r, step`, or a chain the compiler leaves when it
+    unrolls a loop: `r2 = r + s1; r3 = r2 + s2; ...; r = rn + sn`, each link executed exactly once
+    per iteration, in that order, with loop-invariant steps (k * ntid for a block-stride loop)."""
     writers: dict[str, list] = {}
     for b, ins in _instrs(k, L):
         for r in dests(ins):
             writers.setdefault(r, []).append((b, ins))
     out = {}
     inner = {b for h, L2 in loops.items() if h != L.header and L2.body < L.body for b in L2.body}
-    for r, ws in writers.items():
-        if len(ws) != 1:
-            continue
-        b, ins = ws[0]
-        if ins.op not in ("add", "sub") or ins.pred is not None or len(ins.args) != 3 or b in inner:
-            continue
-        if ins.type not in ("s32", "u32", "s64", "u64", "b32", "b64") or k.regs[r] == "pred":
-            continue
-        if not all(b in k._dom[lt] for lt in L.latches):
-            continue
-        a1, a2 = ins.args[1], ins.args[2]
-        me = P.Reg(r)
-        if a1 == me and _invariant(a2, writers):
-            out[r] = (ins, -1 if ins.op == "sub" else 1, a2)
-        elif ins.op == "add" and a2 == me and _invariant(a1, writers):
-            out[r] = (ins, 1, a1)
+    for r in writers:
+        chain = _chain(k, L, r, writers, inner)
+        if chain is not None:
+            out[r] = chain
     return out, set(writers)
+
+
+def _once(k, L, b, ins, inner) -> bool:
+    """ins (in block b) runs exactly once on every path from the header to a back edge."""
+    return ins.pred is None and b not in inner and all(b in k._dom[lt] for lt in L.latches)
+
+
+def _before(k, x, y) -> bool:
+    """Instruction x runs before y in every iteration (both run once per iteration)."""
+    bx, by = k.block_of[x.index], k.block_of[y.index]
+    return x.index < y.index if bx == by else bx in k._dom[by]
+
+
+def _link(ins, me, writers):
+    """(source register, sign, step) for `add/sub me, src, step` (or `add me, step, src`) with a
+    loop-invariant step, else None."""
+    if ins.op not in ("add", "sub") or len(ins.args) != 3 or ins.args[0] != P.Reg(me):
+        return None
+    if ins.type not in ("s32", "u32", "s64", "u64", "b32", "b64"):
+        return None
+    a1, a2 = ins.args[1], ins.args[2]
+    if isinstance(a1, P.Reg) and _invariant(a2, writers):
+        return a1.name, -1 if ins.op == "sub" else 1, a2
+    if ins.op == "add" and isinstance(a2, P.Reg) and _invariant(a1, writers):
+        return a2.name, 1, a1
+    return None
+
+
+def _chain(k, L, r, writers, inner, max_links=32):
+    if k.regs[r] == "pred" or len(writers[r]) != 1:
+        return None
+    b, upd = writers[r][0]
+    if not _once(k, L, b, upd, inner):
+        return None
+    steps, cur = [], upd
+    w = P.TYPES[k.regs[r]]
+    for _ in range(max_links):
+        me = dests(cur)[0]
+        got = _link(cur, me, writers)
+        if got is None or P.TYPES[k.regs[me]] != w:
+            return None
+        src, sign, step = got
+        steps.append((sign, step))
+        if src == r:
+            # the first link reads r before its update (cur runs before upd or is upd)
+            return (upd, steps) if cur is upd or _before(k, cur, upd) else None
+        if src not in writers or len(writers[src]) != 1:
+            return None          # a link from outside the loop: no induction
+        bs, nxt = writers[src][0]
+        if not _once(k, L, bs, nxt, inner) or not _before(k, nxt, cur):
+            return None
+        cur = nxt
+    return None
 
 
 def _invariant(a, writers) -> bool:
@@ -142,11 +187,14 @@ def _invariant(a, writers) -> bool:
     return isinstance(a, P.Special) and a.name in ("%ntid", "%nctaid")
 
 
-def barriers_per_iteration(k: P.Kernel, L: Loop) -> int | None:
-    """The number of barriers on every path header -> back edge, or None if it varies."""
+def barriers_per_iteration(k: P.Kernel, L: Loop, is_sync=None) -> int | None:
+    """The number of barriers (or other syncs: is_sync) on every path header -> back edge, or None
+    if it varies."""
+    is_sync = is_sync or _is_barrier
+
     def bars(b):
         blk = k.blocks[b]
-        return sum(1 for i in range(blk.start, blk.end) if _is_barrier(k.instrs[i]))
+        return sum(1 for i in range(blk.start, blk.end) if is_sync(k.instrs[i]))
     memo: dict[int, set] = {}
 
     def counts(b, depth=0):
@@ -171,11 +219,18 @@ def _is_barrier(ins):
     return ins.op in ("bar", "barrier") and "warp" not in ins.mods
 
 
+def _is_warp_sync(ins):
+    from .symbolic import is_warp_sync
+    return is_warp_sync(ins)
+
+
 def summarize(ex, st0, L: Loop, outer):
     k = ex.k
     ind, written = inductions(k, L, ex.loops)
     has_bar = any(_is_barrier(ins) for _, ins in _instrs(k, L))
     B = barriers_per_iteration(k, L) if has_bar else 0
+    has_wsync = any(_is_warp_sync(ins) for _, ins in _instrs(k, L))
+    BW = barriers_per_iteration(k, L, _is_warp_sync) if has_wsync else 0
     line = k.instrs[k.blocks[L.header].start].line
     tags = {r: st0.tags.get(r) for r in written}
     tr = ex.trace
@@ -189,14 +244,15 @@ def summarize(ex, st0, L: Loop, outer):
         hs = st0.copy()
         hs.loop_ks = st0.loop_ks + (kk,)
         inv, nexts, kbounds = [], [], []
-        for r, (ins, sign, stepop) in ind.items():
+        for r, (ins, steps) in ind.items():
             w = widths[r]
             init = ex.read(st0, r)
-            step, stag = ex.operand(st0, stepop, w, signed=True)
-            if stag is not None:
-                raise Unsupported(f"pointer-valued loop step at line {ins.line}")
-            if sign < 0:
-                step = -step
+            step = z3.BitVecVal(0, w)
+            for sign, stepop in steps:
+                sx, stag = ex.operand(st0, stepop, w, signed=True)
+                if stag is not None:
+                    raise Unsupported(f"pointer-valued loop step at line {ins.line}")
+                step = step + sx if sign > 0 else step - sx
             sv = z3.simplify(step)
             if z3.is_bv_value(sv) and sv.as_signed_long() != 0:
                 kbounds.append(((1 << w) - 1) // abs(sv.as_signed_long()))
@@ -215,6 +271,10 @@ def summarize(ex, st0, L: Loop, outer):
             hs.epoch = ex.fresh(f"epoch{L.header}", 64)
         elif B:
             hs.epoch = st0.epoch + z3.ZeroExt(64 - kw, kk) * B
+        if BW is None:
+            hs.wepoch = ex.fresh(f"wepoch{L.header}", 64)
+        elif BW:
+            hs.wepoch = st0.wepoch + z3.ZeroExt(64 - kw, kk) * BW
         hs.pc = z3.And(st0.pc, ok, *inv)
         L2 = Loop(L.header, L.body, L.latches)
         ex.run(hs, L.header, -1, L2, enter=True)
@@ -274,7 +334,10 @@ def _counted_exit(ex, st0, L, ind, widths, kk, kw):
         for a, e in ((setp.args[1], setp.args[2]), (setp.args[2], setp.args[1])):
             if not isinstance(a, P.Reg) or a.name not in ind:
                 continue
-            upd, sign, stepop = ind[a.name]
+            upd, steps = ind[a.name]
+            if len(steps) != 1:
+                continue
+            sign, stepop = steps[0]
             if not isinstance(stepop, P.Imm) or stepop.value == 0 or abs(stepop.value) >= 1 << 20 or \
                     (k.block_of[upd.index] == lt and upd.index > setp.index):
                 continue

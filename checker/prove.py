@@ -20,14 +20,14 @@ from . import ptx as P
 from .env import AXES, LaunchEnv
 from .intabs import IntAbs
 from .loops import Unsupported
-from .symbolic import Executor
+from .symbolic import Executor, is_block_barrier, is_warp_sync
 from .witness import replay
 
-CHECKER_VERSION = "prover-0.2"   # 0.2: a race witness the emulator replay confirms is refuted
+CHECKER_VERSION = "prover-0.3"   # 0.3: address-based buffer attribution, early exits, __syncwarp, ...
 PROPS = ("read_only", "in_bounds", "race_free", "barrier_safe")
 ASSUMPTIONS = ("pointer params are distinct, non-overlapping buffers of the sizes their shapes give, "
-               "256-byte aligned; launch geometry within CUDA limits; inputs (role in) are not modified "
-               "by anyone else during the launch")
+               "256-byte aligned (extern shared arrays all alias the dynamic shared memory); launch geometry "
+               "within CUDA limits; inputs (role in) are not modified by anyone else during the launch")
 RANK = {"refuted": 2, "unknown": 1, "proven": 0}
 
 
@@ -174,6 +174,8 @@ def _prove_here(variant: Variant, op: Op, ptx: str, timeout_ms: int, budget_ms: 
                 total[p] = v
     for v in total.values():
         v.ptx_sha256 = sha
+        if v.status == "proven" and v.scope != "all-dims" and not (v.scope or "").startswith("cases:"):
+            v.status, v.reason, v.scope = "unknown", f"a proof without a valid scope ({v.scope})", None
     return total
 
 
@@ -190,105 +192,48 @@ def _prove_launch(variant, op, module, launch, timeout_ms, deadline, n=0) -> dic
     solver.ints = _IntSolver(base, deadline)
     cases = {name: c for name, c in op.cases.items()}
 
-    tidA, ctaA = env.thread("A")
-    tidB, ctaB = env.thread("B")
-    same_block = z3.And(*[ctaA[i] == ctaB[i] for i in range(3)])
-    distinct = z3.Or(z3.Not(same_block), *[tidA[i] != tidB[i] for i in range(3)])
-    distinct_in_block = z3.And(same_block, z3.Or(*[tidA[i] != tidB[i] for i in range(3)]))
-
-    # loop-summary obligations: if any can fail, no "proven" is justified
-    caveats = []
-    for f, why in ta.obligations:
-        if solver.ints.refutes(f, max(200, timeout_ms // 6)):
-            continue
-        r, _, msg = solver.check(f)
-        if r != "unsat":
-            caveats.append(why + ("" if r == "sat" else f" ({msg})"))
-
+    th = _Threads(env)
+    caveats = _caveats(ta.obligations, solver)
     bufs = env.buffers
     queries: dict[str, list[_Q]] = {p: [] for p in PROPS}
-    unknowns: dict[str, list[str]] = {p: [] for p in PROPS}
+    just, per_case = _justify(solver, ta.accesses, env, cases)
+    disjoint = _disjoint(bufs)
+    _in_bounds(queries["in_bounds"], ta.accesses, just, bufs, env, disjoint)
+    _read_only(queries["read_only"], ta.accesses, just, bufs, disjoint)
+    if any(is_warp_sync(ins) for ins in kernel.instrs):
+        v = _decide("warp", _sync_queries(ta, tb, th, warp=True), solver, env, {}, approx)
+        th.warp_sync = v.status == "proven" and v.scope == "all-dims"
+    _races(queries["race_free"], ta.accesses, tb.accesses, just, bufs, disjoint, th)
+    queries["barrier_safe"] = _sync_queries(ta, tb, th, warp=False)
 
-    for a in ta.accesses:
-        b = bufs.get(a.buffer)
-        if a.kind != "read":
-            if b is not None and b.role == "in":
-                queries["read_only"].append(_Q(a.pc, f"{a.kind} to input {b.name}", {"acc": [a], "buf": b}))
-            elif b is None:
-                queries["read_only"].append(_Q(a.pc, f"{a.kind} through a pointer of unknown provenance",
-                                               {"acc": [a], "unknown": True}))
-        if b is None:
-            queries["in_bounds"].append(_Q(a.pc, "access through a pointer of unknown provenance",
-                                           {"acc": [a], "unknown": True}))
-        elif b.kind == "global-var":
-            queries["in_bounds"].append(_Q(a.pc, f"access to undeclared global {b.name}", {"acc": [a], "buf": b}))
-        else:
-            W = env.W
-            ww = max(W, 64) + 2
-            off = z3.ZeroExt(ww - 64, a.addr - b.base)
-            inb = z3.ULE(off + a.width, z3.ZeroExt(ww - W, b.size))
-            queries["in_bounds"].append(_Q(z3.And(a.pc, z3.Not(inb)), f"{a.kind} outside {b.name}",
-                                           {"acc": [a], "buf": b}))
-
-    # races: pairs of instructions, at least one writing, not both atomic
-    by_instr: dict[int, list] = {}
-    for a, b2 in zip(ta.accesses, tb.accesses):
-        by_instr.setdefault(a.instr.index, []).append((a, b2))
-    idx = sorted(by_instr)
-    for x, i in enumerate(idx):
-        for j in idx[x:]:
-            terms = []
-            for a, _ in by_instr[i]:
-                for _, b2 in by_instr[j]:
-                    if a.kind == "read" and b2.kind == "read" or a.kind == "atomic" and b2.kind == "atomic":
-                        continue
-                    ba, bb = bufs.get(a.buffer), bufs.get(b2.buffer)
-                    if ba is None or bb is None:
-                        if a.kind != "read" or b2.kind != "read":
-                            terms.append(("unknown", a, b2))
-                        continue
-                    if ba.name != bb.name or ba.kind in ("local", "const"):
-                        continue
-                    ov = z3.And(z3.ULT(a.addr, b2.addr + b2.width), z3.ULT(b2.addr, a.addr + a.width))
-                    if ba.kind == "shared":
-                        order = z3.And(same_block, a.epoch == b2.epoch)
-                    else:
-                        order = z3.Or(z3.Not(same_block), a.epoch == b2.epoch)
-                    terms.append((z3.And(a.pc, b2.pc, ov, order), a, b2))
-            for f, a, b2 in terms:
-                if isinstance(f, str):
-                    queries["race_free"].append(_Q(z3.And(a.pc, b2.pc, distinct),
-                                                   "write through a pointer of unknown provenance",
-                                                   {"acc": [a, b2], "unknown": True}))
-                else:
-                    queries["race_free"].append(_Q(z3.And(f, distinct), f"{a.kind}/{b2.kind} conflict on "
-                                                   f"{a.buffer}", {"acc": [a, b2], "buf": bufs[a.buffer]}))
-
-    # every pair of dynamic instances of the same branch (the same context: same loop iterations)
-    for x, a in enumerate(ta.branches):
-        for y, b2 in enumerate(tb.branches):
-            if a.instr.index != b2.instr.index:
-                continue
-            ks = z3.And(*[u == v for u, v in zip(a.loop_ks, b2.loop_ks)]) if x == y else z3.BoolVal(True)
-            f = z3.And(a.pc, b2.pc, distinct_in_block, a.epoch == b2.epoch, ks, a.cond != b2.cond)
-            queries["barrier_safe"].append(_Q(f, "barrier reachable under thread-dependent control flow",
-                                              {"branch": (a, b2)}))
-
-    out = {}
-    for p in PROPS:
-        out[p] = _decide(p, queries[p], solver, env, cases, approx)
-    has_bar = any(ins.op in ("bar", "barrier") and "warp" not in ins.mods for ins in kernel.instrs)
-    if has_bar and out["barrier_safe"].status != "proven" and out["race_free"].status == "proven":
-        out["race_free"] = Verdict("unknown", None, "race freedom relies on barrier safety, which is not proven")
-    reads_inputs = any(bufs.get(a.buffer) is not None and bufs[a.buffer].role == "in" for a in ta.accesses)
-    if reads_inputs and out["read_only"].status != "proven":
-        for p in ("in_bounds", "race_free", "barrier_safe"):
-            if out[p].status == "proven":
-                out[p] = Verdict("unknown", None, "relies on input buffers being read-only, which is not proven")
+    out = {p: _decide(p, queries[p], solver, env, cases, approx) for p in PROPS}
+    _dependencies(out, kernel, ta.accesses, bufs, just)
+    if per_case:         # some buffer attributions hold for the named cases only
+        for p in PROPS:
+            if out[p].status == "proven" and out[p].scope == "all-dims":
+                out[p].scope = "cases:" + ",".join(cases)
+                out[p].reason = "an access is proven inside its buffer for each named case only"
     if caveats:
         for p in PROPS:
             if out[p].status == "proven":
                 out[p] = Verdict("unknown", None, "loop summary not justified: " + "; ".join(caveats[:3]))
+    _replay_witnesses(out, variant, op, module, n)
+    return out
+
+
+def _caveats(obligations, solver) -> list[str]:
+    """Loop-summary obligations that may fail: if any, no "proven" is justified."""
+    out = []
+    for f, why in obligations:
+        if solver.ints.refutes(f, max(200, solver.timeout_ms // 6)):
+            continue
+        r, _, msg = solver.check(f)
+        if r != "unsat":
+            out.append(why + ("" if r == "sat" else f" ({msg})"))
+    return out
+
+
+def _replay_witnesses(out, variant, op, module, n) -> None:
     for p, v in out.items():
         if v.witness is None:
             continue
@@ -301,11 +246,236 @@ def _prove_launch(variant, op, module, launch, timeout_ms, deadline, n=0) -> dic
         if v.status == "unknown" and v.replay == "confirmed":
             v.status = "refuted"
             v.reason = f"{v.reason}; the emulator replay of the witness confirms it"
-    return out
+
+
+def _dependencies(out, kernel, accs, bufs, just) -> None:
+    """Weaken proofs that rely on what is not proven (as widely): race freedom on barrier safety;
+    everything on inputs being read-only (their values are the same for every thread); and on the
+    values read from inputs being those inputs' elements, i.e. on those reads being inside them.
+    Barrier safety without block barriers holds whatever the values."""
+    has_bar = any(is_block_barrier(ins) for ins in kernel.instrs)
+    if has_bar:
+        out["race_free"] = _rely(out["race_free"], out["barrier_safe"], "barrier safety")
+    deps = ("read_only", "race_free", "barrier_safe") if has_bar else ("read_only", "race_free")
+    blind = [a for n, a in enumerate(accs) if a.kind == "read" and n not in just
+             and bufs.get(a.buffer) is not None and bufs[a.buffer].role == "in"]
+    if blind:
+        for p in deps:
+            if out[p].status == "proven":
+                out[p] = Verdict("unknown", None, "relies on values read from an input, a read not proven "
+                                 f"inside that input (line {blind[0].instr.line})")
+    if any(bufs.get(a.buffer) is not None and bufs[a.buffer].role == "in" for a in accs):
+        for p in ("in_bounds",) + deps[1:]:
+            out[p] = _rely(out[p], out["read_only"], "input buffers being read-only")
+
+
+def _rely(v: Verdict, dep: Verdict, what: str) -> Verdict:
+    """v, for a proof that relies on dep: unknown where dep is not proven, no wider than dep's scope."""
+    if v.status != "proven" or dep.status == "proven" and (dep.scope == "all-dims" or dep.scope == v.scope):
+        return v
+    if dep.status == "proven" and v.scope == "all-dims":
+        return Verdict("proven", dep.scope, f"relies on {what}, proven for each named case only")
+    return Verdict("unknown", None, f"relies on {what}, which is not proven" +
+                   (" for all dims" if dep.status == "proven" else ""))
+
+
+class _Threads:
+    """How the two symbolic threads A and B relate."""
+
+    def __init__(self, env):
+        (tid_a, cta_a), (tid_b, cta_b) = env.thread("A"), env.thread("B")
+        self.same_block = z3.And(*[cta_a[i] == cta_b[i] for i in range(3)])
+        self.distinct = z3.Or(z3.Not(self.same_block), *[tid_a[i] != tid_b[i] for i in range(3)])
+        self.distinct_in_block = z3.And(self.same_block, z3.Or(*[tid_a[i] != tid_b[i] for i in range(3)]))
+        bx, by = env.block[0], env.block[1]
+
+        def lin(t):
+            return t[0] + t[1] * bx + t[2] * bx * by      # < 1024: no wrap
+        self.same_warp = z3.And(self.same_block, z3.LShR(lin(tid_a), 5) == z3.LShR(lin(tid_b), 5))
+        self.warp_sync = False      # full-mask bar.warp.sync proven to be executed convergently
+
+    def unordered(self, a, b2, shared):
+        """No barrier orders access a of A and b2 of B. Accesses in different block-barrier epochs are
+        ordered within a block (barrier safety makes the epochs line up). So are two threads of one
+        warp in different warp-sync counts, once every full-mask bar.warp.sync is known to be reached
+        by the whole warp alike (the n-th sync of A is the n-th of B, and orders memory among them)."""
+        same = a.epoch == b2.epoch
+        if self.warp_sync:
+            same = z3.And(same, z3.Not(z3.And(self.same_warp, a.wepoch != b2.wepoch)))
+        return z3.And(self.same_block, same) if shared else z3.Or(z3.Not(self.same_block), same)
+
+
+def _sync_queries(ta, tb, th, warp):
+    """Every pair of dynamic instances of one branch (the same context: the same loop iterations)
+    reached at the same barrier epoch (warp-sync count) by two threads of one block (warp), taken
+    differently, with a barrier (warp sync) before it reconverges."""
+    qs = []
+    for x, a in enumerate(ta.branches):
+        for y, b2 in enumerate(tb.branches):
+            if a.instr.index != b2.instr.index or not (a.warp if warp else a.block):
+                continue
+            ks = z3.And(*[u == v for u, v in zip(a.loop_ks, b2.loop_ks)]) if x == y else z3.BoolVal(True)
+            if warp:
+                f = z3.And(a.pc, b2.pc, th.same_warp, th.distinct, a.wepoch == b2.wepoch, ks, a.cond != b2.cond)
+                what = "warp sync reachable under thread-dependent control flow within a warp"
+            else:
+                f = z3.And(a.pc, b2.pc, th.distinct_in_block, a.epoch == b2.epoch, ks, a.cond != b2.cond)
+                what = "barrier reachable under thread-dependent control flow"
+            qs.append(_Q(f, what, {"branch": (a, b2)}))
+    return qs
+
+
+# ---- which buffer an access hits --------------------------------------------------------------------
+# A pointer's tag (checker/symbolic.py) names the buffer whose base it was computed from; it says
+# nothing about the offset, which may be anything (a difference of two pointers passed through a
+# shuffle or memory, say). So a tag is only trusted for an access proven to lie inside its buffer
+# for all dims ("justified"): the buffers are distinct allocations that do not overlap, so such an
+# access hits no other buffer. Every other access is attributed by its address: it may hit any
+# buffer of its state space whose range it overlaps.
+
+SPACE_KINDS = {"global": ("param", "scratch", "global-var"), "shared": ("shared",), "local": ("local",),
+               "const": ("const",)}
+GROUPS = (("param", "scratch", "global-var"), ("shared",), ("local",), ("const",))
+AW = 66        # addresses and sizes compared without wrap-around
+
+
+def _ext(e):
+    return z3.ZeroExt(AW - e.size(), e) if e.size() <= AW else z3.Extract(AW - 1, 0, e)
+
+
+def _range(b):
+    lo = _ext(b.base)
+    return lo, lo + _ext(b.size)
+
+
+def _hits(a, b):
+    """Access a overlaps buffer b."""
+    lo, hi = _range(b)
+    x = _ext(a.addr)
+    return z3.And(z3.ULT(x, hi), z3.ULT(lo, x + a.width))
+
+
+def _within(a, b):
+    lo, hi = _range(b)
+    x = _ext(a.addr)
+    return z3.And(z3.ULE(lo, x), z3.ULE(x + a.width, hi))
+
+
+def _disjoint(bufs):
+    """Buffers of one state space are non-overlapping allocations (an assumption, see ASSUMPTIONS),
+    but for extern shared arrays, which all are the dynamic shared memory."""
+    out = []
+    bs = list(bufs.values())
+    for x, b in enumerate(bs):
+        for c in bs[x + 1:]:
+            if any(b.kind in g and c.kind in g for g in GROUPS) and not (b.dynamic and c.dynamic):
+                (lb, hb), (lc, hc) = _range(b), _range(c)
+                out.append(z3.Or(z3.ULE(hb, lc), z3.ULE(hc, lb)))
+    return z3.And(*out)
+
+
+def _candidates(a, bufs, just, n):
+    """The buffers access n (a) may hit: its tag's buffer (and that buffer's aliases, for dynamic shared
+    memory) if justified, else every buffer of its space (a generic address: every buffer)."""
+    if n in just:
+        b = bufs[a.buffer]
+        return [b] + [c for c in bufs.values() if b.dynamic and c.dynamic and c is not b]
+    kinds = SPACE_KINDS.get(a.instr.space)
+    return [b for b in bufs.values() if kinds is None or b.kind in kinds]
+
+
+def _inb(a, b, W):
+    ww = max(W, 64) + 2
+    off = z3.ZeroExt(ww - 64, a.addr - b.base)
+    return z3.ULE(off + a.width, z3.ZeroExt(ww - W, b.size))
+
+
+def _justify(solver, accs, env, cases) -> tuple[set[int], bool]:
+    """Indices of the accesses proven inside the buffer their tag names: for all dims, or (second
+    result True) some for each named case only, so that what relies on them holds for those cases."""
+    qs = [(n, z3.And(a.pc, z3.Not(_inb(a, env.buffers[a.buffer], env.W))))
+          for n, a in enumerate(accs) if env.buffers.get(a.buffer) is not None]
+    if not qs:
+        return set(), False
+    if solver.ints.refutes(z3.Or(*[f for _, f in qs]), max(200, solver.timeout_ms // 3)):
+        return {n for n, _ in qs}, False
+    out, per_case = set(), False
+    for n, f in qs:
+        if solver.ints.refutes(f, max(200, solver.timeout_ms // 6)):
+            out.add(n)
+            continue
+        r = solver.check(f, timeout_ms=max(200, solver.timeout_ms // 10))[0]
+        if r == "unsat":
+            out.add(n)
+        elif r == "unknown" and cases and all(solver.check(f, [env.dims[d] == v for d, v in c.items()],
+                                        timeout_ms=solver.timeout_ms // 2)[0] == "unsat" for c in cases.values()):
+            out.add(n)
+            per_case = True
+    return out, per_case
+
+
+def _in_bounds(qs, accs, just, bufs, env, disjoint):
+    for n, a in enumerate(accs):
+        b = bufs.get(a.buffer)
+        if b is not None and b.kind == "global-var":
+            qs.append(_Q(a.pc, f"access to undeclared global {b.name}", {"acc": [a], "buf": b}))
+        elif n in just:
+            continue
+        elif b is not None:
+            qs.append(_Q(z3.And(a.pc, z3.Not(_inb(a, b, env.W))), f"{a.kind} outside {b.name}",
+                         {"acc": [a], "buf": b}))
+        else:
+            inside = z3.Or(*[_within(a, c) for c in _candidates(a, bufs, just, n)])
+            qs.append(_Q(z3.And(a.pc, disjoint, z3.Not(inside)), "access through a pointer of unknown "
+                         "provenance may leave every buffer", {"acc": [a], "unknown": True}))
+
+
+def _read_only(qs, accs, just, bufs, disjoint):
+    for n, a in enumerate(accs):
+        if a.kind == "read":
+            continue
+        for c in _candidates(a, bufs, just, n):
+            if c.role != "in":
+                continue
+            if n in just:
+                qs.append(_Q(a.pc, f"{a.kind} to input {c.name}", {"acc": [a], "buf": c}))
+            else:
+                qs.append(_Q(z3.And(a.pc, disjoint, _hits(a, c)), f"{a.kind} whose address may fall in "
+                             f"input {c.name}", {"acc": [a], "buf": c, "unknown": True}))
+
+
+def _races(qs, ta, tb, just, bufs, disjoint, th):
+    """Pairs of instructions, at least one writing, not both atomic, on a common buffer."""
+    by_instr: dict[int, list] = {}
+    for n, (a, b2) in enumerate(zip(ta, tb)):
+        by_instr.setdefault(a.instr.index, []).append((n, a, b2))
+    idx = sorted(by_instr)
+    for x, i in enumerate(idx):
+        for j in idx[x:]:
+            for na, a, _ in by_instr[i]:
+                for nb, _, b2 in by_instr[j]:
+                    if a.kind == "read" and b2.kind == "read" or a.kind == "atomic" and b2.kind == "atomic":
+                        continue
+                    # by symmetry of the two threads, B's access n is justified iff A's is
+                    cb = {c.name for c in _candidates(b2, bufs, just, nb)}
+                    for c in _candidates(a, bufs, just, na):
+                        if c.name not in cb or c.kind in ("local", "const"):
+                            continue
+                        qs.append(_race(a, b2, c, na in just and nb in just, disjoint, th))
+
+
+def _race(a, b2, c, tagged, disjoint, th):
+    ov = z3.And(z3.ULT(a.addr, b2.addr + b2.width), z3.ULT(b2.addr, a.addr + a.width))
+    f = z3.And(a.pc, b2.pc, ov, th.unordered(a, b2, c.kind == "shared"), th.distinct)
+    info = {"acc": [a, b2], "buf": c}
+    if tagged:
+        return _Q(f, f"{a.kind}/{b2.kind} conflict on {c.name}", info)
+    info["unknown"] = True
+    return _Q(z3.And(f, disjoint, _hits(a, c), _hits(b2, c)), f"{a.kind}/{b2.kind} conflict on {c.name} "
+              "(by address)", info)
 
 
 def _decide(prop, qs, solver, env, cases, approx) -> Verdict:
-    case_only = []
     pending = []
     if len(qs) > 1 and solver.ints.refutes(z3.Or(*[q.formula for q in qs]), max(200, solver.timeout_ms // 3)):
         return Verdict("proven", "all-dims", None)          # all at once: one solver instead of many
@@ -316,12 +486,13 @@ def _decide(prop, qs, solver, env, cases, approx) -> Verdict:
         if r == "unsat":
             continue
         if r == "sat":
-            small = [z3.ULE(env.dims[d], max(lo, min(hi, 1024))) for d, (lo, hi) in env.op.dims.items()]
-            r2, m2, _ = solver.check(q.formula, small, timeout_ms=1000)
-            return _violation(prop, q, m2 if r2 == "sat" else model, env, approx)
+            return _violation(prop, q, _small_model(q, solver, env) or model, env, approx)
         pending.append((q, msg))
     if not pending:
         return Verdict("proven", "all-dims", None)
+    if not cases:
+        q, msg = pending[0]
+        return Verdict("unknown", None, f"{q.what}: {msg}")
     # the all-dims query did not close: try each named case
     for q, msg in pending:
         for name, c in cases.items():
@@ -331,9 +502,18 @@ def _decide(prop, qs, solver, env, cases, approx) -> Verdict:
                 return _violation(prop, q, model, env, approx, case=name)
             if r != "unsat":
                 return Verdict("unknown", None, f"{q.what}: {msg}; case {name}: {msg2}")
-        case_only.append(q)
     return Verdict("proven", "cases:" + ",".join(cases), f"all-dims query did not close ({pending[0][1]}); "
                    "proven for each named case")
+
+
+def _small_model(q, solver, env):
+    """A model of q with small dims, if one is quickly found: a witness the emulator can replay."""
+    for cap in (64, 1024):
+        small = [z3.ULE(env.dims[d], max(lo, min(hi, cap))) for d, (lo, hi) in env.op.dims.items()]
+        r, model, _ = solver.check(q.formula, small, timeout_ms=1000)
+        if r == "sat":
+            return model
+    return None
 
 
 def _violation(prop, q, model, env, approx, case=None) -> Verdict:

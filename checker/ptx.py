@@ -610,12 +610,14 @@ def build_cfg(k: Kernel) -> None:
     k.ipdom = _post_dominators(k)
 
 
-def _post_dominators(k: Kernel) -> list[int]:
+def _post_dominators(k: Kernel, exits: frozenset = frozenset()) -> list[int]:
     """Immediate post-dominator of each block (-1 is the virtual exit), Cooper-Harvey-Kennedy on the
-    reversed graph. Blocks that cannot reach an exit (infinite loops) post-dominate nothing: -1."""
+    reversed graph. Blocks that cannot reach an exit (infinite loops) post-dominate nothing: -1.
+    Blocks in `exits` get an extra edge to the exit (a predicated ret/exit ends some threads there)."""
     nb = len(k.blocks)
     EXIT = nb
-    rsucc = {b.id: ([s for s in b.succs] or [EXIT]) for b in k.blocks}   # edges toward exit
+    rsucc = {b.id: ([s for s in b.succs] + ([EXIT] if b.id in exits else []) or [EXIT])
+             for b in k.blocks}   # edges toward exit
     # reverse postorder of the reversed graph, starting at EXIT
     rpreds: dict[int, list[int]] = {EXIT: []}
     for b, ss in rsucc.items():

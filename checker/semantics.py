@@ -8,7 +8,7 @@ import z3
 
 from . import ptx as P
 from .loops import Unsupported
-from .symbolic import SIGNED, BranchCheck, bv, fit
+from .symbolic import SIGNED, BranchCheck, bv, fit, is_warp_sync
 
 FLOAT = {"f16", "f16x2", "bf16", "bf16x2", "f32", "f64", "tf32", "e4m3x2", "e5m2x2"}
 PURE_UF = {"fma", "rcp", "sqrt", "rsqrt", "ex2", "lg2", "sin", "cos", "tanh", "copysign", "testp", "bfe", "bfi",
@@ -180,7 +180,9 @@ def execute(ex, st, ins: P.Instr, guard):
             q = a / b if signed else z3.UDiv(a, b)
         else:
             q = z3.SRem(a, b) if signed else z3.URem(a, b)
-        r = z3.If(b == 0, ex.fresh(f"div0_{ins.index}", w), q)
+        # PTX leaves x / 0 unspecified: a fresh value, unless the divisor is never 0 (a dim, say),
+        # where bvudiv/bvsdiv/bvurem/bvsrem are the exact result and no over-approximation remains
+        r = q if _always(ex, b != 0) else z3.If(b == 0, ex.fresh(f"div0_{ins.index}", w), q)
         tag = "?" if any(tags) else None
     elif op == "abs":
         r = z3.If(vals[0] < 0, -vals[0], vals[0])
@@ -286,21 +288,55 @@ def _load(ex, st, ins, guard):
             continue
         if all(b is not None and b.role == "in" for _, b in bufs):
             v = None
+            ai = addr + i * (ew // 8)
             for c, buf in reversed(bufs):
-                vi = ex.uf(f"mem_{buf.name}_{ew}", [addr + i * (ew // 8)], ew)
-                if buf.values is not None:
-                    lo, hi = buf.values
-                    vv = fit(vi, lo.size(), buf.signed)
-                    ex.trace.defs.append(z3.And(lo <= vv, vv <= hi))
+                vi = _input_value(ex, buf, ai, ew)
                 v = vi if v is None or c is None else z3.If(c, vi, v)
         else:
             v = ex.fresh(f"ld{ins.index}", ew)
         ex.write(st, x, fit(v, _width_of(ex, x, ew), signed), None, guard)
 
 
+def _input_value(ex, buf, addr, w):
+    """The w-bit value at addr of input buffer buf: an uninterpreted function of the address (the
+    same for every thread). The buffer's value precondition (lo <= element <= hi) holds per element,
+    so only an element-wide value gets it. A wider load (.b64 holding two i32 indices) is the
+    concatenation of the elements it covers (little-endian: lane j is the element at addr + j*size),
+    each with the precondition; a narrower one (a byte of an element) gets none. Lanes are elements
+    only when addr is element-aligned (bases are 256-aligned; a load must be aligned to its own
+    width, which a multiple of the element's is), hence the guard where that is not evident."""
+    eb = buf.elem_bits
+    if buf.values is None or eb < 8 or eb & (eb - 1) or w < eb or w % eb:
+        return ex.uf(f"mem_{buf.name}_{w}", [addr], w)
+    n, step = w // eb, eb // 8
+    lanes = [ex.uf(f"mem_{buf.name}_{eb}", [addr + j * step], eb) for j in range(n)]
+    lo, hi = buf.values
+    ok = []
+    for x in lanes:
+        xv = fit(x, lo.size(), buf.signed)
+        ok.append(z3.And(lo <= xv, xv <= hi))
+    nb = step.bit_length() - 1            # log2 of the element's bytes
+    aligned = z3.Extract(nb - 1, 0, addr) == 0 if nb else z3.BoolVal(True)
+    if _always(ex, aligned):
+        ex.trace.defs += ok            # one And(lo <= x, x <= hi) each: the form intabs learns bounds from
+    else:
+        ex.trace.defs.append(z3.Implies(aligned, z3.And(*ok)))
+    return lanes[0] if n == 1 else z3.Concat(*reversed(lanes))
+
+
+def _always(ex, f, timeout_ms=300) -> bool:
+    """f holds under the launch's constraints for this thread (a quick check; False if unsure)."""
+    if z3.is_true(z3.simplify(f)):
+        return True
+    s = z3.Solver()
+    s.set("timeout", timeout_ms)
+    s.add(*ex.env.constraints, *ex.env.thread_constraints(ex.t), z3.Not(f))
+    return s.check() == z3.unsat
+
+
 def _barrier(ex, st, ins, guard):
     if "warp" in ins.mods:
-        return
+        return _warp_sync(ex, st, ins, guard)
     if "arrive" in ins.mods or "cta" in ins.mods and "arrive" in ins.mods:
         raise Unsupported(f"split barriers are not modelled: {ins.text.strip()}")
     args = ins.args
@@ -310,7 +346,20 @@ def _barrier(ex, st, ins, guard):
     if not args or not isinstance(args[0], P.Imm) or len(args) > 1:
         raise Unsupported(f"barrier with a thread count or register id: {ins.text.strip()}")
     if guard is not None:
-        ex.trace.branches.append(BranchCheck(ins, st.pc, guard, st.epoch, st.loop_ks))
+        ex.trace.branches.append(BranchCheck(ins, st.pc, guard, st.epoch, st.loop_ks, st.wepoch))
         st.epoch = z3.If(guard, st.epoch + 1, st.epoch)
     else:
         st.epoch = st.epoch + 1
+
+
+def _warp_sync(ex, st, ins, guard):
+    """bar.warp.sync: counted (st.wepoch) only with the full member mask; any other mask orders
+    nothing here (no count). Whether the count orders accesses of two threads of one warp depends
+    on the warp executing its syncs convergently, checked in checker/prove.py."""
+    if not is_warp_sync(ins):
+        return
+    if guard is not None:
+        ex.trace.branches.append(BranchCheck(ins, st.pc, guard, st.epoch, st.loop_ks, st.wepoch, False, True))
+        st.wepoch = z3.If(guard, st.wepoch + 1, st.wepoch)
+    else:
+        st.wepoch = st.wepoch + 1

@@ -29,6 +29,7 @@ class Buffer:
     elem_bits: int = 0
     values: tuple | None = None   # (lo, hi) wide bitvectors for loaded values (value preconditions)
     signed: bool = True
+    dynamic: bool = False         # extern dynamic shared memory: every such variable is the same memory
 
 
 @dataclass
@@ -40,6 +41,8 @@ class Access:
     width: int           # bytes
     pc: z3.BoolRef
     epoch: z3.ExprRef
+    wepoch: z3.ExprRef = None
+    wepoch: z3.ExprRef = None     # full-mask bar.warp.sync executed so far
 
 
 @dataclass
@@ -49,6 +52,9 @@ class BranchCheck:
     cond: z3.BoolRef
     epoch: z3.ExprRef
     loop_ks: tuple
+    wepoch: z3.ExprRef = None
+    block: bool = True            # a block barrier may follow before reconvergence
+    warp: bool = False            # a bar.warp.sync may follow before reconvergence
 
 
 @dataclass
@@ -58,9 +64,11 @@ class State:
     pc: z3.BoolRef
     epoch: z3.ExprRef
     loop_ks: tuple = ()
+    wepoch: z3.ExprRef = None
 
     def copy(self, pc=None):
-        return State(dict(self.regs), dict(self.tags), self.pc if pc is None else pc, self.epoch, self.loop_ks)
+        return State(dict(self.regs), dict(self.tags), self.pc if pc is None else pc, self.epoch, self.loop_ks,
+                     self.wepoch)
 
 
 @dataclass
@@ -98,7 +106,9 @@ class Executor:
         self.created: list = []
         self.alts: list = []          # ("alt", i) tags: a pointer into one of several buffers
         self.loops = find_loops(kernel)
-        self.bar_branches = _barrier_branches(kernel)
+        ipdom = exit_ipdom(kernel)
+        self.bar_branches = sync_branches(kernel, ipdom)
+        self.warp_branches = sync_branches(kernel, ipdom, is_warp_sync)
         self.steps = 0
         sp = env.specials(thread)
         self.special = sp
@@ -125,7 +135,7 @@ class Executor:
 
     # ---- entry ----------------------------------------------------------------------------------
     def run_kernel(self) -> Trace:
-        st = State({}, {}, z3.BoolVal(True), bv(0, 64))
+        st = State({}, {}, z3.BoolVal(True), bv(0, 64), (), bv(0, 64))
         if self.k.blocks:
             self.run(st, 0, -1, None)
         return self.trace
@@ -162,8 +172,7 @@ class Executor:
                     b = tgt
                     continue
                 c = self.pred(st, last)
-                if b in self.bar_branches:
-                    self.trace.branches.append(BranchCheck(last, st.pc, c, st.epoch, st.loop_ks))
+                self.check_branch(b, last, st, c)
                 ip = self.k.ipdom[b]
                 s1 = st.copy(z3.And(st.pc, c))
                 s2 = st.copy(z3.And(st.pc, z3.Not(c)))
@@ -179,8 +188,7 @@ class Executor:
                 if last.pred is None:
                     return None
                 c = self.pred(st, last)
-                if b in self.bar_branches:
-                    self.trace.branches.append(BranchCheck(last, st.pc, c, st.epoch, st.loop_ks))
+                self.check_branch(b, last, st, c)
                 st = st.copy(z3.And(st.pc, z3.Not(c)))
                 if nb is None:
                     return None
@@ -190,6 +198,12 @@ class Executor:
             if nb is None:
                 return None
             b = nb
+
+    def check_branch(self, b, ins, st, c):
+        """Record a branch (or predicated ret/exit) with a synchronisation before it reconverges."""
+        blk, warp = b in self.bar_branches, b in self.warp_branches
+        if blk or warp:
+            self.trace.branches.append(BranchCheck(ins, st.pc, c, st.epoch, st.loop_ks, st.wepoch, blk, warp))
 
     # ---- merging --------------------------------------------------------------------------------
     def merge2(self, r1, r2, c, pc1, pc2, pc0):
@@ -227,13 +241,14 @@ class Executor:
                         v = self.undef(r)
                     out = v if out is None else z3.If(c, v, out)
                 regs[r] = out
-            tags[r] = ts.pop() if len(ts) == 1 else self.alt_tag(
-                [(c, s.tags.get(r)) for c, s in sel_states if r in s.regs])
-        ep = None
+            # a path where r is undefined counts as untagged: the alternatives must cover every path
+            tags[r] = ts.pop() if len(ts) == 1 else self.alt_tag([(c, s.tags.get(r)) for c, s in sel_states])
+        ep = wp = None
         for c, s in reversed(sel_states):
             ep = s.epoch if ep is None else (ep if ep.eq(s.epoch) else z3.If(c, s.epoch, ep))
+            wp = s.wepoch if wp is None else (wp if wp.eq(s.wepoch) else z3.If(c, s.wepoch, wp))
         ks = sel_states[0][1].loop_ks
-        return State(regs, tags, pc, ep, ks)
+        return State(regs, tags, pc, ep, ks, wp)
 
     def alt_tag(self, choices):
         """A tag for a value that points into buffer t_i when c_i holds (c_i disjoint)."""
@@ -343,7 +358,7 @@ class Executor:
         pc = st.pc if guard is None else z3.And(st.pc, guard)
         for c, b in self.resolve(buf):
             self.trace.accesses.append(Access(ins, kind, b, addr, width, pc if c is None else z3.And(pc, c),
-                                              st.epoch))
+                                              st.epoch, st.wepoch))
 
 
 def _group(outs, ex):
@@ -353,19 +368,41 @@ def _group(outs, ex):
     return [(t, ex.merge(ss)) for t, ss in by.items()]
 
 
-def _barrier_branches(k: P.Kernel) -> set[int]:
-    """Blocks ending in a conditional branch (or predicated ret) from which a barrier is reachable
-    before the branch's immediate post-dominator."""
-    has_bar = {b.id for b in k.blocks if any(k.instrs[i].op in ("bar", "barrier") and
-                                            "warp" not in k.instrs[i].mods for i in range(b.start, b.end))}
+def exit_ipdom(k: P.Kernel) -> list[int]:
+    """Immediate post-dominators where a predicated ret/exit also leads to the kernel's exit. The
+    CFG (shared with the emulator) gives such a block only its fall-through edge, so its own ipdom
+    and those of branches around it would hide the threads that leave there from the barrier
+    divergence check."""
+    early = frozenset(b.id for b in k.blocks
+                      if k.instrs[b.end - 1].op in ("ret", "exit") and k.instrs[b.end - 1].pred is not None)
+    return P._post_dominators(k, early)
+
+
+def is_block_barrier(ins: P.Instr) -> bool:
+    return ins.op in ("bar", "barrier") and "warp" not in ins.mods
+
+
+def is_warp_sync(ins: P.Instr) -> bool:
+    """bar.warp.sync with the full member mask (0xffffffff): the only form given an ordering."""
+    if ins.op != "bar" or "warp" not in ins.mods or len(ins.args) != 1:
+        return False
+    m = ins.args[0]
+    return isinstance(m, P.Imm) and not m.is_float and int(m.value) & 0xffffffff == 0xffffffff
+
+
+def sync_branches(k: P.Kernel, ipdom: list[int], is_sync=is_block_barrier) -> set[int]:
+    """Blocks ending in a conditional branch or a predicated ret/exit from which a synchronisation
+    (is_sync) is reachable before the branch's immediate post-dominator (exit-aware, see exit_ipdom:
+    for a predicated ret/exit that is the kernel's exit, so every sync after it counts)."""
+    has_sync = {b.id for b in k.blocks if any(is_sync(k.instrs[i]) for i in range(b.start, b.end))}
     out = set()
-    if not has_bar:
+    if not has_sync:
         return out
     for b in k.blocks:
         last = k.instrs[b.end - 1]
         if last.pred is None or last.op not in ("bra", "ret", "exit"):
             continue
-        stop = k.ipdom[b.id]
+        stop = ipdom[b.id]
         seen, todo = set(), list(b.succs)
         while todo:
             x = todo.pop()
@@ -373,6 +410,6 @@ def _barrier_branches(k: P.Kernel) -> set[int]:
                 continue
             seen.add(x)
             todo += k.blocks[x].succs
-        if seen & has_bar:
+        if seen & has_sync:
             out.add(b.id)
     return out

@@ -1,0 +1,66 @@
+"""Unit checks of the prover's soundness rules that the labelled corpus (tests/test_prover.py) exercises
+only end to end: scopes never widen, predicated exits reach the exit, unrolled counters are inductions,
+full-mask __syncwarp is recognised."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+import kreg.checker.prove as prove
+from kreg.checker import ptx as P
+from kreg.checker.loops import find_loops, inductions
+from kreg.checker.prove import PROPS, Verdict
+from kreg.checker.symbolic import exit_ipdom, is_warp_sync, sync_branches
+
+from test_prover import _ops, _ptx, _variant
+
+
+def _kernel(name):
+    return P.parse(_ptx(name)).kernel(name)
+
+
+@pytest.mark.parametrize("order", [0, 1])
+def test_combining_launches_never_widens_a_per_case_proof(monkeypatch, order):
+    scopes = ["cases:one,small,big", "all-dims"]
+    if order:
+        scopes.reverse()
+    calls = iter(scopes)
+
+    def fake(variant, op, module, launch, timeout_ms, deadline, n=0):
+        s = next(calls)
+        return {p: Verdict("proven", s) for p in PROPS}
+    monkeypatch.setattr(prove, "_prove_launch", fake)
+    v = _variant("vec_basic")
+    two = SimpleNamespace(launches=[v.launches[0], v.launches[0]])
+    res = prove._prove_here(two, _ops()["vec"], _ptx("vec_basic"), 1000, None)
+    assert all(res[p].status == "proven" and res[p].scope.startswith("cases:") for p in PROPS)
+
+
+def test_rely_narrows_to_the_dependency():
+    allp, case = Verdict("proven", "all-dims"), Verdict("proven", "cases:a,b")
+    assert prove._rely(allp, case, "x").scope == "cases:a,b"
+    assert prove._rely(allp, Verdict("unknown", None, "?"), "x").status == "unknown"
+    assert prove._rely(case, allp, "x").scope == "cases:a,b"
+    assert prove._rely(allp, allp, "x").scope == "all-dims"
+
+
+def test_predicated_exit_leads_to_the_exit():
+    k = _kernel("bug_pred_exit_barrier")
+    ex = next(b.id for b in k.blocks if k.instrs[b.end - 1].op == "exit" and k.instrs[b.end - 1].pred)
+    assert exit_ipdom(k)[ex] == -1
+    assert ex in sync_branches(k, exit_ipdom(k))
+
+
+def test_unrolled_counter_is_an_induction():
+    k = _kernel("rows_unrolled")
+    loops = find_loops(k)
+    found = [ind for L in loops.values() for ind in [inductions(k, L, loops)[0]] if ind]
+    assert any(len(steps) == 4 for ind in found for _, steps in ind.values())
+
+
+def test_full_mask_warp_sync_only():
+    full = P.parse_instruction("bar.warp.sync -1;")
+    part = P.parse_instruction("bar.warp.sync 65535;")
+    assert is_warp_sync(full) and not is_warp_sync(part)
+    assert not is_warp_sync(P.parse_instruction("bar.sync 0;"))
