@@ -124,7 +124,9 @@ def run_verify(args) -> int:
             bar.advance(task)
             bar.update(task, description=f"{e.op}/{e.name}: {r.verdict}")
             if args.json:                                # no bar under --json: a line per variant instead
-                print(f"[{len(results)}/{len(entries)}] {e.op}/{e.name}: {r.verdict}", file=sys.stderr, flush=True)
+                secs = " ".join(f"{k} {v:.1f}" for k, v in r.seconds.items())
+                print(f"[{len(results)}/{len(entries)}] {e.op}/{e.name}: {r.verdict} (s: {secs})", file=sys.stderr,
+                      flush=True)
 
         pool = ThreadPoolExecutor(max_workers=jobs)
         futures = [pool.submit(one, i, e) for i, e in enumerate(entries)]
