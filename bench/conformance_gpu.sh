@@ -10,7 +10,7 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$OUT/conform
 date -u +"%Y-%m-%d %H:%M UTC" >> "$OUT/conformance_gpu_device.txt"
 timeout 150 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_broken_variants.py 2>&1 | tail -40 \
     | tee "$OUT/conformance_gpu_tests.txt"
-timeout 150 python3 -m kreg.registry.cli verify --device gpu --json --no-prove --op add \
+timeout 150 python3 -m kreg.cli verify --device gpu --json --no-prove --op add \
     > "$OUT/verify_gpu_add.json" 2> "$OUT/verify_gpu_add.err"
 echo "verify exit code $?" >> "$OUT/verify_gpu_add.err"
 python3 bench/verify_summary.py "$OUT/verify_gpu_add.json" | tee "$OUT/verify_gpu_add.txt"

@@ -12,7 +12,7 @@ export KREG_HOME=$(mktemp -d) PYTHONUNBUFFERED=1
     > "$OUT/registry_gpu_device.txt" 2>&1
 [ -n "${SKIP_EMU:-}" ] || timeout 120 python3 bench/emulator_bitexact.py --out "$OUT" >> "$OUT/registry_gpu_device.txt" 2>&1   # at most 8 files come back
 [ -n "${SKIP_EMU:-}" ] || timeout 150 python3 -m pytest -q -p no:cacheprovider -m gpu tests 2>&1 | tail -30 > "$OUT/gpu_tests.txt"
-timeout ${VERIFY_TIMEOUT:-420} python3 -m kreg.registry.cli verify --device gpu --json --no-prove "$@" \
+timeout ${VERIFY_TIMEOUT:-420} python3 -m kreg.cli verify --device gpu --json --no-prove "$@" \
     > "$OUT/verify_gpu_registry.json" 2> "$OUT/verify_gpu_registry.err"
 echo "verify exit code $?" >> "$OUT/verify_gpu_registry.err"
 python3 bench/verify_summary.py "$OUT/verify_gpu_registry.json" > "$OUT/verify_gpu_registry.txt" 2>&1

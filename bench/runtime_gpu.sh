@@ -17,7 +17,7 @@ t timeout 120 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_runtime
 t timeout 60 python3 examples/saxpy_runtime.py --device gpu --n 1000003 > "$OUT/runtime_gpu_example.txt" 2>&1
 t timeout 120 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_broken_variants.py 2>&1 | tail -15 \
     > "$OUT/runtime_gpu_conformance.txt"
-t timeout 150 python3 -m kreg.registry.cli verify --device gpu --json --no-prove --op add --speed-cases largest \
+t timeout 150 python3 -m kreg.cli verify --device gpu --json --no-prove --op add --speed-cases largest \
     > "$OUT/runtime_gpu_verify_add.json" 2>> "$OUT/runtime_gpu_conformance.txt"
 python3 bench/verify_summary.py "$OUT/runtime_gpu_verify_add.json" > "$OUT/runtime_gpu_verify_add.txt" 2>&1
 tail -n 5 "$OUT"/runtime_gpu_*.txt

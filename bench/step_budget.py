@@ -15,7 +15,7 @@ def one(key: str) -> list[dict]:
     from kreg.conformance.devices import CpuDevice
     from kreg.conformance.numerics import run_numerics
     from kreg.registry.catalog import load_catalog
-    from kreg.registry.verify import Options, choose_cases
+    from kreg.pipeline import Options, choose_cases
     cat = load_catalog()
     e = cat.find(key)
     v, op = e.variant, cat.ops[e.op]

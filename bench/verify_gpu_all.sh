@@ -23,7 +23,7 @@ for op in "$@"; do
     if [ "$left" -lt 20 ]; then echo "$op: not run (time)" >> "$OUT/verify_gpu_all.log"; continue; fi
     lim=$(( left < per_op ? left : per_op ))
     start=$(date +%s)
-    if timeout "$lim" python3 -m kreg.registry.cli verify --device gpu --json $VERIFY_FLAGS --op "$op" \
+    if timeout "$lim" python3 -m kreg.cli verify --device gpu --json $VERIFY_FLAGS --op "$op" \
             > "$OUT/one.json" 2>> "$OUT/verify_gpu_all.err"; then rc=0; else rc=$?; fi
     echo "$op: exit $rc after $(( $(date +%s) - start )) s (limit $lim s)" >> "$OUT/verify_gpu_all.log"
     python3 -c "import json,sys; print(json.dumps(json.load(open(sys.argv[1]))))" "$OUT/one.json" \

@@ -28,7 +28,7 @@ STEPS = ("make_inputs", "write_inputs", "reference", "check_outputs", "integrity
 def stub_device():
     from kreg.conformance.devices import Device
     from kreg.conformance.dtypes import decode, encode, storage
-    from kreg.conformance.launch import parsed
+    from kreg.runtime import parsed
 
     class HostDevice(Device):
         """Buffers in host memory; reads copy (as a device-to-host copy does); a launch writes the
@@ -81,7 +81,7 @@ def measure_op(op_name: str, conn) -> None:
     from kreg.checker.compile import compile_cuda
     from kreg.conformance import numerics
     from kreg.conformance.inputs import host_scalars
-    from kreg.conformance.launch import buffer_sizes
+    from kreg.checker.bind import buffer_sizes
     from kreg.conformance.references import REFERENCES
     from kreg.registry.catalog import load_catalog
     cat = load_catalog()

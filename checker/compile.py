@@ -12,7 +12,8 @@ from pathlib import Path
 from kreg.registry.limits import COMPILE_LOG_MAX_CHARS
 
 from .ptx_cache import PtxCache
-from .source_policy import source_problem
+from kreg.registry.catalog import include_bytes
+from kreg.registry.source_policy import source_problem
 
 ARCH = "compute_90"
 NVRTC_VERSION = (13, 0)   # the version pinned in pyproject.toml
@@ -33,7 +34,7 @@ class CompileError(RuntimeError):
 
 
 class SourceRefused(CompileError):
-    """The source breaks kreg's source policy (checker/source_policy.py); NVRTC never saw it."""
+    """The source breaks kreg's source policy (registry/source_policy.py); NVRTC never saw it."""
 
     def __init__(self, name: str, why: str):
         self.log = why
@@ -81,11 +82,6 @@ def cuda_include_dir() -> str:
 def nvrtc_options(options=()) -> list[str]:
     return [f"--gpu-architecture={ARCH}", "--std=c++17", f"-I{cuda_include_dir()}", f"-I{INCLUDE_DIR}",
             *options]
-
-
-def include_bytes() -> bytes:
-    """The project's own headers, which belong to every kernel's identity."""
-    return b"".join(p.name.encode() + p.read_bytes() for p in sorted(INCLUDE_DIR.glob("*")) if p.is_file())
 
 
 def _check(err, what):

@@ -12,7 +12,7 @@ import numpy as np
 from kreg import runtime
 from kreg.registry.limits import STEPS_CAP, step_budget
 
-from .launch import BoundLaunch
+from kreg.checker.bind import BoundLaunch
 
 # The kernel did not complete: a fault, a trap, an out-of-bounds access or a step limit (`kind` says which).
 LaunchFailure = runtime.LaunchError

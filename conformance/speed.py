@@ -15,7 +15,7 @@ from kreg.registry.schema import Op, Variant
 from .devices import GpuDevice, config, ptx_module
 from .dtypes import encode, itemsize
 from .inputs import index_values, make_inputs, output_params, poison_bytes, to_bytes
-from .launch import bind, buffer_sizes
+from kreg.checker.bind import bind, buffer_sizes
 
 MAX_SETS = 1 << 15
 ROOFLINE_SLACK = 1.05     # measured copy bandwidth is itself a measurement; 5% above it is already broken

@@ -17,8 +17,12 @@ def home() -> Path:
     return Path(os.environ.get("KREG_HOME", Path.home() / ".kreg"))
 
 
+def include_bytes() -> bytes:
+    """The project's own headers (kernels/include), which belong to every kernel's identity."""
+    return b"".join(p.name.encode() + p.read_bytes() for p in sorted((BUILTIN / "include").glob("*")) if p.is_file())
+
+
 def variant_hash(v: Variant) -> str:
-    from kreg.checker.compile import include_bytes
     meta = json.dumps(v.raw, sort_keys=True, default=str).encode()
     parts = [v.source_path.read_bytes(), meta, json.dumps(list(v.options)).encode(), include_bytes()]
     return hashlib.sha256(b"\0kreg\0".join(parts)).hexdigest()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-from kreg.checker.source_policy import source_problem
+from .source_policy import source_problem
 
 from .expr import Expr, ExprError, parse, parse_condition
 from .limits import SOURCE_MAX_BYTES, launch_problems

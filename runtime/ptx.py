@@ -7,13 +7,9 @@ from functools import lru_cache
 import numpy as np
 
 from kreg.checker import ptx as P
+from kreg.checker.bind import PARAM_NP   # PTX param type -> NumPy scalar type that passes it by value
 
 from .errors import ArgError
-
-# PTX param type -> NumPy scalar type that passes it by value
-PARAM_NP = {"u64": np.uint64, "s64": np.int64, "b64": np.uint64, "u32": np.uint32, "s32": np.int32,
-            "b32": np.uint32, "f32": np.float32, "f64": np.float64, "u16": np.uint16, "s16": np.int16,
-            "b16": np.uint16, "u8": np.uint8, "s8": np.int8, "b8": np.uint8}
 
 
 def text(ptx: str | bytes) -> str:

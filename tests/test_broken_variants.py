@@ -101,7 +101,7 @@ def test_nan_is_reported_for_ragged_cases_only(cpu_results):
 def test_verify_cli_survives_hangs_and_stores_everything(tmp_path, monkeypatch, capsys):
     """`kreg verify` with a hanging, a trapping and a good variant: the others still get verdicts,
     everything is stored, the exit code says something failed."""
-    from kreg.registry.cli import main
+    from kreg.cli import main
     from kreg.registry.store import Store
     shutil.copytree(BROKEN, tmp_path / "kernels")
     monkeypatch.setenv("KREG_HOME", str(tmp_path))

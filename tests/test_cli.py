@@ -1,6 +1,6 @@
 import json
 
-from kreg.registry.cli import main
+from kreg.cli import main
 
 
 def test_list_json_schema(capsys):

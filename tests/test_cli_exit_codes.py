@@ -1,4 +1,4 @@
-"""The command line's contract (item g): exit codes from one table (registry/cli.py), argument
+"""The command line's contract (item g): exit codes from one table (kreg/cli.py), argument
 validation as usage errors, environment problems as exit 3, full-width tables in a pipe, and a
 closed pipe handled without a traceback."""
 import os
@@ -8,13 +8,13 @@ import sys
 import pytest
 
 from kreg.registry import cli
-from kreg.registry.cli import EXIT_CODES, EXIT_ENV, EXIT_OK, EXIT_PIPE, EXIT_REJECTED, EXIT_USAGE, main
+from kreg.cli import EXIT_CODES, EXIT_ENV, EXIT_OK, EXIT_PIPE, EXIT_REJECTED, EXIT_USAGE, main
 
 
 def _kreg(*args, home, **kw):
     env = dict(os.environ, KREG_HOME=str(home))
     env.pop("COLUMNS", None)
-    return subprocess.Popen([sys.executable, "-m", "kreg.registry.cli", *args], env=env, stdout=subprocess.PIPE,
+    return subprocess.Popen([sys.executable, "-m", "kreg.cli", *args], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, **kw)
 
 

@@ -41,7 +41,7 @@ class HostDevice(Device):
         raise AssertionError("pointer outside every allocation")
 
     def load(self, ptx):
-        from kreg.conformance.launch import parsed
+        from kreg.runtime import parsed
         return parsed(ptx)
 
     def launch(self, module, bl):

@@ -37,7 +37,7 @@ def _catalog():
 
 def run_add(variant_name, n, seed):
     """A registry add variant, launched as its YAML says (through bind), on n random bf16 elements."""
-    from kreg.conformance.launch import bind
+    from kreg.checker.bind import bind
     cat = _catalog()
     v = cat.find(variant_name).variant
     module = P.parse(kernel_ptx(str(v.source_path.relative_to(ROOT))))

@@ -42,7 +42,7 @@ def _params():
 def kreg(home: Path, *args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, KREG_HOME=str(home), KREG_PROVER_MEMORY_MB="2048")
     env.pop("COLUMNS", None)
-    return subprocess.run([sys.executable, "-m", "kreg.registry.cli", *args], env=env, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "kreg.cli", *args], env=env, capture_output=True,
                           text=True, timeout=TIMEOUT)
 
 

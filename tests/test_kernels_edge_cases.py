@@ -6,7 +6,8 @@ import pytest
 
 from kreg.checker.compile import compile_cuda
 from kreg.conformance.dtypes import decode, encode, storage
-from kreg.conformance.launch import bind, buffer_sizes, parsed
+from kreg.checker.bind import bind, buffer_sizes
+from kreg.runtime import parsed
 from kreg.conformance.references import REFERENCES, rope_tables
 from kreg.registry.catalog import load_catalog
 

@@ -10,7 +10,8 @@ import pytest
 from kreg.checker.compile import compile_cuda
 from kreg.checker.emulator import Memory, run_bound
 from kreg.conformance.dtypes import decode, encode, is_float, storage
-from kreg.conformance.launch import bind, buffer_sizes, parsed
+from kreg.checker.bind import bind, buffer_sizes
+from kreg.runtime import parsed
 from kreg.conformance.references import REFERENCES
 from kreg.conformance.shapes import ragged_dims
 from kreg.registry.catalog import load_catalog

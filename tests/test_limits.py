@@ -8,8 +8,8 @@ import pytest
 
 from kreg.checker import emulator as E
 from kreg.checker.compile import compile_cuda
-from kreg.conformance.launch import BindError, bind
-from kreg.conformance.launch import parsed
+from kreg.checker.bind import BindError, bind
+from kreg.runtime import parsed
 from kreg.registry import limits as L
 from kreg.registry.catalog import BUILTIN
 from kreg.registry.expr import ExprError, parse, parse_condition

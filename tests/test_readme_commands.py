@@ -48,7 +48,7 @@ def test_quick_start_kreg_verify_proves_safe_variants(tmp_path):
 
 def test_user_pytest_suite_passes_with_the_prover_on(tmp_path):
     expr = " or ".join(f"{op}/" for op in OPS)
-    p = _run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--pyargs", "kreg.conformance.suite",
+    p = _run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--pyargs", "kreg.suite",
               "-k", f"test_variant_is_not_rejected and ({expr})"], tmp_path)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-2000:]
     assert " passed" in p.stdout and "skipped" not in p.stdout and "failed" not in p.stdout

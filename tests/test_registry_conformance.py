@@ -8,7 +8,7 @@ import os
 import pytest
 
 os.environ.setdefault("KREG_HYPOTHESIS_EXAMPLES", "1")   # read when the suite module is imported
-from kreg.conformance.suite import (selected_keys, test_registry_metadata_is_valid,  # noqa: F401
+from kreg.suite import (selected_keys, test_registry_metadata_is_valid,  # noqa: F401
                                     test_variant_is_not_rejected, test_variant_on_hypothesis_shapes, verify_all)
 from kreg.pipeline import Options  # noqa: E402
 

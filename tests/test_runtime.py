@@ -172,7 +172,7 @@ def test_runtime_imports_only_registry_and_checker():
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
                 [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else []
             for n in names:
-                assert not n.startswith(("kreg.conformance", "kreg.engine", "kreg.pipeline", "kreg.registry.cli")), \
+                assert not n.startswith(("kreg.conformance", "kreg.engine", "kreg.pipeline", "kreg.cli")), \
                     f"{f.name} imports {n}"
     code = ("import sys, numpy as np; from kreg import runtime; d = runtime.device('cpu'); b = d.alloc(8); "
             "assert 'cupy' not in sys.modules and 'kreg.conformance' not in sys.modules")

@@ -3,7 +3,7 @@ CUDA headers are refused, at load and at compile time, without echoing the refus
 import pytest
 
 from kreg.checker.compile import SourceRefused, compile_cuda
-from kreg.checker.source_policy import OUTSIDE, source_problem
+from kreg.registry.source_policy import OUTSIDE, source_problem
 from kreg.registry.catalog import BUILTIN
 from kreg.registry.limits import SOURCE_MAX_BYTES
 from kreg.registry.schema import SchemaError, load_op, load_variant

@@ -252,7 +252,8 @@ def emulated(name: str) -> dict[str, bytes]:
 def run_gpu(case: Case, ptx: str) -> dict[str, bytes]:
     """Every buffer's bytes after the launch on the GPU (CuPy, the exact PTX)."""
     import cupy
-    from kreg.conformance.launch import BoundLaunch, GpuModule
+    from kreg.checker.bind import BoundLaunch
+    from kreg.runtime.gpu import GpuModule
     bufs, args = initial(case)
     dev = [cupy.asarray(data) for _, data in bufs]
     it = iter(dev)

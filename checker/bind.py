@@ -1,16 +1,15 @@
-"""Binding a variant's launches to concrete buffers and dims; kreg.runtime loads and runs the exact PTX
-(GpuModule and parsed live there now) on the GPU or the CPU emulator with the same bound arguments."""
+"""Binding a variant's launches to concrete buffers and dims: geometry from its expressions, arguments
+typed as the PTX params are. Shared by the witness replay (checker), conformance and the engine, which
+launch the bound arguments through kreg.runtime."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 import numpy as np
 
-from kreg.checker import ptx as P
+from . import ptx as P
 from kreg.registry.expr import ExprError
 from kreg.registry.limits import geometry_problems
 from kreg.registry.schema import DTYPES, Launch, Op, Variant
-from kreg.runtime import parsed  # noqa: F401  (moved to kreg.runtime)
-from kreg.runtime.gpu import GpuModule  # noqa: F401  (moved to kreg.runtime)
 
 # PTX param type -> NumPy scalar type used to pass it by value
 PARAM_NP = {"u64": np.uint64, "s64": np.int64, "b64": np.uint64, "u32": np.uint32, "s32": np.int32,

@@ -19,8 +19,8 @@ from rich.table import Table
 
 from kreg import __version__
 
-from .catalog import Catalog, Entry, home, load_catalog
-from .schema import SchemaError
+from kreg.registry.catalog import Catalog, Entry, home, load_catalog
+from kreg.registry.schema import SchemaError
 
 EXIT_OK = 0
 EXIT_REJECTED = 1
@@ -134,7 +134,7 @@ def cmd_show(args) -> int:
 
 
 def cmd_verify(args) -> int:
-    from .verify import run_verify
+    from kreg.commands.verify import run_verify
     check_environment(args.device)
     old = os.environ.get("COLUMNS")
     if not sys.stdout.isatty() and old is None:   # verify's own consoles: full width in a pipe too
@@ -148,7 +148,7 @@ def cmd_verify(args) -> int:
 
 def check_environment(device: str) -> None:
     """Raise EnvironmentProblem unless results can be stored and the device exists."""
-    from .store import Store, StoreError
+    from kreg.registry.store import Store, StoreError
     try:
         Store()
     except (sqlite3.Error, StoreError, OSError) as e:

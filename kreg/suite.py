@@ -1,7 +1,7 @@
 """The conformance suite as pytest: one test per variant of the registry (built-in kernels plus
 $KREG_HOME/kernels), each verified as `kreg verify` does, in a child process with a time limit.
 
-    KREG_HOME=~/.kreg KREG_DEVICE=cpu python -m pytest --pyargs kreg.conformance.suite [-k argmax]
+    KREG_HOME=~/.kreg KREG_DEVICE=cpu python -m pytest --pyargs kreg.suite [-k argmax]
 
 Environment: KREG_DEVICE (cpu | gpu, default cpu), KREG_TIMEOUT (seconds for a variant's conformance stage, default 300),
 KREG_JOBS (variants at once; default the CPU count on cpu, 1 on gpu), KREG_SEED (default 0),

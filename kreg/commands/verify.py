@@ -19,9 +19,9 @@ from rich.table import Table
 from kreg import __version__, isolate
 from kreg.pipeline import Options, failed, verify_variant
 
-from .catalog import Entry, load_catalog
-from .results import PROPS, VariantReport
-from .store import Store, StoreError
+from kreg.registry.catalog import Entry, load_catalog
+from kreg.registry.results import PROPS, VariantReport
+from kreg.registry.store import Store, StoreError
 
 EXIT_OK, EXIT_REJECTED, EXIT_USAGE, EXIT_ENVIRONMENT = 0, 1, 2, 3
 

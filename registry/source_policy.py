@@ -10,7 +10,7 @@ import re
 from functools import cache
 from pathlib import Path
 
-from kreg.registry.limits import SOURCE_MAX_BYTES
+from .limits import SOURCE_MAX_BYTES
 
 KREG_INCLUDE_DIR = Path(__file__).resolve().parent.parent / "kernels" / "include"
 OUTSIDE = ("an include outside the kreg headers (kernels/include/*.cuh) and the CUDA headers NVRTC ships "
@@ -63,11 +63,11 @@ def kreg_headers() -> frozenset[str]:
 
 @cache
 def _in_cuda_headers(name: str) -> bool:
-    from .compile import CompileError, cuda_include_dir
-    try:
-        root = Path(cuda_include_dir()).resolve()
-    except CompileError:
+    import cuda.pathfinder as pf
+    found = pf.find_nvidia_header_directory("cudart")
+    if not found:
         return False
+    root = Path(found).resolve()
     p = (root / name).resolve()
     return p.is_file() and p.is_relative_to(root)
 
