@@ -1,5 +1,5 @@
-"""The kernel-set table of a `kreg verify --device gpu --json` run (one JSON document per line, e.g.
-bench/results/verify_gpu_final.jsonl): per op, each variant's verdict, proofs and speed at its largest
+"""The kernel-set table of a `kreg verify --device gpu --json` run (one JSON document, or one per line, e.g.
+bench/results/verify_gpu_registry.json): per op, each variant's verdict, proofs and speed at its largest
 timed case (% of the copy bandwidth measured in the same process), and the safe/unsafe time ratio per
 dtype. Proofs: properties proven for all dims, then +Nc for those proven only for each named case. Output saved as bench/results/kernel_table.txt."""
 from __future__ import annotations
@@ -9,7 +9,12 @@ import sys
 
 
 def main(path: str):
-    rows = [v for line in open(path) if line.strip() for v in json.loads(line)["variants"]]
+    text = open(path).read()
+    try:                                      # one JSON document, or one per line
+        docs = [json.loads(text)]
+    except json.JSONDecodeError:
+        docs = [json.loads(line) for line in text.splitlines() if line.strip()]
+    rows = [v for d in docs for v in d["variants"]]
     print(f"# from {path}: {rows[0]['speed']['device'] if rows and rows[0].get('speed') else '?'}")
     print(f"{'op':22s} {'variant':32s} {'verdict':8s} {'proofs':9s} {'case':20s} {'us':>9s} {'%copy':>6s}")
     by_op: dict[str, list] = {}
@@ -33,4 +38,4 @@ def main(path: str):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "bench/results/verify_gpu_final.jsonl")
+    main(sys.argv[1] if len(sys.argv) > 1 else "bench/results/verify_gpu_registry.json")

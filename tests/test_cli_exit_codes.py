@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from kreg.registry import cli
+from kreg import cli
 from kreg.cli import EXIT_CODES, EXIT_ENV, EXIT_OK, EXIT_PIPE, EXIT_REJECTED, EXIT_USAGE, main
 
 
