@@ -22,7 +22,7 @@ class Cpu(Device):
         super().__init__()
 
     def describe(self) -> str:
-        return "cpu (kreg PTX emulator)"
+        return f"cpu (kreg PTX emulator {E.VERSION})"
 
     def _load(self, ptx, digest):
         return None

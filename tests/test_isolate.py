@@ -74,4 +74,4 @@ def test_child_dies_with_its_parent(tmp_path):
     assert kids, "the parent started no child"
     for k in kids:
         alive = subprocess.run(["ps", "-o", "stat=", "-p", k], capture_output=True, text=True).stdout.strip()
-        assert alive in ("", "Z"), f"child {k} outlived its parent ({alive})"
+        assert alive == "" or alive.startswith("Z"), f"child {k} outlived its parent ({alive})"
