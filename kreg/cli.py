@@ -163,34 +163,22 @@ def check_environment(device: str) -> None:
             raise EnvironmentProblem("--device gpu: no CUDA GPU found")
 
 
-def positive_int(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return n
+def _number(cast, lo, hi, what: str):
+    """An argparse type: `cast` of the text within [lo, hi), else an error saying what was expected."""
+    def parse(text: str):
+        try:
+            x = cast(text)
+        except ValueError:
+            x = None
+        if x is None or not lo <= x < hi:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+        return x
+    return parse
 
 
-def seed_int(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
-    if not 0 <= n < 2**63:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
-    return n
-
-
-def positive_seconds(text: str) -> float:
-    try:
-        x = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not 0 < x < 1e7:
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
-    return x
+positive_int = _number(int, 1, 2**63, "a positive integer")
+seed_int = _number(int, 0, 2**63, "an integer >= 0")
+positive_seconds = _number(float, 1e-9, 1e7, "a positive number of seconds")
 
 
 def cmd_profile(args) -> int:
