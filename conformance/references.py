@@ -67,6 +67,12 @@ def silu_mul(gate_up, I, **_):
 
 
 @reference
+def gemv(W, x, **_):
+    x = _f64(x)
+    return _by_rows(lambda W: {"y": _f64(W) @ x}, W=W)
+
+
+@reference
 def embedding(table, ids, **_):
     return {"out": _f64(np.asarray(table)[np.asarray(ids, dtype=np.int64)])}   # the rows read, not the table
 
