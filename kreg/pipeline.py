@@ -35,7 +35,7 @@ class Options:
     speed: bool = True
     prove: bool = True
     prove_timeout_ms: int = 10_000
-    prove_budget_ms: int | None = None      # the whole variant's proof; default prove_timeout_ms
+    prove_budget_ms: int | None = 30_000    # the whole variant's proof (a loaded machine slows z3 down)
     speed_cases: str = "all"                # "all" named cases, or only the "largest" (most bytes moved)
     timeout_s: float = 300.0
     compile_timeout_s: float = 60.0

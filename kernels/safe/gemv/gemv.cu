@@ -1,25 +1,27 @@
 // Safe GEMV (entries gemv_bf16, gemv_f16): y[n] = sum_k W[n, k] x[k] with fp32 products and sums.
-// Warp w of block b owns the ROWS rows n = (b * WARPS + w) * ROWS + r of y, written by its lane 0 only;
-// W and x are only read. Lane l reads the 16-byte vectors k = l * 8 + i * 256 of each owned row (all
-// ROWS rows in one loop, so ROWS loads are in flight per lane), then the warp sums its lanes with
-// shuffles (a fixed order: identical bits on every launch).
+// A block of 8 warps owns the 4 rows n = 4 * blockIdx.x + r of y. Warp w works on row pair g = w / 4 and
+// K slice s = w % 4: for both rows of its pair it reads the 16-byte vectors k = s * 256 + lane * 8 +
+// i * 1024 (the four slices together cover K, coalesced across the warps), sums its lanes with
+// shuffles and its lane 0 writes the partial sum to red[row][s] in shared memory; after the barrier
+// (reached by every thread) thread r < 4 adds the four partials of row r in a fixed order and writes
+// y[n]: identical bits on every launch. W and x are only read.
 #include "kreg_own.cuh"
 
-#ifndef KREG_ROWS
-#define KREG_ROWS 2
-#endif
-constexpr int ROWS = KREG_ROWS;    // rows per warp
-constexpr int WARPS = 8;           // warps per block: the launch gives 256 threads
+constexpr int SLICES = 4;          // warps splitting K for one row pair
+constexpr int ROWS = 2;            // rows per warp
+constexpr int BLOCK_ROWS = 4;      // 8 warps = 2 row pairs x 4 slices
 
 template <class T>
 __device__ __forceinline__ void gemv_own(const T* __restrict__ W, const T* __restrict__ x, T* __restrict__ y,
                                          int N, int K) {
-    int lane = threadIdx.x & 31;
-    long long n0 = ((long long)blockIdx.x * WARPS + (threadIdx.x >> 5)) * ROWS;
+    __shared__ float red[BLOCK_ROWS][SLICES];
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    int g = warp / SLICES, s = warp % SLICES;
+    long long n0 = (long long)blockIdx.x * BLOCK_ROWS + g * ROWS;
     float acc[ROWS];
 #pragma unroll
     for (int r = 0; r < ROWS; r++) acc[r] = 0.f;
-    for (int k = lane * 8; k < K; k += 256) {
+    for (int k = s * 256 + lane * 8; k < K; k += SLICES * 256) {
         kreg::F8 xv = kreg::load8<T>(x + k);
 #pragma unroll
         for (int r = 0; r < ROWS; r++) {
@@ -34,7 +36,15 @@ __device__ __forceinline__ void gemv_own(const T* __restrict__ W, const T* __res
     for (int r = 0; r < ROWS; r++) {
 #pragma unroll
         for (int o = 16; o > 0; o >>= 1) acc[r] += __shfl_xor_sync(0xffffffffu, acc[r], o);
-        if (lane == 0 && n0 + r < N) y[n0 + r] = kreg::Cvt<T>::from(acc[r]);
+        if (lane == 0) red[g * ROWS + r][s] = acc[r];
+    }
+    __syncthreads();
+    long long n = (long long)blockIdx.x * BLOCK_ROWS + threadIdx.x;
+    if (threadIdx.x < BLOCK_ROWS && n < N) {
+        float sum = 0.f;
+#pragma unroll
+        for (int i = 0; i < SLICES; i++) sum += red[threadIdx.x][i];
+        y[n] = kreg::Cvt<T>::from(sum);
     }
 }
 
