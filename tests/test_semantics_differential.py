@@ -96,6 +96,9 @@ def _forms():
           ("@%p add.u32 %d, %a, %b", {"d": "b32", "a": "b32", "b": "b32", "p": "pred"}),
           ("@!%p mov.b64 %d, %a", {"d": "b64", "a": "b64", "p": "pred"}),
           ("@%p setp.lt.u32 %d, %a, %b", {"d": "pred", "a": "b32", "b": "b32", "p": "pred"}),
+          ("mov.f32 %d, 0f3F800000", {"d": "b32"}), ("mov.b64 %d, 0dBFF0000000000000", {"d": "b64"}),
+          ("mov.f32 %d, %a", {"d": "b32", "a": "b32"}), ("mov.u16 %d, -2", {"d": "b16"}),
+          ("add.cc.u32 %d, %a, %b", {"d": "b32", "a": "b32", "b": "b32"}),
           # saturating integer arithmetic
           ("add.sat.s32 %d, %a, %b", {"d": "b32", "a": "b32", "b": "b32"}),
           ("sub.sat.s32 %d, %a, %b", {"d": "b32", "a": "b32", "b": "b32"}),
@@ -121,7 +124,8 @@ UF_FORMS = [
     ("setp.gtu.f32 %d, %a, %b", {"d": "pred", "a": "b32", "b": "b32"}),
     ("cvt.rzi.s32.f32 %d, %a", _f32), ("cvt.rn.f32.s32 %d, %a", _f32), ("cvt.rn.f32.u32 %d, %a", _f32),
     ("cvt.rzi.ftz.s32.f32 %d, %a", _f32), ("neg.f32 %d, %a", _f32), ("abs.f32 %d, %a", _f32),
-    ("abs.ftz.f32 %d, %a", _f32),
+    ("abs.ftz.f32 %d, %a", _f32), ("bfind.u32 %d, %a", _f32), ("bfind.s32 %d, %a", _f32),
+    ("bfind.shiftamt.u32 %d, %a", _f32),
 ]
 
 
