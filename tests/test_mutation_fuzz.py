@@ -82,3 +82,13 @@ def test_no_mutant_proven_on_a_property_it_violates(m):
     fuzz().run_mutant(m, random.Random(m.name), 2, timeout_ms=2000, budget_ms=6000)
     assert m.ran, "the emulator ran no shape"
     assert not fuzz().unsound(m), f"{m.name}: proven although the emulator shows {m.violations}: {m.verdicts}"
+
+
+def test_unsound_flags_a_proof_the_emulator_contradicts():
+    """The soundness check itself: all-dims proofs always count, case proofs only at their case's dims."""
+    s = subject("vec_basic")
+    m = fuzz().Mutant(s, "x", "-", s.ptx, violations={"in_bounds": [{"N": 8}], "race_free": [{"N": 1}]})
+    m.verdicts = {"in_bounds": ("proven", "all-dims", None), "race_free": ("proven", "cases:small", None)}
+    assert fuzz().unsound(m) == ["in_bounds"]
+    m.violations["race_free"].append(dict(s.op.cases["small"]))
+    assert fuzz().unsound(m) == ["in_bounds", "race_free"]
