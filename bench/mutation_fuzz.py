@@ -303,7 +303,7 @@ def _race(acc, grid, block, tpb) -> bool:
         return False
     kind = {"read": 0, "write": 1, "atomic": 2}
     n = len(acc)
-    addr = np.fromiter((a.address for a in acc), np.int64, n)
+    addr = np.fromiter((a.address for a in acc), np.uint64, n).view(np.int64)
     width = np.fromiter((a.width for a in acc), np.int64, n)
     blk = np.fromiter((a.block[0] + grid[0] * (a.block[1] + grid[1] * a.block[2]) for a in acc), np.int64, n)
     thr = blk * tpb + np.fromiter((a.thread[0] + block[0] * (a.thread[1] + block[1] * a.thread[2]) for a in acc),

@@ -92,3 +92,25 @@ def test_unsound_flags_a_proof_the_emulator_contradicts():
     assert fuzz().unsound(m) == ["in_bounds"]
     m.violations["race_free"].append(dict(s.op.cases["small"]))
     assert fuzz().unsound(m) == ["in_bounds", "race_free"]
+
+
+SHARED_BELOW = """.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k()
+{
+.shared .align 4 .b8 buf[64];
+.reg .b64 %rd<2>;
+mov.u64 %rd1, buf;
+st.shared.u32 [%rd1+-4], 7;
+ret;
+}
+"""
+
+
+def test_emulator_shared_access_below_zero_is_out_of_bounds():
+    """Found by the fuzzer (an addr-1 mutant): the emulator's shared-memory bound check wrapped around,
+    so a store 4 bytes below the window passed it and landed in another block's shared memory."""
+    from kreg.checker import emulator as E
+    with pytest.raises(E.EmulatorError, match="out-of-bounds"):
+        E.launch(SHARED_BELOW, "k", 2, 32, 0, [], E.Memory())
