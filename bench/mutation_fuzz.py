@@ -86,7 +86,7 @@ class Mutant:
     ptx: str
     violations: dict = field(default_factory=dict)    # prop -> list of dims where the emulator saw it
     ran: int = 0                                       # shapes the emulator completed or stopped on a violation
-    verdicts: dict = field(default_factory=dict)       # prop -> (status, scope)
+    verdicts: dict = field(default_factory=dict)       # prop -> (status, scope, reason)
 
     @property
     def name(self):
