@@ -1,7 +1,7 @@
 """Mutation fuzzing of the prover's soundness: take correct kernels (the prover corpus's correct ones and
 the registry's safe variants), mutate their PTX (an address off by one element, a bound check off by
-one, a dropped or inverted guard, a dropped barrier, a doubled stride, a store redirected to an input
-buffer, a wider load/store), run each mutant in the CPU emulator at a few random small in-range shapes
+one, a dropped or inverted guard, a dropped barrier, a barrier under a predicate or after a predicated
+exit, a doubled stride, a store redirected to an input buffer, a wider load/store), run each mutant in the CPU emulator at a few random small in-range shapes
 looking for a concrete violation of each property, and run the prover on it. Soundness: no mutant whose
 emulator run violates property P is `proven` on P (at those dims: all-dims scope, or a named case).
 
@@ -114,6 +114,7 @@ def mutations(s: Subject):
     module = P.parse(s.ptx)
     k = module.kernel(s.variant.launches[0].entry)
     swap = _swap_param(k, s.variant, s.op)
+    setp = None                  # the last setp before this instruction: (its line index, its predicate)
     for ins in k.instrs:
         i = ins.line - 1
         text = lines[i]
@@ -141,6 +142,12 @@ def mutations(s: Subject):
             yield "invert-guard", at, _edit(lines, i, flip)
         if ins.op in ("bar", "barrier") and "warp" not in ins.mods:
             yield "drop-barrier", at, _edit(lines, i, "")
+            if setp is not None and ins.pred is None:      # a thread-dependent predicate, most likely
+                j, p = setp
+                yield "guard-barrier", at, _edit(lines, i, f"@{p} {text.strip()}")
+                yield "exit-before-barrier", at, _edit(lines, j, f"{lines[j]}\n@{p} ret;")
+        if ins.op == "setp" and isinstance(ins.args[0], P.Reg):
+            setp = (i, ins.args[0].name)
         if ins.op == "mul" and "wide" in ins.mods and isinstance(ins.args[2], P.Imm):
             yield "stride", at, _edit(lines, i, re.sub(r",\s*(-?\d+)\s*;", lambda m: f", {2 * int(m[1])};", text))
         if ins.op == "shl" and ins.type in ("b64", "b32") and isinstance(ins.args[2], P.Imm):
