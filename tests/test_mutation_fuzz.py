@@ -114,3 +114,16 @@ def test_emulator_shared_access_below_zero_is_out_of_bounds():
     from kreg.checker import emulator as E
     with pytest.raises(E.EmulatorError, match="out-of-bounds"):
         E.launch(SHARED_BELOW, "k", 2, 32, 0, [], E.Memory())
+
+
+@pytest.mark.xfail(strict=False, reason="known defect class: predicated exit before a barrier (`@%p ret` with no "
+                   "branch; being fixed in checker/symbolic.py)")
+def test_predicated_exit_before_a_barrier_is_not_proven_barrier_safe():
+    """Found by the fuzzer: rows_shared with `@%p ret;` inserted after a setp ahead of a bar.sync. The
+    emulator releases that barrier with part of the block gone; the prover proved barrier_safe."""
+    s = subject("rows_shared")
+    text = next(t for k, w, t in fuzz().mutations(s) if k == "exit-before-barrier" and w == "L168")
+    m = fuzz().Mutant(s, "exit-before-barrier", "L168", text)
+    fuzz().run_mutant(m, random.Random(0), 2, timeout_ms=2000, budget_ms=6000)
+    assert "barrier_safe" in m.violations
+    assert m.verdicts["barrier_safe"][0] != "proven"
