@@ -1,8 +1,9 @@
 """Mutation fuzzing of the prover's soundness: take correct kernels (the prover corpus's correct ones and
 the registry's safe variants), mutate their PTX (an address off by one element, a bound check off by
-one, a dropped or inverted guard, a dropped barrier, a block barrier turned into __syncwarp, a barrier under a predicate or after a predicated
-exit, a doubled stride, a store redirected to an input buffer, a wider load/store), run each mutant in the CPU emulator at a few random small in-range shapes
-looking for a concrete violation of each property, and run the prover on it. Soundness: no mutant whose
+one, a dropped or inverted guard, a dropped barrier, a block barrier turned into __syncwarp, a barrier
+under a predicate or after a predicated exit, a doubled stride, a store redirected to an input buffer,
+a wider load/store), run each mutant in the CPU emulator at a few small in-range shapes looking for a
+concrete violation of each property, and run the prover on it. Soundness: no mutant whose
 emulator run violates property P is `proven` on P (at those dims: all-dims scope, or a named case).
 
 The emulator oracle (alignment checks off: only the four properties count): an out-of-bounds stop or
@@ -11,7 +12,7 @@ distinct threads touching one byte, one writing, not both atomic, in different b
 block between the same barriers (race_free); a deadlock, threads at different barriers, or a barrier
 released while part of the block has exited (barrier_safe).
 
-    python bench/mutation_fuzz.py [--seed 1] [--per-kernel 6] [--shapes 3] [--timeout-ms 2000]
+    python bench/mutation_fuzz.py [--seed 1] [--per-kernel 8] [--shapes 3] [--timeout-ms 2000]
         [--budget-ms 8000] [--only NAME] [--out bench/results/mutation_fuzz.txt]"""
 from __future__ import annotations
 
@@ -407,7 +408,7 @@ def generate(seed, per_kernel, only=None):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--per-kernel", type=int, default=6)
+    ap.add_argument("--per-kernel", type=int, default=8)
     ap.add_argument("--shapes", type=int, default=3)
     ap.add_argument("--timeout-ms", type=int, default=2000)
     ap.add_argument("--budget-ms", type=int, default=8000)

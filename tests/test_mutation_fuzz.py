@@ -66,7 +66,8 @@ KINDS = ["addr+1", "bound", "drop-guard", "drop-barrier", "redirect", "widen", "
 def _mutants():
     """One mutant per kind and small subject, chosen by a fixed seed (rows_shared proofs are slower)."""
     out = []
-    for name, kinds in (("vec_basic", KINDS), ("transpose_tiled", KINDS), ("rows_shared", ["drop-barrier", "warp-barrier"])):
+    small = (("vec_basic", KINDS), ("transpose_tiled", KINDS), ("rows_shared", ["drop-barrier", "warp-barrier"]))
+    for name, kinds in small:
         by = {}
         for kind, what, text in fuzz().mutations(subject(name)):
             by.setdefault(kind, []).append((what, text))
