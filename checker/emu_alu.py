@@ -314,12 +314,11 @@ def _div(self, ins, m, *_):
     bs = np.where(zero, 1, b).astype(b.dtype)
     if _signed(t):
         a64, b64 = a.astype(np.int64), bs.astype(np.int64)
-        if bits == 64:
-            q = np.where((a == np.iinfo(np.int64).min) & (bs == -1), a, 0)
-            safe = ~((a == np.iinfo(np.int64).min) & (bs == -1))
-            qq = np.abs(np.where(safe, a, 0)) // np.abs(np.where(safe, bs, 1))
-            qq = np.where((a < 0) != (bs < 0), -qq, qq)
-            q = np.where(safe, qq, q).astype(np.int64)
+        if bits == 64:                   # magnitudes as uint64: |MININT| = 2^63 fits there
+            ua = np.where(a < 0, np.uint64(0) - a.view(np.uint64), a.view(np.uint64))
+            ub = np.where(bs < 0, np.uint64(0) - bs.view(np.uint64), bs.view(np.uint64))
+            uq = ua // ub
+            q = np.where((a < 0) != (bs < 0), np.uint64(0) - uq, uq).view(np.int64)
             r = a - q * bs
         else:
             qq = np.abs(a64) // np.abs(b64)

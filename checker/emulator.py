@@ -464,7 +464,7 @@ class _Machine(EmuOpsMixin):
         if space in ("shared", "local"):
             limit, stride, buf, row = ((self.ssize, self.sstride, self.shared, self.blk) if space == "shared"
                                        else (self.lsize, self.lstride, self.local, np.arange(self.N)))
-            bad = addrs + np.uint64(nbytes) > np.uint64(limit)
+            bad = (addrs > np.uint64(limit)) | (addrs + np.uint64(nbytes) > np.uint64(limit))   # no wrap-around
             if bad.any():
                 j = int(np.flatnonzero(bad)[0])
                 raise EmulatorError("out-of-bounds", f"{kind} of {nbytes} bytes outside the {limit} bytes of {space} "

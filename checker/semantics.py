@@ -15,6 +15,7 @@ PURE_UF = {"fma", "rcp", "sqrt", "rsqrt", "ex2", "lg2", "sin", "cos", "tanh", "c
            "prmt", "popc", "clz", "brev", "lop3", "shf", "sad", "cnot", "mul24", "mad24", "slct", "set"}
 HAVOC = {"shfl", "vote", "activemask", "match", "redux", "addc", "subc", "madc", "isspacep"}
 NOOP = {"membar", "fence", "prefetch", "prefetchu", "nanosleep", "ret", "exit", "bra"}
+INT_MODS = {"lo", "hi", "wide", "cc", "sat"}   # integer-op modifiers modelled below (sat: add, sub, mad.hi)
 CMP_S = {"eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "lt": lambda a, b: a < b,
          "le": lambda a, b: a <= b, "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b}
 CMP_U = {"eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "lt": z3.ULT, "le": z3.ULE,
@@ -151,6 +152,8 @@ def execute(ex, st, ins: P.Instr, guard):
         if op == "mad":
             r = r + ex.operand(st, ins.args[3], 2 * w)[0]
         return ex.write(st, d, r, None, guard)
+    if any(m not in P.TYPES and m not in INT_MODS for m in ins.mods):
+        return _uf_op(ex, st, ins, guard)          # e.g. max.relu: not modelled, a function of its inputs
     srcs = [ex.operand(st, a, w, signed) for a in ins.args[1:]]
     vals = [v for v, _ in srcs]
     tags = [tg for _, tg in srcs]
@@ -207,7 +210,21 @@ def execute(ex, st, ins: P.Instr, guard):
         tag = "?" if any(tags) else None
     else:
         return _uf_op(ex, st, ins, guard)
+    if "sat" in ins.mods:
+        if op not in ("add", "sub", "mad") or not signed or ("mad" == op and "hi" not in ins.mods):
+            return _uf_op(ex, st, ins, guard)
+        r = _saturate(vals, op, r, w)
     ex.write(st, d, r, tag, guard)
+
+
+def _saturate(vals, op, r, w):
+    """add.sat / sub.sat / mad.hi.sat (signed): the exact result clamped to [MININT, MAXINT]."""
+    a, b = (fit(v, w + 2, True) for v in vals[:2])
+    if op == "mad":                   # r - c is the high half of the product
+        a, b = fit(r - vals[2], w + 2, True), fit(vals[2], w + 2, True)
+    x = a - b if op == "sub" else a + b
+    lo, hi = -(1 << (w - 1)), (1 << (w - 1)) - 1
+    return z3.If(x > hi, bv(hi, w), z3.If(x < lo, bv(lo, w), z3.Extract(w - 1, 0, x)))
 
 
 def _setp(ex, st, ins, guard):
@@ -217,7 +234,7 @@ def _setp(ex, st, ins, guard):
     if t in FLOAT:
         w = P.TYPES[t]
         a, b = ex.operand(st, ins.args[1], w)[0], ex.operand(st, ins.args[2], w)[0]
-        r = ex.uf("setp." + cmp + "." + t, [a, b], 0)
+        r = ex.uf(".".join(("setp",) + tuple(m for m in ins.mods if m not in ("and", "or", "xor"))), [a, b], 0)
     else:
         w = P.TYPES[t]
         signed = t in SIGNED
