@@ -77,6 +77,7 @@ def prove_stage(variant, op: Op, ptx: str, timeout_ms: int, budget_ms: int | Non
 
 
 def numerics_stage(variant, op: Op, ptx: str, device: str, opts: Options, turn=None) -> dict:
+    _yield_to_proofs()
     from kreg.conformance.devices import open_device
     from kreg.conformance.numerics import run_numerics
     try:
@@ -90,7 +91,17 @@ def numerics_stage(variant, op: Op, ptx: str, device: str, opts: Options, turn=N
             "not_run_reason": num.reason if num.status == "not-run" else None}
 
 
+def _yield_to_proofs() -> None:
+    """Numerics and speed run at a lower CPU priority than proofs: their thread pools would otherwise
+    starve z3 of the cores, and a proof's per-query time limits are wall-clock ones."""
+    try:
+        os.nice(10)
+    except OSError:
+        pass
+
+
 def speed_stage(variant, op: Op, ptx: str, opts: Options, turn=None) -> dict:
+    _yield_to_proofs()
     from kreg.conformance.devices import open_device
     from kreg.conformance.shapes import named_cases
     from kreg.conformance.speed import measure
