@@ -214,6 +214,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--speed-cases", choices=("all", "largest"), default="all",
                    help="time every named case, or only the one that moves the most bytes")
     s.add_argument("--no-prove", action="store_true", help="skip the checker (proofs stay unknown)")
+    s.add_argument("--reprove", action="store_true",
+                   help="prove again even where the store holds a decided proof of the same PTX by this checker")
     s.set_defaults(func=cmd_verify)
     s = sub.add_parser("profile", help="which variant each op runs under a profile (from the results store)")
     psub = s.add_subparsers(dest="profile_cmd", required=True)

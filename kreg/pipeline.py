@@ -126,9 +126,12 @@ def gpu_turn() -> isolate.Turn:
 
 # ---- the pipeline -----------------------------------------------------------------------------------
 
-def verify_variant(entry: Entry, op: Op, device: str, opts: Options | None = None, record=None) -> VariantReport:
+def verify_variant(entry: Entry, op: Op, device: str, opts: Options | None = None, record=None,
+                   known_proof=None) -> VariantReport:
     """Every stage of one variant. record(stage, report), if given, is called as each stage is decided
-    (the store writes it then). report.complete says whether every stage was decided (not skipped, timed
+    (the store writes it then). known_proof(ptx_sha256), if given, returns the stored verdicts of a
+    proof of this PTX by the current checker that decided all four properties (proofs are
+    device-independent), which are reused instead of proving again. report.complete says whether every stage was decided (not skipped, timed
     out, interrupted or kept from running by the environment): only a complete verdict is worth storing."""
     opts = opts or Options()
     v = entry.variant
@@ -150,7 +153,11 @@ def verify_variant(entry: Entry, op: Op, device: str, opts: Options | None = Non
         return _decide(res, got)
     ptx, res.ptx_sha256 = got.value
 
-    if opts.prove:
+    reused = known_proof(res.ptx_sha256) if known_proof and opts.prove else None
+    if reused:
+        _take_proofs(res, reused)
+        res.proof_reused = True
+    elif opts.prove:
         budget = opts.prove_budget_ms or opts.prove_timeout_ms
         got = isolate.run(prove_stage, v, op, ptx, opts.prove_timeout_ms, opts.prove_budget_ms,
                           timeout_s=1.5 * budget / 1000 + 10, memory_mb=opts.memory_mb)

@@ -76,6 +76,7 @@ class VariantReport:
     complete: bool = False                 # every stage decided: worth storing
     environment_error: str | None = None   # the machine kept a stage from running
     interrupted: bool = False
+    proof_reused: bool = False             # the proofs came from the store (the same PTX, the current checker)
     seconds: dict[str, float] = field(default_factory=dict)   # wall time of each stage that ran
 
     def status(self, prop: str) -> str:
@@ -101,4 +102,6 @@ class VariantReport:
             out["cases_run"], out["numerics_detail"] = self.cases_run, self.numerics_detail
         if self.interrupted:
             out["interrupted"] = True
+        if self.proof_reused:
+            out["proof_reused"] = True
         return out

@@ -17,6 +17,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from kreg import __version__, isolate
+from kreg.checker.prove import CHECKER_VERSION
 from kreg.pipeline import Options, failed, verify_variant
 
 from kreg.registry.catalog import Entry, load_catalog
@@ -50,6 +51,18 @@ def _recorder(store: Store, e: Entry, device_kind: dict):
                       stage="numerics", op=e.op, name=e.name, tool_version=__version__,
                       payload={"numerics": r.numerics, "cases": r.numerics_detail})
     return record
+
+
+def _known_proof(store: Store, e: Entry, checker_version: str):
+    """known_proof for the pipeline: a stored proof of this variant's PTX by this checker whose four
+    properties are all decided (proven for all dims, or refuted)."""
+    def known(ptx_sha256: str) -> dict | None:
+        row = store.latest(e.hash, "proof", ptx_sha256=ptx_sha256, checker_version=checker_version)
+        details = (row or {}).get("payload", {}).get("details") or {}
+        decided = [d for d in details.values() if d and (d.get("status") == "refuted" or
+                                                        (d.get("status") == "proven" and d.get("scope") == "all-dims"))]
+        return details if len(decided) == len(PROPS) else None
+    return known
 
 
 def _store_final(store: Store, e: Entry, r: VariantReport, device_kind: str) -> None:
@@ -104,7 +117,9 @@ def run_verify(args) -> int:
         task = bar.add_task("verifying", total=len(entries))
 
         def one(i: int, e: Entry) -> None:
-            r = verify_variant(e, cat.ops[e.op], args.device, opts, record=_recorder(store, e, device_kind))
+            known = None if getattr(args, "reprove", False) else _known_proof(store, e, CHECKER_VERSION)
+            r = verify_variant(e, cat.ops[e.op], args.device, opts, record=_recorder(store, e, device_kind),
+                               known_proof=known)
             results[i] = r
             if not r.interrupted:
                 _store_final(store, e, r, device_kind.get(e.hash, ""))   # now: a killed run keeps it
