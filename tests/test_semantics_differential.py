@@ -189,10 +189,16 @@ def emulate(text, regs, rows):
 
 
 class _Env:
+    """What the executor asks of a launch environment, for one instruction on concrete values: no
+    launch constraints, no special registers."""
     ufs: dict = {}
+    constraints: list = []
 
     def specials(self, thread):
         return {}
+
+    def thread_constraints(self, thread):
+        return []
 
 
 def symbolic(text, regs, row):
