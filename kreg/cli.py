@@ -1,4 +1,4 @@
-"""The `kreg` command line: list, show, verify (and later submit, run, bench).
+"""The `kreg` command line: list, show, verify, submit, profile (and later run, bench).
 
 Exit codes (EXIT_* below): 0 all good; 1 some variant rejected; 2 usage error (a bad argument, an
 unknown op or variant, invalid metadata named on the command line); 3 environment error (--device gpu
@@ -68,11 +68,12 @@ def cmd_list(args) -> int:
     if args.op and args.op not in cat.ops:
         err.print(f"[red]no op {escape(repr(args.op))}[/] (ops: {', '.join(sorted(cat.ops))})")
         return EXIT_USAGE
-    entries = [e for e in cat.entries if not args.op or e.op == args.op]
+    entries = [e for e in cat.entries if (not args.op or e.op == args.op) and (not args.submitted or e.origin == "user")]
     if args.json:
         print(json.dumps([_variant_json(e) for e in entries], indent=2))
         return EXIT_OK
-    t = Table(title=f"kreg registry: {len(entries)} variants, {len(cat.ops)} ops")
+    what = "submitted variants" if args.submitted else "variants"
+    t = Table(title=f"kreg registry: {len(entries)} {what}, {len(cat.ops)} ops")
     for c in ("op", "variant", "safety", "types", "hash", "origin"):
         t.add_column(c)
     for e in entries:
@@ -136,11 +137,16 @@ def cmd_show(args) -> int:
 def cmd_verify(args) -> int:
     from kreg.commands.verify import run_verify
     check_environment(args.device)
+    return _full_width(run_verify, args)
+
+
+def _full_width(run, args) -> int:
+    """run(args) with its own consoles at full width in a pipe too."""
     old = os.environ.get("COLUMNS")
-    if not sys.stdout.isatty() and old is None:   # verify's own consoles: full width in a pipe too
+    if not sys.stdout.isatty() and old is None:
         os.environ["COLUMNS"] = str(PIPE_WIDTH)
     try:
-        return run_verify(args)
+        return run(args)
     finally:
         if old is None:
             os.environ.pop("COLUMNS", None)
@@ -193,6 +199,12 @@ def positive_seconds(text: str) -> float:
     return x
 
 
+def cmd_submit(args) -> int:
+    from kreg.commands.submit import run_submit
+    check_environment(args.device)
+    return _full_width(run_submit, args)
+
+
 def cmd_profile(args) -> int:
     from kreg.commands.profile import run_profile
     return run_profile(args, out, err)
@@ -206,6 +218,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("list", help="list the registry's variants")
     s.add_argument("--op", help="only this op")
+    s.add_argument("--submitted", action="store_true", help="only the user's own variants ($KREG_HOME/kernels)")
     s.add_argument("--json", action="store_true", help="machine-readable output")
     s.set_defaults(func=cmd_list)
     s = sub.add_parser("show", help="show one variant and its op contract")
@@ -227,6 +240,19 @@ def build_parser() -> argparse.ArgumentParser:
                    help="time every named case, or only the one that moves the most bytes")
     s.add_argument("--no-prove", action="store_true", help="skip the checker (proofs stay unknown)")
     s.set_defaults(func=cmd_verify)
+    s = sub.add_parser("submit", help="submit candidate kernels: verify, decide, enter the accepted ones")
+    s.add_argument("path", help="a .cu source (its YAML by --meta, or beside it) or a folder of candidates")
+    s.add_argument("--meta", help="the candidate's variant YAML (default: the source's name with .yaml)")
+    s.add_argument("--device", choices=("cpu", "gpu"), default="cpu")
+    s.add_argument("--json", action="store_true")
+    s.add_argument("--jobs", type=positive_int, default=None, help="candidates at once (default: 2 on cpu, 4 on gpu)")
+    s.add_argument("--force", action="store_true", help="run every stage again even if the store has a verdict")
+    s.add_argument("--no-prove", action="store_true", help="skip the checker (accepted at most as unsafe)")
+    s.add_argument("--timeout", type=positive_seconds, default=300, help="seconds for numerics (and speed)")
+    s.add_argument("--seed", type=seed_int, default=0, help="seed of the inputs and the seeded ragged shapes")
+    for flag in ("generator", "prompt-hash", "parent", "submitter"):
+        s.add_argument(f"--{flag}", help=f"provenance: the {flag.replace('-', ' ')} (over the YAML's provenance:)")
+    s.set_defaults(func=cmd_submit)
     s = sub.add_parser("profile", help="which variant each op runs under a profile (from the results store)")
     psub = s.add_subparsers(dest="profile_cmd", required=True)
     s = psub.add_parser("show", help="resolve a profile from the stored verify results")
