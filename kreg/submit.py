@@ -35,6 +35,8 @@ from kreg.registry.yamlsafe import YamlRefused, load_metadata
 
 NAME_OK = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$")
 PROVENANCE_KEYS = ("generator", "prompt_hash", "parent", "submitter")
+PTX_NOT_SUPPORTED = ("PTX sources are not supported: submit the CUDA C++ source (.cu); kreg proves and tests "
+                     "the PTX its pinned NVRTC emits from it")
 
 
 class NotSupported(ValueError):
@@ -130,8 +132,7 @@ def submit(source_path: str | Path | None, meta_path: str | Path, *, device: str
     t0 = time.monotonic()
     meta = Path(meta_path)
     if source_path is not None and Path(source_path).suffix == ".ptx":
-        raise NotSupported("PTX sources are not supported: submit the CUDA C++ source (.cu); the proof and "
-                           "the tests name the PTX that kreg's pinned NVRTC emits from it")
+        raise NotSupported(PTX_NOT_SUPPORTED)
     catalog = catalog or load_catalog()
     store = store or Store()
     kind = kind if kind is not None else device_kind(device)
@@ -205,10 +206,9 @@ def _read_candidate(source_path, meta: Path) -> tuple[dict, Path]:
         source_path = meta.parent / name
     src = Path(source_path)
     if src.suffix == ".ptx":
-        raise NotSupported("PTX sources are not supported: submit the CUDA C++ source (.cu)")
-    name = data.get("name")
-    if isinstance(name, str) and not NAME_OK.match(name):
-        raise _Refused(f"metadata: name: expected letters, digits, '_', '.', '-' (not first), got {name!r}", data)
+        raise _Refused(f"source: {PTX_NOT_SUPPORTED}", data)
+    if isinstance(data.get("name"), str) and data["name"].startswith("."):
+        raise _Refused("metadata: name: a submitted variant's name must not start with '.'", data)
     return data, src
 
 
@@ -217,7 +217,8 @@ def _stage(data: dict, src: Path, folder: Path, catalog: Catalog) -> Entry:
     <name>.cu) and a bounded copy of the source (never through a symbolic link); validated by the
     schema against the catalog's ops."""
     folder.mkdir(parents=True)
-    stem = data["name"] if isinstance(data.get("name"), str) else "candidate"
+    name = data.get("name")
+    stem = name if isinstance(name, str) and NAME_OK.match(name) else "candidate"   # else the schema says why
     staged_src = folder / f"{stem}.cu"
     try:
         st = os.lstat(src)

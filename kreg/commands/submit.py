@@ -21,7 +21,7 @@ from kreg.pipeline import Options
 from kreg.registry.catalog import load_catalog
 from kreg.registry.results import PROPS
 from kreg.registry.store import Store, StoreError
-from kreg.submit import NotSupported, SubmitReport, candidates, device_kind, submit
+from kreg.submit import PTX_NOT_SUPPORTED, NotSupported, SubmitReport, candidates, device_kind, submit
 
 EXIT_OK, EXIT_REJECTED, EXIT_USAGE, EXIT_ENVIRONMENT, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -40,8 +40,7 @@ def _selected(args) -> list[tuple[Path | None, Path]] | str:
         found = candidates(path)
         return found or f"no candidates (*.yaml beside their .cu) in {path}"
     if path.suffix == ".ptx":
-        return ("PTX sources are not supported: submit the CUDA C++ source (.cu); kreg proves and tests the "
-                "PTX its pinned NVRTC emits from it")
+        return PTX_NOT_SUPPORTED
     if path.suffix != ".cu":
         return f"{path}: expected a .cu source or a folder of candidates"
     meta = Path(args.meta) if args.meta else path.with_suffix(".yaml")
