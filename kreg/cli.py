@@ -103,6 +103,8 @@ def cmd_show(args) -> int:
                                             "shape": [s.text for s in p.shape]} for p in op.params.values()},
                         "cases": list(op.cases)},
     }
+    if e.origin == "user" and (sub := _submission(e.hash)):
+        info["submission"] = sub
     if args.json:
         print(json.dumps(info, indent=2, default=str))
         return EXIT_OK
@@ -124,6 +126,11 @@ def cmd_show(args) -> int:
         row(f"scratch {sc.name}", f"{sc.dtype}[{', '.join(e.text for e in sc.shape)}]")
     row("compile", " ".join(v.options) or "-")
     row("provenance", ", ".join(f"{k}: {x}" for k, x in v.provenance.items()) or "-")
+    if "submission" in info:
+        sub = info["submission"]
+        row("submitted", ", ".join(f"{k}: {sub['provenance'][k]}" for k in ("submitter", "generator", "prompt_hash",
+                                   "parent", "submitted_at") if sub["provenance"].get(k))
+            + f" ({sub.get('submissions', 1)} submission(s), accepted as {sub.get('accepted_as')})")
     for p in op.params.values():
         row(f"param {p.name}", f"{p.role} {op.dtype_of(p.name, v.types)}[{', '.join(s.text for s in p.shape)}]")
     row("dims", ", ".join(f"{k} in [{lo}, {hi}]" for k, (lo, hi) in op.dims.items()))
@@ -132,6 +139,18 @@ def cmd_show(args) -> int:
     row("cases", ", ".join(op.cases))
     out.print(t)
     return EXIT_OK
+
+
+def _submission(variant_hash: str) -> dict | None:
+    """The stored `kreg submit` record of a variant (provenance, decision), if the store has one."""
+    from kreg.registry.store import Store, StoreError
+    if not (home() / "results.sqlite").is_file():
+        return None
+    try:
+        row = Store().latest(variant_hash, "submission")
+    except (StoreError, sqlite3.Error, OSError):
+        return None
+    return row["payload"] if row else None
 
 
 def cmd_verify(args) -> int:

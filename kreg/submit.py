@@ -171,7 +171,8 @@ def submit(source_path: str | Path | None, meta_path: str | Path, *, device: str
             sub.installed, problem = _install(entry)
             if problem:
                 sub.why.append(problem)
-        _record_submission(store, sub, entry, kind)
+        if sub.decision != "error":
+            _record_submission(store, sub, entry, kind)
         return sub
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

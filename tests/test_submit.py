@@ -174,7 +174,9 @@ def test_accepted_candidate_enters_the_registry_and_a_duplicate_is_answered_from
 
     listed = kreg(home, "list", "--submitted", "--json")
     assert [v["name"] for v in json.loads(listed.stdout)] == ["ok_sub"]
-    assert kreg(home, "show", "ok_sub").returncode == 0
+    shown = kreg(home, "show", "ok_sub", "--json")
+    assert shown.returncode == 0 and json.loads(shown.stdout)["submission"]["provenance"]["submitter"] == "alice"
+    assert "submitter: alice" in kreg(home, "show", "ok_sub").stdout
 
 
 def test_safe_claim_not_proven_enters_as_unsafe_with_the_reason(home, tmp_path):
