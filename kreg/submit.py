@@ -163,8 +163,9 @@ def submit(source_path: str | Path | None, meta_path: str | Path, *, device: str
         sub.report = r
         sub.decision, sub.why = decide(r.to_json())
         if sub.decision in ("safe", "unsafe"):
-            if sub.decision != entry.variant.safety:      # the accepted class goes into the YAML
-                entry = _stage(data | {"safety": sub.decision}, src, tmp / "accepted", catalog)
+            if sub.decision != entry.variant.safety:      # the accepted class goes into the YAML; the
+                staged = entry.variant.source_path          # source is the copy that was verified
+                entry = _stage(data | {"safety": sub.decision}, staged, tmp / "accepted", catalog)
                 sub.report = _relabel(r, entry)
                 if not _stored_verdict(store, entry.hash, kind):
                     _record(store, entry, sub.report, kind)

@@ -45,6 +45,14 @@ def kreg(home: Path, *args: str, timeout: int = 300) -> subprocess.CompletedProc
                           timeout=timeout)
 
 
+def _has_gpu() -> bool:
+    try:
+        import cupy
+        return cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:
+        return False
+
+
 @pytest.fixture
 def home(tmp_path, monkeypatch):
     h = tmp_path / "home"
@@ -229,6 +237,13 @@ def test_usage_errors(home, tmp_path):
     assert kreg(home, "submit", str(tmp_path / "c"), "--meta", str(meta)).returncode == 2
     (tmp_path / "empty").mkdir()
     assert kreg(home, "submit", str(tmp_path / "empty")).returncode == 2
+    if not _has_gpu():                                               # no GPU: an environment error
+        r = kreg(home, "submit", str(src), "--device", "gpu")
+        assert r.returncode == 3 and "gpu" in r.stderr
+    meta.write_text(meta.read_text().replace("source: p.cu", "source: p.ptx"))
+    from kreg.submit import submit
+    s = submit(None, meta)                                           # a folder's YAML naming a .ptx
+    assert s.decision == "rejected" and "PTX sources are not supported" in s.why[0]
     assert not (home / "kernels" / "safe").exists()
 
 
