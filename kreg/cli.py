@@ -1,4 +1,4 @@
-"""The `kreg` command line: list, show, verify (and later submit, run, bench).
+"""The `kreg` command line: list, show, verify, submit, profile (and later run, bench).
 
 Exit codes (EXIT_* below): 0 all good; 1 some variant rejected; 2 usage error (a bad argument, an
 unknown op or variant, invalid metadata named on the command line); 3 environment error (--device gpu
@@ -68,11 +68,12 @@ def cmd_list(args) -> int:
     if args.op and args.op not in cat.ops:
         err.print(f"[red]no op {escape(repr(args.op))}[/] (ops: {', '.join(sorted(cat.ops))})")
         return EXIT_USAGE
-    entries = [e for e in cat.entries if not args.op or e.op == args.op]
+    entries = [e for e in cat.entries if (not args.op or e.op == args.op) and (not args.submitted or e.origin == "user")]
     if args.json:
         print(json.dumps([_variant_json(e) for e in entries], indent=2))
         return EXIT_OK
-    t = Table(title=f"kreg registry: {len(entries)} variants, {len(cat.ops)} ops")
+    what = "submitted variants" if args.submitted else "variants"
+    t = Table(title=f"kreg registry: {len(entries)} {what}, {len(cat.ops)} ops")
     for c in ("op", "variant", "safety", "types", "hash", "origin"):
         t.add_column(c)
     for e in entries:
@@ -102,6 +103,8 @@ def cmd_show(args) -> int:
                                             "shape": [s.text for s in p.shape]} for p in op.params.values()},
                         "cases": list(op.cases)},
     }
+    if e.origin == "user" and (sub := _submission(e.hash)):
+        info["submission"] = sub
     if args.json:
         print(json.dumps(info, indent=2, default=str))
         return EXIT_OK
@@ -123,6 +126,11 @@ def cmd_show(args) -> int:
         row(f"scratch {sc.name}", f"{sc.dtype}[{', '.join(e.text for e in sc.shape)}]")
     row("compile", " ".join(v.options) or "-")
     row("provenance", ", ".join(f"{k}: {x}" for k, x in v.provenance.items()) or "-")
+    if "submission" in info:
+        sub = info["submission"]
+        row("submitted", ", ".join(f"{k}: {sub['provenance'][k]}" for k in ("submitter", "generator", "prompt_hash",
+                                   "parent", "submitted_at") if sub["provenance"].get(k))
+            + f" ({sub.get('submissions', 1)} submission(s), accepted as {sub.get('accepted_as')})")
     for p in op.params.values():
         row(f"param {p.name}", f"{p.role} {op.dtype_of(p.name, v.types)}[{', '.join(s.text for s in p.shape)}]")
     row("dims", ", ".join(f"{k} in [{lo}, {hi}]" for k, (lo, hi) in op.dims.items()))
@@ -133,14 +141,31 @@ def cmd_show(args) -> int:
     return EXIT_OK
 
 
+def _submission(variant_hash: str) -> dict | None:
+    """The stored `kreg submit` record of a variant (provenance, decision), if the store has one."""
+    from kreg.registry.store import Store, StoreError
+    if not (home() / "results.sqlite").is_file():
+        return None
+    try:
+        row = Store().latest(variant_hash, "submission")
+    except (StoreError, sqlite3.Error, OSError):
+        return None
+    return row["payload"] if row else None
+
+
 def cmd_verify(args) -> int:
     from kreg.commands.verify import run_verify
     check_environment(args.device)
+    return _full_width(run_verify, args)
+
+
+def _full_width(run, args) -> int:
+    """run(args) with its own consoles at full width in a pipe too."""
     old = os.environ.get("COLUMNS")
-    if not sys.stdout.isatty() and old is None:   # verify's own consoles: full width in a pipe too
+    if not sys.stdout.isatty() and old is None:
         os.environ["COLUMNS"] = str(PIPE_WIDTH)
     try:
-        return run_verify(args)
+        return run(args)
     finally:
         if old is None:
             os.environ.pop("COLUMNS", None)
@@ -181,6 +206,12 @@ seed_int = _number(int, 0, 2**63, "an integer >= 0")
 positive_seconds = _number(float, 1e-9, 1e7, "a positive number of seconds")
 
 
+def cmd_submit(args) -> int:
+    from kreg.commands.submit import run_submit
+    check_environment(args.device)
+    return _full_width(run_submit, args)
+
+
 def cmd_profile(args) -> int:
     from kreg.commands.profile import run_profile
     return run_profile(args, out, err)
@@ -194,6 +225,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("list", help="list the registry's variants")
     s.add_argument("--op", help="only this op")
+    s.add_argument("--submitted", action="store_true", help="only the user's own variants ($KREG_HOME/kernels)")
     s.add_argument("--json", action="store_true", help="machine-readable output")
     s.set_defaults(func=cmd_list)
     s = sub.add_parser("show", help="show one variant and its op contract")
@@ -217,6 +249,19 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--reprove", action="store_true",
                    help="prove again even where the store holds a decided proof of the same PTX by this checker")
     s.set_defaults(func=cmd_verify)
+    s = sub.add_parser("submit", help="submit candidate kernels: verify, decide, enter the accepted ones")
+    s.add_argument("path", help="a .cu source (its YAML by --meta, or beside it) or a folder of candidates")
+    s.add_argument("--meta", help="the candidate's variant YAML (default: the source's name with .yaml)")
+    s.add_argument("--device", choices=("cpu", "gpu"), default="cpu")
+    s.add_argument("--json", action="store_true")
+    s.add_argument("--jobs", type=positive_int, default=None, help="candidates at once (default: 2 on cpu, 4 on gpu)")
+    s.add_argument("--force", action="store_true", help="run every stage again even if the store has a verdict")
+    s.add_argument("--no-prove", action="store_true", help="skip the checker (accepted at most as unsafe)")
+    s.add_argument("--timeout", type=positive_seconds, default=300, help="seconds for numerics (and speed)")
+    s.add_argument("--seed", type=seed_int, default=0, help="seed of the inputs and the seeded ragged shapes")
+    for flag in ("generator", "prompt-hash", "parent", "submitter"):
+        s.add_argument(f"--{flag}", help=f"provenance: the {flag.replace('-', ' ')} (over the YAML's provenance:)")
+    s.set_defaults(func=cmd_submit)
     s = sub.add_parser("profile", help="which variant each op runs under a profile (from the results store)")
     psub = s.add_subparsers(dest="profile_cmd", required=True)
     s = psub.add_parser("show", help="resolve a profile from the stored verify results")

@@ -10,11 +10,12 @@ import json
 import os
 from dataclasses import dataclass
 
-from kreg import isolate
+from kreg import __version__, isolate
 from kreg.registry import preflight
 from kreg.registry.catalog import Entry
 from kreg.registry.results import PROPS, PropertyVerdict, Status, VariantReport
 from kreg.registry.schema import Op
+from kreg.registry.store import Store
 
 MAX_REASONS = 12
 
@@ -282,3 +283,46 @@ def verdict(res: VariantReport) -> str:
 def failed(r: VariantReport) -> bool:
     return r.verdict in ("rejected", "error") or r.numerics == "fail" or \
         bool((r.speed or {}).get("above_roofline"))
+
+
+# ---- recording to the store (kreg verify and kreg submit) ------------------------------------------
+
+def store_recorder(store: Store, e: Entry, device_kind: dict):
+    """record(stage, report) for the pipeline: each stage into the store as it is decided."""
+    def record(stage: str, r: VariantReport) -> None:
+        if stage == "proof":
+            j = r.to_json()
+            store.put(variant_hash=e.hash, ptx_sha256=r.ptx_sha256, checker_version=r.checker_version,
+                      stage="proof", op=e.op, name=e.name, tool_version=__version__,
+                      payload={"proofs": j["proofs"], "scopes": j["proof_scopes"], "details": j["proof_details"]})
+        elif stage == "numerics":
+            device_kind[e.hash] = r.device_detail or ""
+            store.put(variant_hash=e.hash, ptx_sha256=r.ptx_sha256, device_kind=device_kind[e.hash],
+                      stage="numerics", op=e.op, name=e.name, tool_version=__version__,
+                      payload={"numerics": r.numerics, "cases": r.numerics_detail})
+    return record
+
+
+def store_known_proof(store: Store, e: Entry):
+    """known_proof for verify_variant: a stored proof of this variant's PTX by the current checker whose
+    four properties are all decided (proven for all dims, or refuted)."""
+    from kreg.checker.prove import CHECKER_VERSION
+
+    def known(ptx_sha256: str) -> dict | None:
+        row = store.latest(e.hash, "proof", ptx_sha256=ptx_sha256, checker_version=CHECKER_VERSION)
+        details = (row or {}).get("payload", {}).get("details") or {}
+        decided = [d for d in details.values() if d and (d.get("status") == "refuted" or
+                                                        (d.get("status") == "proven" and d.get("scope") == "all-dims"))]
+        return details if len(decided) == len(PROPS) else None
+    return known
+
+
+def store_final(store: Store, e: Entry, r: VariantReport, device_kind: str) -> None:
+    """The speed (with its ratios) and the verdict, only for a variant whose every stage was decided."""
+    if not r.complete:
+        return
+    common = dict(variant_hash=e.hash, ptx_sha256=r.ptx_sha256 or "", device_kind=device_kind,
+                  op=e.op, name=e.name, tool_version=__version__)
+    if r.speed:
+        store.put(stage="speed", payload=r.speed, **common)
+    store.put(stage="verdict", checker_version=r.checker_version, payload=r.to_json(), **common)

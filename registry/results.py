@@ -105,3 +105,16 @@ class VariantReport:
         if self.proof_reused:
             out["proof_reused"] = True
         return out
+
+    @classmethod
+    def from_json(cls, d: dict) -> "VariantReport":
+        """The report back from its to_json() (a stored verdict row's payload)."""
+        details = d.get("proof_details")
+        return cls(d["op"], d["name"], d["safety"], d["hash"], dict(d.get("types") or {}),
+                   proofs={p: PropertyVerdict.from_json(details[p]) for p in PROPS} if details else None,
+                   numerics=d.get("numerics", "not-run"), speed=d.get("speed"), verdict=d.get("verdict", "rejected"),
+                   reasons=list(d.get("reasons") or []), ptx_sha256=d.get("ptx_sha256"),
+                   device_detail=d.get("device_detail"), cases_run=list(d.get("cases_run") or []),
+                   numerics_detail=list(d.get("numerics_detail") or []), complete=bool(d.get("complete")),
+                   environment_error=d.get("environment_error"), interrupted=bool(d.get("interrupted")),
+                   seconds=dict(d.get("stage_seconds") or {}))

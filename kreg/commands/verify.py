@@ -17,11 +17,10 @@ from rich.progress import Progress
 from rich.table import Table
 
 from kreg import __version__, isolate
-from kreg.checker.prove import CHECKER_VERSION
-from kreg.pipeline import Options, failed, verify_variant
+from kreg.pipeline import Options, failed, store_final, store_known_proof, store_recorder, verify_variant
 
 from kreg.registry.catalog import Entry, load_catalog
-from kreg.registry.results import PROPS, VariantReport
+from kreg.registry.results import PROPS
 from kreg.registry.store import Store, StoreError
 
 EXIT_OK, EXIT_REJECTED, EXIT_USAGE, EXIT_ENVIRONMENT = 0, 1, 2, 3
@@ -37,43 +36,6 @@ def _speed_cell(r: dict) -> str:
     return f"{sp['median_us']:.1f} us, {sp['pct_of_copy_bw']:.0f}% bw" + (f", x{ratio:.2f}" if ratio else "")
 
 
-def _recorder(store: Store, e: Entry, device_kind: dict):
-    """record(stage, report) for the pipeline: each stage into the store as it is decided."""
-    def record(stage: str, r: VariantReport) -> None:
-        if stage == "proof":
-            j = r.to_json()
-            store.put(variant_hash=e.hash, ptx_sha256=r.ptx_sha256, checker_version=r.checker_version,
-                      stage="proof", op=e.op, name=e.name, tool_version=__version__,
-                      payload={"proofs": j["proofs"], "scopes": j["proof_scopes"], "details": j["proof_details"]})
-        elif stage == "numerics":
-            device_kind[e.hash] = r.device_detail or ""
-            store.put(variant_hash=e.hash, ptx_sha256=r.ptx_sha256, device_kind=device_kind[e.hash],
-                      stage="numerics", op=e.op, name=e.name, tool_version=__version__,
-                      payload={"numerics": r.numerics, "cases": r.numerics_detail})
-    return record
-
-
-def _known_proof(store: Store, e: Entry, checker_version: str):
-    """known_proof for the pipeline: a stored proof of this variant's PTX by this checker whose four
-    properties are all decided (proven for all dims, or refuted)."""
-    def known(ptx_sha256: str) -> dict | None:
-        row = store.latest(e.hash, "proof", ptx_sha256=ptx_sha256, checker_version=checker_version)
-        details = (row or {}).get("payload", {}).get("details") or {}
-        decided = [d for d in details.values() if d and (d.get("status") == "refuted" or
-                                                        (d.get("status") == "proven" and d.get("scope") == "all-dims"))]
-        return details if len(decided) == len(PROPS) else None
-    return known
-
-
-def _store_final(store: Store, e: Entry, r: VariantReport, device_kind: str) -> None:
-    """The speed (with its ratios) and the verdict, only for a variant whose every stage was decided."""
-    if not r.complete:
-        return
-    common = dict(variant_hash=e.hash, ptx_sha256=r.ptx_sha256 or "", device_kind=device_kind,
-                  op=e.op, name=e.name, tool_version=__version__)
-    if r.speed:
-        store.put(stage="speed", payload=r.speed, **common)
-    store.put(stage="verdict", checker_version=r.checker_version, payload=r.to_json(), **common)
 
 
 def run_verify(args) -> int:
@@ -117,12 +79,12 @@ def run_verify(args) -> int:
         task = bar.add_task("verifying", total=len(entries))
 
         def one(i: int, e: Entry) -> None:
-            known = None if getattr(args, "reprove", False) else _known_proof(store, e, CHECKER_VERSION)
-            r = verify_variant(e, cat.ops[e.op], args.device, opts, record=_recorder(store, e, device_kind),
+            known = None if getattr(args, "reprove", False) else store_known_proof(store, e)
+            r = verify_variant(e, cat.ops[e.op], args.device, opts, record=store_recorder(store, e, device_kind),
                                known_proof=known)
             results[i] = r
             if not r.interrupted:
-                _store_final(store, e, r, device_kind.get(e.hash, ""))   # now: a killed run keeps it
+                store_final(store, e, r, device_kind.get(e.hash, ""))   # now: a killed run keeps it
             bar.advance(task)
             bar.update(task, description=f"{e.op}/{e.name}: {r.verdict}")
             if args.json:                                # no bar under --json: a line per variant instead
@@ -146,7 +108,7 @@ def run_verify(args) -> int:
     add_ratios([r.to_json() for r in ordered])      # fills each report's speed dict in place
     for i, r in zip(done, ordered):       # again, with the speed ratios to the op's other variants
         if r.speed:
-            _store_final(store, entries[i], r, device_kind.get(entries[i].hash, ""))
+            store_final(store, entries[i], r, device_kind.get(entries[i].hash, ""))
     if args.json:
         print(json.dumps({"device": args.device, "tool_version": __version__, "options": asdict(opts),
                           "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),

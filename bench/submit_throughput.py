@@ -1,0 +1,137 @@
+"""Throughput of `kreg submit DIR --jobs 2` on the CPU: a folder of generated candidates (correct copies
+and mutants of the small `hadd` kernel of tests/hostile/_common and of the registry's add_bf16), each
+through the whole pipeline with proofs, then the same folder again (every candidate a duplicate,
+answered from the store). Checks the accept/reject counts against what each mutation must give and
+writes bench/results/submit_throughput.txt. generate() is also what tests/test_submit.py submits.
+
+usage: python bench/submit_throughput.py [--count 50] [--jobs 2]"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import hashlib
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+HADD_OK = (ROOT / "tests/hostile/_common/src/hadd_ok.cu").read_text()
+ADD_BF16 = (ROOT / "kernels/safe/add/add_bf16.cu").read_text()
+HADD_BODY = "if (i < n) out[i] = a[i] + b[i];"
+
+# kind -> (op, what the source does, accepted?)
+KINDS = {
+    "ok": ("hadd", "correct", True),
+    "minus": ("hadd", "a - b instead of a + b", False),
+    "oob": ("hadd", "i <= n: writes one element past the end", False),
+    "add_ok": ("add", "a copy of the registry's add_bf16", True),
+    "skip_last": ("hadd", "i < n - 1: never writes the last element", False),
+    "writes_input": ("hadd", "zeroes its input a after reading it", False),
+    "short_grid": ("hadd", "half the blocks it needs", False),
+    "add_mut": ("add", "add_bf16 subtracting in its vector path", False),
+}
+ORDER = ["ok", "minus", "oob", "add_ok", "skip_last", "ok", "writes_input", "short_grid", "add_mut"]
+
+
+def generate(folder: Path, count: int) -> dict[str, bool]:
+    """count candidates (.cu + .yaml) in folder; returns name -> whether it must be accepted."""
+    folder.mkdir(parents=True, exist_ok=True)
+    expected = {}
+    for i in range(count):
+        kind = ORDER[i % len(ORDER)]
+        op, _, ok = KINDS[kind]
+        name = f"gen{i:03d}_{kind}"
+        block = (64, 128, 256, 512)[i % 4]
+        grid = f"cdiv(N, {2 * block})" if kind == "short_grid" else f"cdiv(N, {block})"
+        if op == "hadd":
+            src = HADD_OK.replace(HADD_BODY, {
+                "minus": "if (i < n) out[i] = a[i] - b[i];",
+                "oob": "if (i <= n) out[i] = a[i] + b[i];",
+                "skip_last": "if (i < n - 1) out[i] = a[i] + b[i];",
+                "writes_input": "if (i < n) { out[i] = a[i] + b[i]; const_cast<float*>(a)[i] = 0.f; }",
+            }.get(kind, HADD_BODY))
+            meta = (f"op: hadd\nentry: hadd\ntypes: {{T: f32}}\nargs: [a, b, out, N]\n"
+                    f"launch:\n  grid: [\"{grid}\"]\n  block: [{block}]\n")
+        else:
+            src = ADD_BF16.replace("x.v[k] += y.v[k]", "x.v[k] -= y.v[k]") if kind == "add_mut" else ADD_BF16
+            meta = ("op: add\nentry: add_bf16\ntypes: {T: bf16}\nargs: [a, b, out, N]\n"
+                    "launch:\n  grid: [\"cdiv(N, 2048)\"]\n  block: [256]\n")
+        src = f"// generated candidate {i} ({kind})\n" + src
+        prompt = hashlib.sha256(f"prompt {i}".encode()).hexdigest()[:16]
+        (folder / f"{name}.cu").write_text(src)
+        (folder / f"{name}.yaml").write_text(
+            f"name: {name}\nsafety: {'safe' if i % 2 == 0 else 'unsafe'}\nsource: {name}.cu\n{meta}"
+            f"provenance: {{generator: submit_throughput, prompt_hash: '{prompt}', parent: {op}}}\n")
+        expected[name] = ok
+    return expected
+
+
+def fresh_home(home: Path) -> None:
+    shutil.copytree(ROOT / "tests/hostile/_common/kernels", home / "kernels")
+
+
+def submit_folder(home: Path, folder: Path, jobs: int) -> tuple[float, dict]:
+    env = dict(os.environ, KREG_HOME=str(home))
+    t0 = time.monotonic()
+    r = subprocess.run([sys.executable, "-m", "kreg.cli", "submit", str(folder), "--jobs", str(jobs), "--json"],
+                       env=env, capture_output=True, text=True, timeout=3600)
+    wall = time.monotonic() - t0
+    if r.returncode not in (0, 1):
+        raise SystemExit(f"kreg submit exited {r.returncode}:\n{r.stderr[-3000:]}")
+    return wall, json.loads(r.stdout)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--count", type=int, default=50)
+    ap.add_argument("--jobs", type=int, default=2)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        home, folder = Path(tmp) / "home", Path(tmp) / "candidates"
+        fresh_home(home)
+        expected = generate(folder, args.count)
+        wall, doc = submit_folder(home, folder, args.jobs)
+        wall2, doc2 = submit_folder(home, folder, args.jobs)
+    got = {s["name"]: s["accepted"] for s in doc["submissions"]}
+    wrong = sorted(n for n, ok in expected.items() if got.get(n) != ok)
+    stages: dict[str, float] = {}
+    for s in doc["submissions"]:
+        for k, v in s["stage_seconds"].items():
+            stages[k] = stages.get(k, 0.0) + v
+    lines = [
+        f"kreg submit DIR --jobs {args.jobs} --json on the CPU (proofs on), "
+        f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M UTC}",
+        f"machine: {platform.node()} {platform.machine()}, {os.cpu_count()} cores, load average "
+        f"{' '.join(f'{x:.1f}' for x in os.getloadavg())} (shared with other work)",
+        f"candidates: {args.count}: " + ", ".join(f"{k} x{n}" for k, n in Counter(
+            ORDER[i % len(ORDER)] for i in range(args.count)).items()),
+        f"first pass: {wall:.1f} s wall, {60 * args.count / wall:.1f} candidates per minute; "
+        f"accepted {doc['accepted']}, rejected {doc['rejected']} (expected "
+        f"{sum(expected.values())} / {args.count - sum(expected.values())}); wrong: {', '.join(wrong) or 'none'}",
+        "stage seconds summed over candidates: " + ", ".join(f"{k} {v:.1f}" for k, v in sorted(stages.items())),
+        f"second pass (every candidate a duplicate, answered from the store): {wall2:.1f} s wall, "
+        f"{60 * args.count / wall2:.1f} candidates per minute; from the store: "
+        f"{sum(s['from_store'] for s in doc2['submissions'])} of {args.count}",
+    ]
+    first = {}
+    for s in doc["submissions"]:
+        first.setdefault(s["name"].split("_", 1)[1], s["why"][0])
+    for kind, (op, what, ok) in KINDS.items():
+        lines.append(f"  {kind:13s} {op:5s} {'accept' if ok else 'reject'}  {what:45s} -> {first.get(kind, '-')}")
+    text = "\n".join(lines) + "\n"
+    print(text, end="")
+    out = ROOT / "bench/results/submit_throughput.txt"
+    out.write_text(text)
+    if wrong:
+        raise SystemExit(f"unexpected decisions: {wrong}")
+
+
+if __name__ == "__main__":
+    main()

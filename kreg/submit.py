@@ -1,0 +1,338 @@
+"""The intake for generated kernels (`kreg submit` and the Python API `submit()`): a candidate (CUDA C++
+source + variant YAML) is validated against its op, content-addressed (variant_hash), taken through the
+verify pipeline (kreg.pipeline: every stage in a child with limits; nothing of it is evaluated as
+Python), decided from its report (accepted as safe, accepted as unsafe, or rejected with every reason),
+recorded in the store with its provenance, and, if accepted, moved into $KREG_HOME/kernels/{safe,unsafe}/
+<op>/ with the accepted class in its YAML (YAML last, by os.replace: never half visible). A duplicate
+(a complete stored verdict for its hash by the current checker on this device kind) is answered from
+the store without re-running anything, unless force."""
+from __future__ import annotations
+
+import datetime
+import errno
+import fcntl
+import os
+import re
+import shutil
+import stat
+import tempfile
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import yaml
+
+from kreg import isolate
+from kreg.checker.prove import CHECKER_VERSION
+from kreg.pipeline import Options, store_final, store_recorder, verdict, verify_variant
+from kreg.registry.catalog import Catalog, Entry, home, load_catalog, variant_hash
+from kreg.registry.limits import SOURCE_MAX_BYTES
+from kreg.registry.results import PROPS, VariantReport
+from kreg.registry.schema import SchemaError, load_variant
+from kreg.registry.store import Store
+from kreg.registry.yamlsafe import YamlRefused, load_metadata
+
+NAME_OK = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$")
+PROVENANCE_KEYS = ("generator", "prompt_hash", "parent", "submitter")
+PTX_NOT_SUPPORTED = ("PTX sources are not supported: submit the CUDA C++ source (.cu); kreg proves and tests "
+                     "the PTX its pinned NVRTC emits from it")
+
+
+class NotSupported(ValueError):
+    """A candidate kreg cannot take at all (a .ptx source): a usage error, not a verdict."""
+
+
+@dataclass
+class SubmitReport:
+    """What became of one candidate. to_json() is VariantReport.to_json() of the decided report (as
+    entered in the registry when accepted) plus the submission's own fields."""
+    source: str
+    meta: str
+    report: VariantReport
+    claimed: str = ""                           # the safety class the YAML claims
+    decision: str = "rejected"                  # safe | unsafe | rejected | error
+    why: list[str] = field(default_factory=list)
+    candidate_hash: str | None = None
+    provenance: dict = field(default_factory=dict)
+    from_store: bool = False
+    installed: str | None = None                # the variant's YAML in the registry
+    seconds: float = 0.0
+
+    @property
+    def accepted(self) -> bool:
+        return self.decision in ("safe", "unsafe") and self.installed is not None
+
+    @property
+    def accepted_as(self) -> str | None:
+        return self.decision if self.accepted else None
+
+    def to_json(self) -> dict:
+        return self.report.to_json() | {
+            "accepted": self.accepted, "accepted_as": self.accepted_as, "decision": self.decision,
+            "why": self.why, "claimed": self.claimed,
+            "candidate": {"source": self.source, "meta": self.meta, "hash": self.candidate_hash},
+            "provenance": self.provenance, "from_store": self.from_store, "installed": self.installed,
+            "submit_seconds": round(self.seconds, 2)}
+
+
+def decide(j: dict) -> tuple[str, list[str]]:
+    """The submit decision from a report's JSON (fresh or stored), whatever class the candidate claims:
+    `error` if the environment kept a stage from running; `rejected` if any property is refuted, numerics
+    did not pass or a speed is above the roofline (with every reason); `safe` if all four properties are
+    proven for all dims; else `unsafe`, naming the properties that stay unknown."""
+    if j.get("environment_error") or j.get("interrupted"):
+        return "error", [f"not decided: {j.get('environment_error') or 'interrupted'}"]
+    why = [f"rejected: {p} refuted" for p in PROPS if j["proofs"][p] == "refuted"]
+    if j["numerics"] != "pass":
+        why.append(f"rejected: numerics {j['numerics']}")
+    if (j.get("speed") or {}).get("above_roofline"):
+        why.append("rejected: a speed above the copy roofline")
+    if why:
+        return "rejected", why + [r for r in j["reasons"] if not r.startswith("verdict:")]
+    unknown = [p for p in PROPS if j["proofs"][p] != "proven"]
+    if not unknown:
+        why = ["accepted as safe: all four properties proven for all dims, numerics pass"]
+        if j["safety"] != "safe":
+            why.append("claimed unsafe, but proven: entered as safe")
+        return "safe", why
+    why = [f"accepted as unsafe: numerics pass, nothing refuted; unknown: {', '.join(unknown)}"]
+    if j["safety"] == "safe":
+        why.append("claimed safe, but not proven on all four properties for all dims: accepted at most as unsafe")
+    return "unsafe", why
+
+
+def candidates(folder: Path) -> list[tuple[Path | None, Path]]:
+    """(source, meta) of each candidate in a folder: every .yaml, its source named by its `source:` key
+    (resolved when it is staged)."""
+    return [(None, p) for p in sorted(Path(folder).glob("*.yaml")) if not p.name.startswith(".")]
+
+
+def device_kind(device: str) -> str:
+    """The device kind results are stored under (as the numerics stage names it)."""
+    if device == "cpu":
+        from kreg.checker.emulator import VERSION
+        return f"cpu (kreg PTX emulator {VERSION})"
+    got = isolate.run(_gpu_kind, timeout_s=120)     # CUDA is never initialised in this process
+    return got.value if got.ok else ""
+
+
+def _gpu_kind() -> str:
+    from kreg.conformance.devices import open_device
+    return open_device("gpu").describe()
+
+
+def submit(source_path: str | Path | None, meta_path: str | Path, *, device: str = "cpu",
+           opts: Options | None = None, force: bool = False, provenance: dict | None = None,
+           catalog: Catalog | None = None, store: Store | None = None, kind: str | None = None) -> SubmitReport:
+    """Take one candidate through intake. source_path None: the file the YAML's `source:` names, beside
+    it. provenance: generator, prompt_hash, parent, submitter (over the YAML's `provenance:` block).
+    Never raises for what the candidate holds (that is a rejection); raises NotSupported for a .ptx
+    source and StoreError if the store cannot be used."""
+    t0 = time.monotonic()
+    meta = Path(meta_path)
+    if source_path is not None and Path(source_path).suffix == ".ptx":
+        raise NotSupported(PTX_NOT_SUPPORTED)
+    catalog = catalog or load_catalog()
+    store = store or Store()
+    kind = kind if kind is not None else device_kind(device)
+    sub = SubmitReport(str(source_path or ""), str(meta), VariantReport("", "", "", "", {}))
+    root = home() / "tmp"
+    root.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix="submit-", dir=root))
+    try:
+        try:
+            data, src = _read_candidate(source_path, meta)
+            sub.source = str(src)
+            sub.claimed = str(data.get("safety", ""))
+            sub.provenance = _provenance(data, provenance, src, meta)
+            entry = _stage(data, src, tmp / "claimed", catalog)
+        except _Refused as e:
+            sub.report = VariantReport(e.op, e.name, e.safety, "", {}, reasons=[e.reason], complete=True)
+            sub.decision, sub.why = "rejected", [f"rejected: {e.reason}"]
+            return sub
+        sub.candidate_hash = entry.hash
+        stored = None if force else _stored_verdict(store, entry.hash, kind)
+        if stored:
+            r, sub.from_store = VariantReport.from_json(stored), True
+        else:
+            r = verify_variant(entry, catalog.ops[entry.op], device, opts or Options(),
+                               record=store_recorder(store, entry, {}))
+            if not r.interrupted:
+                store_final(store, entry, r, r.device_detail or kind)
+        sub.report = r
+        sub.decision, sub.why = decide(r.to_json())
+        if sub.decision in ("safe", "unsafe"):
+            if sub.decision != entry.variant.safety:      # the accepted class goes into the YAML; the
+                staged = entry.variant.source_path          # source is the copy that was verified
+                entry = _stage(data | {"safety": sub.decision}, staged, tmp / "accepted", catalog)
+                sub.report = _relabel(r, entry)
+                if not _stored_verdict(store, entry.hash, kind):
+                    _record(store, entry, sub.report, kind)
+            sub.installed, problem = _install(entry)
+            if problem:
+                sub.why.append(problem)
+        if sub.decision != "error":
+            _record_submission(store, sub, entry, kind)
+        return sub
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        sub.seconds = time.monotonic() - t0
+
+
+class _Refused(Exception):
+    def __init__(self, reason: str, data: dict | None = None):
+        data = data if isinstance(data, dict) else {}
+        self.reason = reason
+        self.op, self.name, self.safety = (str(data.get(k, "")) if isinstance(data.get(k), str) else ""
+                                           for k in ("op", "name", "safety"))
+
+
+def _read_candidate(source_path, meta: Path) -> tuple[dict, Path]:
+    """The YAML (bounded, no aliases, no Python) and the path of the source it goes with."""
+    try:
+        data = load_metadata(meta)
+    except YamlRefused as e:
+        raise _Refused(f"metadata: {e}") from None
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        raise _Refused(f"metadata: not valid YAML{f' at line {mark.line + 1}' if mark else ''}") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise _Refused(f"metadata: cannot read: {type(e).__name__}") from None
+    if not isinstance(data, dict):
+        raise _Refused("metadata: expected a mapping")
+    if source_path is None:
+        name = data.get("source")
+        if not isinstance(name, str) or not name or "/" in name or "\\" in name or name.startswith("."):
+            raise _Refused("metadata: source: expected a file name beside the YAML (no folders)", data)
+        source_path = meta.parent / name
+    src = Path(source_path)
+    if src.suffix == ".ptx":
+        raise _Refused(f"source: {PTX_NOT_SUPPORTED}", data)
+    if isinstance(data.get("name"), str) and data["name"].startswith("."):
+        raise _Refused("metadata: name: a submitted variant's name must not start with '.'", data)
+    return data, src
+
+
+def _stage(data: dict, src: Path, folder: Path, catalog: Catalog) -> Entry:
+    """The candidate as the registry would hold it, in a private folder: the YAML (its `source:` set to
+    <name>.cu) and a bounded copy of the source (never through a symbolic link); validated by the
+    schema against the catalog's ops."""
+    folder.mkdir(parents=True)
+    name = data.get("name")
+    stem = name if isinstance(name, str) and NAME_OK.match(name) else "candidate"   # else the schema says why
+    staged_src = folder / f"{stem}.cu"
+    try:
+        st = os.lstat(src)
+        if stat.S_ISLNK(st.st_mode):
+            raise _Refused("source: the source must be a file, not a symbolic link", data)
+        if not stat.S_ISREG(st.st_mode):
+            raise _Refused("source: not a regular file", data)
+        fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as f:
+            staged_src.write_bytes(f.read(SOURCE_MAX_BYTES + 1))
+    except FileNotFoundError:
+        raise _Refused(f"source: file {src.name!r} not found", data) from None
+    except OSError as e:
+        raise _Refused(f"source: cannot read: {errno.errorcode.get(e.errno, type(e).__name__)}", data) from None
+    staged = folder / f"{stem}.yaml"
+    staged.write_text(yaml.dump(data | {"source": staged_src.name}, Dumper=_Dumper, sort_keys=False))
+    try:
+        v = load_variant(staged, catalog.ops)
+    except SchemaError as e:
+        raise _Refused(f"metadata: {e.path or '<top>'}: {e.message}", data) from None
+    return Entry(v, variant_hash(v), "user")
+
+
+class _Dumper(yaml.SafeDumper):
+    def ignore_aliases(self, data):       # kreg metadata never holds anchors or aliases
+        return True
+
+
+def _stored_verdict(store: Store, h: str, kind: str) -> dict | None:
+    row = store.latest(h, "verdict", checker_version=CHECKER_VERSION, device_kind=kind) if kind else None
+    return row["payload"] if row and row["payload"].get("complete") else None
+
+
+def _relabel(r: VariantReport, entry: Entry) -> VariantReport:
+    """The report of the same PTX and results under the accepted class and its hash, decided again."""
+    out = replace(r, safety=entry.variant.safety, hash=entry.hash,
+                  reasons=[x for x in r.reasons if not x.startswith("verdict:")])
+    out.verdict = verdict(out)
+    return out
+
+
+def _record(store: Store, entry: Entry, r: VariantReport, kind: str) -> None:
+    """Every decided result of r under entry's hash (proof, numerics, speed, verdict)."""
+    rec = store_recorder(store, entry, {})
+    if r.proofs is not None:
+        rec("proof", r)
+    if r.numerics in ("pass", "fail"):
+        rec("numerics", r)
+    store_final(store, entry, r, r.device_detail or kind)
+
+
+@contextmanager
+def _locked():
+    """One installer at a time across processes (the name-clash check and the move)."""
+    path = home() / "tmp" / "install.lock"
+    with open(path, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _install(entry: Entry) -> tuple[str | None, str | None]:
+    """Move the staged variant into the user registry: the source, then the YAML (what `kreg list`
+    finds), each by os.replace. (path, None), or (None, why not) for a name taken by another variant."""
+    v = entry.variant
+    dest = home() / "kernels" / v.safety / v.op
+    with _locked():
+        same = [e for e in load_catalog().entries if (e.op, e.name) == (v.op, v.name)]
+        if same and same[0].hash == entry.hash:
+            return same[0].variant.path, None
+        if same:
+            return None, (f"not entered: a different variant {v.op}/{v.name} is already registered "
+                          f"({same[0].origin}, {same[0].variant.path}); give the candidate another `name:`")
+        names = [dest / f"{v.name}.cu", dest / f"{v.name}.yaml"]
+        taken = [p for p in names if os.path.lexists(p)]
+        if taken:
+            return None, f"not entered: {taken[0]} already exists (not a valid variant?); move it aside or rename"
+        dest.mkdir(parents=True, exist_ok=True)
+        for staged, final in zip((v.source_path, Path(v.path)), names):
+            try:
+                os.replace(staged, final)
+            except OSError as e:
+                if e.errno != errno.EXDEV:
+                    raise
+                part = final.with_name(f".{final.name}.part")   # another file system: copy, then rename
+                shutil.copyfile(staged, part)
+                os.replace(part, final)
+        return str(names[1]), None
+
+
+def _provenance(data: dict, given: dict | None, src: Path, meta: Path) -> dict:
+    block = data.get("provenance") if isinstance(data.get("provenance"), dict) else {}
+    out = {k: str(block[k]) for k in PROVENANCE_KEYS if block.get(k) is not None}
+    out |= {k: str(x) for k, x in (given or {}).items() if x is not None}
+    out.setdefault("submitter", os.environ.get("USER") or "unknown")
+    return out | {"yaml": {str(k): str(x) for k, x in block.items()}, "source": str(src), "meta": str(meta),
+                  "submitted_at": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}
+
+
+def _record_submission(store: Store, sub: SubmitReport, entry: Entry, kind: str) -> None:
+    """The submission (provenance and decision) under the candidate's hash and, if it differs, the hash
+    it entered the registry under; a resubmission counts, the first provenance stays."""
+    from kreg import __version__
+    decided = {"decision": sub.decision, "accepted_as": sub.accepted_as, "why": sub.why, "installed": sub.installed,
+               "candidate_hash": sub.candidate_hash, "registry_hash": entry.hash}
+    with _locked():
+        for h in dict.fromkeys((sub.candidate_hash, entry.hash)):
+            old = store.latest(h, "submission", device_kind=kind)
+            first = old["payload"]["provenance"] if old else sub.provenance
+            count = old["payload"].get("submissions", 1) + 1 if old else 1
+            store.put(variant_hash=h, ptx_sha256=sub.report.ptx_sha256 or "", device_kind=kind, stage="submission",
+                      op=entry.op, name=entry.name, tool_version=__version__,
+                      payload=decided | {"provenance": first, "latest": sub.provenance, "submissions": count})
