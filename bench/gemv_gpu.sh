@@ -3,12 +3,7 @@
 # bench/gemv_vs_cublas.py (ours vs cuBLAS through torch, copy bandwidth, one process).
 # Usage (device, carry .whl): OUT=dir bash bench/gemv_gpu.sh
 set -u
-OUT=${OUT:-bench/results}
-mkdir -p "$OUT"
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-    && export PYTHONPATH=/tmp/site
-python3 -m pip install -q --no-deps --no-index --no-build-isolation -e . > "$OUT/pip.log" 2>&1 || cat "$OUT/pip.log"
-export KREG_HOME=$(mktemp -d) PYTHONUNBUFFERED=1
+. bench/device_env.sh
 t0=$(date +%s)
 timeout 200 python3 bench/gemv_vs_cublas.py > "$OUT/gemv_vs_cublas.txt" 2> "$OUT/gemv_vs_cublas.err"
 echo "gemv_vs_cublas exit $? after $(( $(date +%s) - t0 )) s" >> "$OUT/gemv_vs_cublas.err"

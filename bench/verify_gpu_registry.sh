@@ -5,12 +5,7 @@
 # JSON, a summary (verdicts, proofs, stage seconds per op) and the wall time under $OUT.
 # Usage (device, carry .whl): OUT=dir bash bench/verify_gpu_registry.sh [verify args, e.g. --op add]
 set -u
-OUT=${OUT:-bench/results}
-mkdir -p "$OUT"
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-    && export PYTHONPATH=/tmp/site
-python3 -m pip install -q --no-deps --no-index --no-build-isolation -e . > "$OUT/pip.log" 2>&1 || cat "$OUT/pip.log"
-export KREG_HOME=$(mktemp -d) PYTHONUNBUFFERED=1
+. bench/device_env.sh
 log="$OUT/verify_gpu_registry.log"
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date -u +"%Y-%m-%d %H:%M UTC"
   echo "$(nproc) CPUs; kreg verify --device gpu --json $*"; } > "$log" 2>&1
