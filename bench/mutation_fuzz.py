@@ -255,7 +255,7 @@ def _small(op, variant, dims, threads=MAX_THREADS):
 def emulate(variant, op, module, dims, rnd) -> set[str] | None:
     """The properties the emulator sees violated at these dims; None if it could not tell (unsupported
     instruction, step limit, trace too large)."""
-    from kreg.conformance.launch import bind
+    from kreg.checker.bind import bind
     sizes = _sizes(op, variant, dims)
     mem = E.Memory()
     ptrs = {n: mem.alloc(max(sz, 1), n) for n, sz in sizes.items()}
