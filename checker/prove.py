@@ -23,7 +23,8 @@ from .loops import Unsupported
 from .symbolic import Executor, is_block_barrier, is_warp_sync
 from .witness import replay
 
-CHECKER_VERSION = "prover-0.3"   # 0.3: address-based buffer attribution, early exits, __syncwarp, ...
+CHECKER_VERSION = "prover-0.4"   # 0.4: per-query z3 resource limits (deterministic), wall clock only a guard
+                                 # 0.3: address-based buffer attribution, early exits, __syncwarp, ...
 PROPS = ("read_only", "in_bounds", "race_free", "barrier_safe")
 ASSUMPTIONS = ("pointer params are distinct, non-overlapping buffers of the sizes their shapes give, "
                "256-byte aligned (extern shared arrays all alias the dynamic shared memory); launch geometry "
@@ -55,13 +56,92 @@ class _Q:
     exact_check: z3.BoolRef | None = None
 
 
+# ---- per-query limits --------------------------------------------------------------------------------
+# A query's limit is z3's resource limit ("rlimit": a deterministic count of solver work), so that the
+# same PTX and checker version give the same verdicts on any machine, however fast or loaded. Each query
+# keeps its nominal budget in ms (a fraction of timeout_ms, as before); it gets RLIMIT_BASE[kind] +
+# RLIMIT_PER_MS[kind] units per nominal ms: about the work z3 did in that time on the reference machine,
+# with margin for every query that closed there (bench/results/prover_rlimit.txt has the calibration; the
+# base covers the integer queries' fresh solvers, which spend a few million fast units on preprocessing
+# the launch's constraints before they search). A wall-clock timeout of WALL_GUARD x the nominal ms is kept only
+# as a guard (a phase of z3 that counts little work): on the reference machine a query that closes takes at
+# most 1.9 x its nominal ms and one stopped by its resource limit at most 3.3 x, so the verdicts are the same
+# on a machine up to ~5 x slower (at 4 x, a proof on one core shared with two busy loops lost a query to the
+# guard). The per-variant deadline still bounds it all. A query stopped by any of these is `unknown` (never
+# `proven`), and the verdict's reason says which stopped it.
+RLIMIT_PER_MS = {"bv": 12_000, "int": 5_000}
+RLIMIT_BASE = {"bv": 0, "int": 1_500_000}
+WALL_GUARD = 10
+CALIBRATE = False       # bench/prover_rlimit.py: no rlimit, the nominal ms as wall-clock timeout (0.3's limits)
+QUERY_LOG: list | None = None     # bench/prover_rlimit.py: one dict per query
+
+
+def _rcount(s) -> int:
+    """z3's resource counter (shared by all solvers of the context, cumulative)."""
+    try:
+        return int(s.statistics().get_key_value("rlimit count"))
+    except (z3.Z3Exception, KeyError):
+        return 0
+
+
+def _limited_check(s, kind, nominal_ms, left_s):
+    """s.check() under the resource limit for nominal_ms and the wall-clock guard (no more than left_s):
+    (result, why) where why, for unknown, says what stopped it."""
+    rl = int(RLIMIT_BASE[kind] + RLIMIT_PER_MS[kind] * nominal_ms)
+    guard_ms = WALL_GUARD * nominal_ms
+    if CALIBRATE:
+        rl, guard_ms = 0, nominal_ms
+    wall_ms = int(max(1, min(guard_ms, left_s * 1000)))
+    s.set("rlimit", rl)          # relative to the context's count at check(), not cumulative (z3 5.4.1)
+    s.set("timeout", wall_ms)
+    c0, t0 = _rcount(s), time.monotonic()
+    r = s.check()
+    used, ms = _rcount(s) - c0, (time.monotonic() - t0) * 1000
+    why = None
+    if r == z3.unknown:
+        why = s.reason_unknown()
+        if rl and used >= rl:
+            why = f"resource limit of {rl} rlimit units reached"
+        elif "timeout" in why or "canceled" in why:
+            of = f"{used} of {rl} rlimit units used" if rl else f"{used} rlimit units used"
+            why = (f"wall-clock guard of {wall_ms} ms reached ({of})" if wall_ms >= guard_ms else
+                   f"time budget of the variant ran out after {ms:.0f} ms ({of})")
+    if QUERY_LOG is not None:
+        QUERY_LOG.append({"kind": kind, "nominal_ms": nominal_ms, "result": str(r), "rlimit": used,
+                          "ms": round(ms, 1), "why": why})
+    return r, why
+
+
+def _into(ctx, fs):
+    """fs (z3 formulas of the main context) copied into ctx, in one pass: z3's work on a query depends on
+    its terms' ids, which in the main context follow the order Python built them in (set orders change
+    with the interpreter's hash seed); copied into a context of their own they are numbered by structure."""
+    fs = list(fs)
+    if not fs:
+        return []
+    if len(fs) == 1:
+        return [fs[0].translate(ctx)]
+    return list(z3.And(*fs).translate(ctx).children())
+
+
+class _Model:
+    """A model found in a solver's own context, evaluated on main-context terms."""
+
+    def __init__(self, m, ctx):
+        self.m, self.ctx = m, ctx
+
+    def eval(self, e, model_completion=False):
+        return self.m.eval(e.translate(self.ctx), model_completion=model_completion)
+
+
 class _Solver:
-    """One incremental solver holding the launch's constraints; each query is pushed and popped with
-    its own timeout, under a per-variant deadline."""
+    """One incremental solver holding the launch's constraints (in a z3 context of its own); each query
+    is pushed and popped with its own limits, under a per-variant deadline."""
 
     def __init__(self, base, timeout_ms, deadline):
-        self.s = z3.Solver()
-        self.s.add(*base)
+        self.ctx = z3.Context()
+        self.s = z3.Solver(ctx=self.ctx)
+        self.s.add(*_into(self.ctx, base))
         self.deadline = deadline
         self.timeout_ms = timeout_ms
 
@@ -69,16 +149,15 @@ class _Solver:
         left = self.deadline - time.monotonic()
         if left <= 0:
             return "unknown", None, "time budget of the variant exhausted"
-        self.s.set("timeout", int(max(1, min(timeout_ms or self.timeout_ms, left * 1000))))
         self.s.push()
         try:
-            self.s.add(f, *extra)
-            r = self.s.check()
+            self.s.add(*_into(self.ctx, [f, *extra]))
+            r, why = _limited_check(self.s, "bv", timeout_ms or self.timeout_ms, left)
             if r == z3.sat:
-                return "sat", self.s.model(), None
+                return "sat", _Model(self.s.model(), self.ctx), None
             if r == z3.unsat:
                 return "unsat", None, None
-            return "unknown", None, f"solver: {self.s.reason_unknown()}"
+            return "unknown", None, f"solver: {why}"
         except z3.Z3Exception as e:
             return "unknown", None, f"solver error: {e}"
         finally:
@@ -88,7 +167,7 @@ class _Solver:
 class _IntSolver:
     """The same constraints translated to integers (checker/intabs.py), translated once on first use;
     each query gets a fresh solver (z3's non-incremental tactics close these far faster than its
-    incremental core). Only `unsat` is used."""
+    incremental core), in a z3 context of its own. Only `unsat` is used."""
 
     def __init__(self, base, deadline):
         self.base, self.deadline = base, deadline
@@ -108,10 +187,10 @@ class _IntSolver:
             g = self.ia.formula(f)
             idx, monos = self.ia.needs([f.get_id()])
             idx, monos = idx | self.bneeds[0], monos | self.bneeds[1]
-            s = z3.Solver()
-            s.set("timeout", int(max(1, min(timeout_ms, left * 1000))))
-            s.add(*self.gbase, *[self.ia.side[i] for i in sorted(idx)], *self.ia.lemmas_for(monos), g)
-            return s.check() == z3.unsat
+            ctx = z3.Context()
+            s = z3.Solver(ctx=ctx)
+            s.add(*_into(ctx, [*self.gbase, *[self.ia.side[i] for i in sorted(idx)], *self.ia.lemmas_for(monos), g]))
+            return _limited_check(s, "int", timeout_ms, left)[0] == z3.unsat
         except z3.Z3Exception:
             return False
 
