@@ -94,6 +94,9 @@ def run(fn: Callable, *args, timeout_s: float, memory_mb: int | None = None, sta
         except Exception as e:
             return Outcome("error", None, *_describe(e), seconds=time.monotonic() - t0)
     ctx = mp.get_context(start if start in mp.get_all_start_methods() else "spawn")
+    # a spawned child hashes strings with a fixed seed, so the prover's set iterations, and with them
+    # z3's problems, are the same on every run
+    os.environ.setdefault("PYTHONHASHSEED", "0")
     recv, send = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child, args=(fn, args, send, os.getpid(), memory_mb if address_limit else None))
     proc.start()

@@ -75,3 +75,12 @@ def test_child_dies_with_its_parent(tmp_path):
     for k in kids:
         alive = subprocess.run(["ps", "-o", "stat=", "-p", k], capture_output=True, text=True).stdout.strip()
         assert alive == "" or alive.startswith("Z"), f"child {k} outlived its parent ({alive})"
+
+
+def _hash():
+    return hash("kreg"), os.environ.get("PYTHONHASHSEED")
+
+
+def test_spawned_children_hash_alike():
+    a, b = isolate.run(_hash, timeout_s=30).value, isolate.run(_hash, timeout_s=30).value
+    assert a == b and a[1] is not None
