@@ -2,8 +2,8 @@
 in its own child process (kreg.isolate) with a time and a memory limit, one after the other, never
 nested, and each result is written to the store as soon as it is decided. Several variants may run at
 once: on the GPU their children share one turn (gpu_turn), so a variant is timed alone while the others'
-host-side work goes on. A stage that could not run because of the
-environment (no GPU, an unwritable cache) is an environment error, never a verdict on the kernel."""
+host-side work goes on. A stage that could not run because of the environment (no GPU, an unwritable
+cache) is an environment error, never a verdict on the kernel."""
 from __future__ import annotations
 
 import json
@@ -41,10 +41,6 @@ class Options:
     timeout_s: float = 300.0
     compile_timeout_s: float = 60.0
     memory_mb: int = int(os.environ.get("KREG_MEMORY_MB", 20480))   # GPU cases hold GB-sized inputs on the host
-
-
-class EnvironmentFailure(RuntimeError):
-    """The machine, not the kernel: no GPU, no CuPy, an unwritable directory."""
 
 
 def report(entry: Entry) -> VariantReport:
