@@ -125,13 +125,15 @@ def _into(ctx, fs):
 
 
 class _Model:
-    """A model found in a solver's own context, evaluated on main-context terms."""
+    """A z3 model found in a solver's own context, read on main-context terms (z3 terms only: nothing is
+    evaluated as Python)."""
 
     def __init__(self, m, ctx):
         self.m, self.ctx = m, ctx
 
-    def eval(self, e, model_completion=False):
-        return self.m.eval(e.translate(self.ctx), model_completion=model_completion)
+    def value(self, e):
+        """The model's value of the z3 term e (unconstrained symbols completed with a default)."""
+        return self.m.evaluate(e.translate(self.ctx), model_completion=True)
 
 
 class _Solver:
@@ -623,7 +625,7 @@ def _vars(f):
 
 
 def _num(model, e):
-    v = model.eval(e, model_completion=True)
+    v = model.value(e)
     return v.as_long() if hasattr(v, "as_long") else str(v)
 
 
