@@ -22,6 +22,7 @@ from kreg.checker.emu_ops import DT, LOCAL_BASE, SHARED_BASE, STORE, EmulatorErr
 from kreg.registry.limits import BATCH_STEPS, SHARED_MAX_BYTES, STEP_THREADS, geometry_problems
 
 VERSION = "emu-2"               # the CPU device kind results are stored under: bump when semantics change
+DEVICE_KIND = f"cpu (kreg PTX emulator {VERSION})"
 BATCH_THREADS = 1 << 15          # threads emulated at once (whole blocks)
 SHARED_WINDOW, LOCAL_WINDOW = SHARED_BASE, LOCAL_BASE
 WINDOW_SIZE = 1 << 32

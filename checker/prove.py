@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 import z3
 
 from kreg import isolate as isolation
+from kreg.registry.results import PROPS, Status
 from kreg.registry.schema import Op, Variant
 
 from . import ptx as P
@@ -25,11 +26,9 @@ from .witness import replay
 
 CHECKER_VERSION = "prover-0.4"   # 0.4: per-query z3 resource limits (deterministic), wall clock only a guard
                                  # 0.3: address-based buffer attribution, early exits, __syncwarp, ...
-PROPS = ("read_only", "in_bounds", "race_free", "barrier_safe")
 ASSUMPTIONS = ("pointer params are distinct, non-overlapping buffers of the sizes their shapes give, "
                "256-byte aligned (extern shared arrays all alias the dynamic shared memory); launch geometry "
                "within CUDA limits; inputs (role in) are not modified by anyone else during the launch")
-RANK = {"refuted": 2, "unknown": 1, "proven": 0}
 
 
 @dataclass
@@ -212,7 +211,7 @@ def prove_variant(variant: Variant, op: Op, ptx: str, *, timeout_ms: int = 10000
     if not isolate:
         return _prove_here(variant, op, ptx, timeout_ms, budget_ms)
     limit_s = 1.5 * (budget_ms or timeout_ms) / 1000 + GRACE_S
-    got = isolation.run(_prove_plain, variant, op, ptx, timeout_ms, budget_ms, timeout_s=limit_s,
+    got = isolation.run(prove_json, variant, op, ptx, timeout_ms, budget_ms, timeout_s=limit_s,
                         memory_mb=MEMORY_MB, start="fork", address_limit=True)
     if got.ok:
         return {p: Verdict(**d) for p, d in got.value.items()}
@@ -222,8 +221,9 @@ def prove_variant(variant: Variant, op: Op, ptx: str, *, timeout_ms: int = 10000
     return {p: Verdict("unknown", None, why, ptx_sha256=sha) for p in PROPS}
 
 
-def _prove_plain(variant, op, ptx, timeout_ms, budget_ms) -> dict[str, dict]:
-    """_prove_here as plain data (a witness may hold numbers of any kind)."""
+def prove_json(variant, op, ptx, timeout_ms, budget_ms) -> dict[str, dict]:
+    """The four verdicts as plain data, proved in this process (a witness may hold numbers of any kind):
+    what a caller that isolates the proof itself (the verify pipeline's child) runs."""
     res = _prove_here(variant, op, ptx, timeout_ms, budget_ms)
     return {p: json.loads(json.dumps(v.to_dict(), default=str)) for p, v in res.items()}
 
@@ -250,7 +250,7 @@ def _prove_here(variant: Variant, op: Op, ptx: str, timeout_ms: int, budget_ms: 
                 if v.witness is not None:
                     v.witness["launch"] = n
             old = total.get(p)
-            if old is None or RANK[v.status] > RANK[old.status] or (
+            if old is None or Status.of(v.status) < Status.of(old.status) or (     # the worst launch wins
                     v.status == old.status == "proven" and v.scope != "all-dims"):
                 total[p] = v
     for v in total.values():

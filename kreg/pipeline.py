@@ -6,7 +6,6 @@ host-side work goes on. A stage that could not run because of the environment (n
 cache) is an environment error, never a verdict on the kernel."""
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 
@@ -68,9 +67,8 @@ def compile_stage(variant) -> tuple[str, str]:
 
 
 def prove_stage(variant, op: Op, ptx: str, timeout_ms: int, budget_ms: int | None) -> dict:
-    from kreg.checker.prove import prove_variant
-    res = prove_variant(variant, op, ptx, timeout_ms=timeout_ms, budget_ms=budget_ms)
-    return {p: json.loads(json.dumps(v.to_dict(), default=str)) for p, v in res.items()}
+    from kreg.checker.prove import prove_json      # this child is the proof's isolation
+    return prove_json(variant, op, ptx, timeout_ms, budget_ms)
 
 
 def numerics_stage(variant, op: Op, ptx: str, device: str, opts: Options, turn=None) -> dict:
@@ -90,7 +88,7 @@ def numerics_stage(variant, op: Op, ptx: str, device: str, opts: Options, turn=N
 
 def _yield_to_proofs() -> None:
     """Numerics and speed run at a lower CPU priority than proofs: their thread pools would otherwise
-    starve z3 of the cores, and a proof's per-query time limits are wall-clock ones."""
+    starve z3 of the cores, and a proof still has a wall-clock budget per variant."""
     try:
         os.nice(10)
     except OSError:
@@ -283,7 +281,7 @@ def failed(r: VariantReport) -> bool:
 
 # ---- recording to the store (kreg verify and kreg submit) ------------------------------------------
 
-def store_recorder(store: Store, e: Entry, device_kind: dict):
+def store_recorder(store: Store, e: Entry):
     """record(stage, report) for the pipeline: each stage into the store as it is decided."""
     def record(stage: str, r: VariantReport) -> None:
         if stage == "proof":
@@ -292,8 +290,7 @@ def store_recorder(store: Store, e: Entry, device_kind: dict):
                       stage="proof", op=e.op, name=e.name, tool_version=__version__,
                       payload={"proofs": j["proofs"], "scopes": j["proof_scopes"], "details": j["proof_details"]})
         elif stage == "numerics":
-            device_kind[e.hash] = r.device_detail or ""
-            store.put(variant_hash=e.hash, ptx_sha256=r.ptx_sha256, device_kind=device_kind[e.hash],
+            store.put(variant_hash=e.hash, ptx_sha256=r.ptx_sha256, device_kind=r.device_detail or "",
                       stage="numerics", op=e.op, name=e.name, tool_version=__version__,
                       payload={"numerics": r.numerics, "cases": r.numerics_detail})
     return record
@@ -313,11 +310,12 @@ def store_known_proof(store: Store, e: Entry):
     return known
 
 
-def store_final(store: Store, e: Entry, r: VariantReport, device_kind: str) -> None:
-    """The speed (with its ratios) and the verdict, only for a variant whose every stage was decided."""
+def store_final(store: Store, e: Entry, r: VariantReport, device_kind: str = "") -> None:
+    """The speed (with its ratios) and the verdict, only for a variant whose every stage was decided,
+    under the device kind its numerics ran on (else device_kind: a rejection before any launch)."""
     if not r.complete:
         return
-    common = dict(variant_hash=e.hash, ptx_sha256=r.ptx_sha256 or "", device_kind=device_kind,
+    common = dict(variant_hash=e.hash, ptx_sha256=r.ptx_sha256 or "", device_kind=r.device_detail or device_kind,
                   op=e.op, name=e.name, tool_version=__version__)
     if r.speed:
         store.put(stage="speed", payload=r.speed, **common)

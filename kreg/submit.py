@@ -111,8 +111,8 @@ def candidates(folder: Path) -> list[tuple[Path | None, Path]]:
 def device_kind(device: str) -> str:
     """The device kind results are stored under (as the numerics stage names it)."""
     if device == "cpu":
-        from kreg.checker.emulator import VERSION
-        return f"cpu (kreg PTX emulator {VERSION})"
+        from kreg.checker.emulator import DEVICE_KIND
+        return DEVICE_KIND
     got = isolate.run(_gpu_kind, timeout_s=120)     # CUDA is never initialised in this process
     return got.value if got.ok else ""
 
@@ -157,7 +157,7 @@ def submit(source_path: str | Path | None, meta_path: str | Path, *, device: str
             r, sub.from_store = VariantReport.from_json(stored), True
         else:
             r = verify_variant(entry, catalog.ops[entry.op], device, opts or Options(),
-                               record=store_recorder(store, entry, {}))
+                               record=store_recorder(store, entry))
             if not r.interrupted:
                 store_final(store, entry, r, r.device_detail or kind)
         sub.report = r
@@ -264,7 +264,7 @@ def _relabel(r: VariantReport, entry: Entry) -> VariantReport:
 
 def _record(store: Store, entry: Entry, r: VariantReport, kind: str) -> None:
     """Every decided result of r under entry's hash (proof, numerics, speed, verdict)."""
-    rec = store_recorder(store, entry, {})
+    rec = store_recorder(store, entry)
     if r.proofs is not None:
         rec("proof", r)
     if r.numerics in ("pass", "fail"):

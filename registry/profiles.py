@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .catalog import Catalog, Entry
+from .results import PROPS
 from .store import Store
 
 PROFILES = ("safe-only", "fastest")
-PROPS = ("read_only", "in_bounds", "race_free", "barrier_safe")
 
 
 @dataclass

@@ -22,7 +22,7 @@ class Cpu(Device):
         super().__init__()
 
     def describe(self) -> str:
-        return f"cpu (kreg PTX emulator {E.VERSION})"
+        return E.DEVICE_KIND
 
     def _load(self, ptx, digest):
         return None

@@ -73,18 +73,17 @@ def run_verify(args) -> int:
     # on the GPU too: compile and prove overlap, numerics share the card, each variant is timed alone
     jobs = getattr(args, "jobs", None) or min(4 if args.device == "gpu" else 2, os.cpu_count() or 1)
     results: dict[int, dict] = {}
-    device_kind: dict[str, str] = {}
     interrupted = False
     with Progress(console=err, transient=True, disable=args.json) as bar:
         task = bar.add_task("verifying", total=len(entries))
 
         def one(i: int, e: Entry) -> None:
             known = None if getattr(args, "reprove", False) else store_known_proof(store, e)
-            r = verify_variant(e, cat.ops[e.op], args.device, opts, record=store_recorder(store, e, device_kind),
+            r = verify_variant(e, cat.ops[e.op], args.device, opts, record=store_recorder(store, e),
                                known_proof=known)
             results[i] = r
             if not r.interrupted:
-                store_final(store, e, r, device_kind.get(e.hash, ""))   # now: a killed run keeps it
+                store_final(store, e, r)                 # now: a killed run keeps it
             bar.advance(task)
             bar.update(task, description=f"{e.op}/{e.name}: {r.verdict}")
             if args.json:                                # no bar under --json: a line per variant instead
@@ -108,7 +107,7 @@ def run_verify(args) -> int:
     add_ratios([r.to_json() for r in ordered])      # fills each report's speed dict in place
     for i, r in zip(done, ordered):       # again, with the speed ratios to the op's other variants
         if r.speed:
-            store_final(store, entries[i], r, device_kind.get(entries[i].hash, ""))
+            store_final(store, entries[i], r)
     if args.json:
         print(json.dumps({"device": args.device, "tool_version": __version__, "options": asdict(opts),
                           "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
