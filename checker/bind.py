@@ -9,7 +9,7 @@ import numpy as np
 from . import ptx as P
 from kreg.registry.expr import ExprError
 from kreg.registry.limits import geometry_problems
-from kreg.registry.schema import DTYPES, Launch, Op, Variant
+from kreg.registry.schema import DTYPES, Op, Variant
 
 # PTX param type -> NumPy scalar type used to pass it by value
 PARAM_NP = {"u64": np.uint64, "s64": np.int64, "b64": np.uint64, "u32": np.uint32, "s32": np.int32,

@@ -89,7 +89,6 @@ def time_case(dev: GpuDevice, module, variant: Variant, op: Op, dims: dict[str, 
               graph: bool = True) -> dict:
     """Median time of the variant at these dims with inputs rotated through enough buffer sets to
     exceed twice the L2 cache, and its place against the copy roofline."""
-    cp = dev.cp
     sizes = buffer_sizes(variant, op, dims)
     traffic = op.traffic_bytes(dims, variant.types)
     dtypes = {n: op.dtype_of(n, variant.types) for n in sizes if n in op.params}

@@ -18,20 +18,10 @@ from rich.markup import escape
 from rich.table import Table
 
 from kreg import __version__
-
+from kreg.commands import EXIT_CODES, EXIT_ENV, EXIT_INTERRUPTED, EXIT_OK, EXIT_PIPE, EXIT_REJECTED, EXIT_USAGE  # noqa: F401
 from kreg.registry.catalog import Catalog, Entry, home, load_catalog
 from kreg.registry.schema import SchemaError
 
-EXIT_OK = 0
-EXIT_REJECTED = 1
-EXIT_USAGE = 2
-EXIT_ENV = 3
-EXIT_INTERRUPTED = 130
-EXIT_PIPE = 141
-EXIT_CODES = {EXIT_OK: "all good", EXIT_REJECTED: "some variant rejected",
-              EXIT_USAGE: "usage error (bad argument, unknown op or variant)",
-              EXIT_ENV: "environment error (no GPU or CuPy for --device gpu, KREG_HOME or store not usable)",
-              EXIT_INTERRUPTED: "interrupted", EXIT_PIPE: "the reader closed the pipe"}
 PIPE_WIDTH = 1000     # columns of tables written to a pipe or file: never cut to the default 80
 
 
@@ -156,19 +146,7 @@ def _submission(variant_hash: str) -> dict | None:
 def cmd_verify(args) -> int:
     from kreg.commands.verify import run_verify
     check_environment(args.device)
-    return _full_width(run_verify, args)
-
-
-def _full_width(run, args) -> int:
-    """run(args) with its own consoles at full width in a pipe too."""
-    old = os.environ.get("COLUMNS")
-    if not sys.stdout.isatty() and old is None:
-        os.environ["COLUMNS"] = str(PIPE_WIDTH)
-    try:
-        return run(args)
-    finally:
-        if old is None:
-            os.environ.pop("COLUMNS", None)
+    return run_verify(args, out, err)
 
 
 def check_environment(device: str) -> None:
@@ -209,7 +187,7 @@ positive_seconds = _number(float, 1e-9, 1e7, "a positive number of seconds")
 def cmd_submit(args) -> int:
     from kreg.commands.submit import run_submit
     check_environment(args.device)
-    return _full_width(run_submit, args)
+    return run_submit(args, out, err)
 
 
 def cmd_profile(args) -> int:

@@ -17,13 +17,13 @@ from rich.progress import Progress
 from rich.table import Table
 
 from kreg import __version__, isolate
+from kreg.commands import EXIT_ENV, EXIT_INTERRUPTED, EXIT_OK, EXIT_REJECTED, EXIT_USAGE
 from kreg.pipeline import Options
 from kreg.registry.catalog import load_catalog
 from kreg.registry.results import PROPS
 from kreg.registry.store import Store, StoreError
 from kreg.submit import PTX_NOT_SUPPORTED, NotSupported, SubmitReport, candidates, device_kind, submit
 
-EXIT_OK, EXIT_REJECTED, EXIT_USAGE, EXIT_ENVIRONMENT, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 
 def _usage(err: Console, msg: str) -> int:
@@ -50,8 +50,7 @@ def _selected(args) -> list[tuple[Path | None, Path]] | str:
     return [(path, meta)]
 
 
-def run_submit(args) -> int:
-    out, err = Console(), Console(stderr=True)
+def run_submit(args, out: Console, err: Console) -> int:
     chosen = _selected(args)
     if isinstance(chosen, str):
         return _usage(err, chosen)
@@ -59,11 +58,11 @@ def run_submit(args) -> int:
         store = Store()
     except StoreError as e:
         err.print(f"[red]environment error:[/] {escape(str(e))}", highlight=False)
-        return EXIT_ENVIRONMENT
+        return EXIT_ENV
     kind = device_kind(args.device)
     if not kind:
         err.print("[red]environment error:[/] --device gpu: no usable CUDA GPU; nothing was submitted", highlight=False)
-        return EXIT_ENVIRONMENT
+        return EXIT_ENV
     catalog = load_catalog()
     opts = Options(seed=args.seed, prove=not args.no_prove, timeout_s=args.timeout)
     prov = {"generator": args.generator, "prompt_hash": args.prompt_hash, "parent": args.parent,
@@ -114,7 +113,7 @@ def run_submit(args) -> int:
     if interrupted or any(s.report.interrupted for s in done):
         return EXIT_INTERRUPTED
     if any(s.decision == "error" for s in done):
-        return EXIT_ENVIRONMENT
+        return EXIT_ENV
     return EXIT_OK if all(s.accepted for s in done) else EXIT_REJECTED
 
 

@@ -17,13 +17,13 @@ from rich.progress import Progress
 from rich.table import Table
 
 from kreg import __version__, isolate
+from kreg.commands import EXIT_ENV, EXIT_INTERRUPTED, EXIT_OK, EXIT_REJECTED, EXIT_USAGE
 from kreg.pipeline import Options, failed, store_final, store_known_proof, store_recorder, verify_variant
 
 from kreg.registry.catalog import Entry, load_catalog
 from kreg.registry.results import PROPS
 from kreg.registry.store import Store, StoreError
 
-EXIT_OK, EXIT_REJECTED, EXIT_USAGE, EXIT_ENVIRONMENT = 0, 1, 2, 3
 
 
 def _speed_cell(r: dict) -> str:
@@ -38,9 +38,8 @@ def _speed_cell(r: dict) -> str:
 
 
 
-def run_verify(args) -> int:
+def run_verify(args, out: Console, err: Console) -> int:
     from kreg.conformance.speed import add_ratios
-    out, err = Console(), Console(stderr=True)
     cat = load_catalog()
     for e in cat.errors:
         err.print(f"[yellow]skipped[/] {escape(str(e))}", highlight=False)
@@ -64,7 +63,7 @@ def run_verify(args) -> int:
         store = Store()
     except StoreError as e:
         err.print(f"[red]environment error:[/] {e}", highlight=False)
-        return EXIT_ENVIRONMENT
+        return EXIT_ENV
     for note in store.notes:
         err.print(f"[yellow]note:[/] {note}", highlight=False)
     opts = Options(seed=getattr(args, "seed", 0), speed=not getattr(args, "no_speed", False),
@@ -116,9 +115,9 @@ def run_verify(args) -> int:
     else:
         _table(out, args.device, [r.to_json() for r in ordered])
     if interrupted:
-        return 130
+        return EXIT_INTERRUPTED
     if any(r.verdict == "error" for r in ordered):
-        return EXIT_ENVIRONMENT
+        return EXIT_ENV
     return EXIT_REJECTED if any(failed(r) for r in ordered) else EXIT_OK
 
 
