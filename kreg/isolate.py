@@ -83,8 +83,8 @@ def run(fn: Callable, *args, timeout_s: float, memory_mb: int | None = None, sta
     memory exceeds this (polled); with address_limit instead its address space is capped at what it maps
     at start plus memory_mb, so allocations fail with MemoryError (for forked children, whose resident
     size counts the parent's pages; not for CUDA processes, whose driver reserves far more address space
-    than it uses). start: "spawn" (safe with threads and CUDA) or "fork"
-    (fast; only from a process without CUDA). Inside a child already, fn runs here."""
+    than it uses). start: "spawn" (safe with threads and CUDA) or "fork" (fast; only from a process
+    without CUDA). Inside a child already, fn runs here."""
     t0 = time.monotonic()
     if _cancel.is_set():
         return Outcome("interrupted", error="interrupted (Ctrl-C) before it started")

@@ -159,7 +159,7 @@ def submit(source_path: str | Path | None, meta_path: str | Path, *, device: str
             r = verify_variant(entry, catalog.ops[entry.op], device, opts or Options(),
                                record=store_recorder(store, entry))
             if not r.interrupted:
-                store_final(store, entry, r, r.device_detail or kind)
+                store_final(store, entry, r, kind)
         sub.report = r
         sub.decision, sub.why = decide(r.to_json())
         if sub.decision in ("safe", "unsafe"):
@@ -269,7 +269,7 @@ def _record(store: Store, entry: Entry, r: VariantReport, kind: str) -> None:
         rec("proof", r)
     if r.numerics in ("pass", "fail"):
         rec("numerics", r)
-    store_final(store, entry, r, r.device_detail or kind)
+    store_final(store, entry, r, kind)
 
 
 @contextmanager
