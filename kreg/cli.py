@@ -150,12 +150,15 @@ def cmd_verify(args) -> int:
 
 
 def check_environment(device: str) -> None:
-    """Raise EnvironmentProblem unless results can be stored and the device exists."""
+    """Raise EnvironmentProblem unless results can be stored and the device exists. Opening the store
+    first is what recreates an empty one or migrates an old one: its notes are said here."""
     from kreg.registry.store import Store, StoreError
     try:
-        Store()
+        store = Store()
     except (sqlite3.Error, StoreError, OSError) as e:
         raise EnvironmentProblem(f"the results store under {home()} cannot be used: {e}") from None
+    for note in store.notes:
+        err.print(f"[yellow]note:[/] {escape(note)}", highlight=False)
     if device == "gpu":
         try:
             import cupy

@@ -108,3 +108,12 @@ def test_concurrent_writers_lose_nothing(tmp_path):
     rows = Store(path).query()
     assert len(rows) == 6 * 60
     assert {(r["payload"]["worker"], r["payload"]["i"]) for r in rows} == {(w, i) for w in range(6) for i in range(60)}
+
+
+def test_the_cli_says_when_it_recreated_an_empty_store(tmp_path):
+    import os
+    import subprocess
+    (tmp_path / "results.sqlite").write_bytes(b"")
+    p = subprocess.run(["kreg", "verify", "add_bf16_safe", "--no-prove"], env=dict(os.environ, KREG_HOME=str(tmp_path)),
+                       capture_output=True, text=True, timeout=300)
+    assert "was empty" in " ".join(p.stderr.split()) and "earlier results are gone" in " ".join(p.stderr.split())

@@ -64,8 +64,6 @@ def run_verify(args, out: Console, err: Console) -> int:
     except StoreError as e:
         err.print(f"[red]environment error:[/] {e}", highlight=False)
         return EXIT_ENV
-    for note in store.notes:
-        err.print(f"[yellow]note:[/] {note}", highlight=False)
     opts = Options(seed=getattr(args, "seed", 0), speed=not getattr(args, "no_speed", False),
                    prove=not getattr(args, "no_prove", False), speed_cases=getattr(args, "speed_cases", "all"),
                    timeout_s=args.timeout)
