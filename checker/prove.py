@@ -24,7 +24,8 @@ from .loops import Unsupported
 from .symbolic import Executor, is_block_barrier, is_warp_sync
 from .witness import replay
 
-CHECKER_VERSION = "prover-0.4"   # 0.4: per-query z3 resource limits (deterministic), wall clock only a guard
+CHECKER_VERSION = "prover-0.5"   # 0.5: counters copied back by mov, steps recomputed in loops; queries combined per buffer
+                                 # 0.4: per-query z3 resource limits (deterministic), wall clock only a guard
                                  # 0.3: address-based buffer attribution, early exits, __syncwarp, ...
 ASSUMPTIONS = ("pointer params are distinct, non-overlapping buffers of the sizes their shapes give, "
                "256-byte aligned (extern shared arrays all alias the dynamic shared memory); launch geometry "
@@ -556,11 +557,28 @@ def _race(a, b2, c, tagged, disjoint, th):
               "(by address)", info)
 
 
-def _decide(prop, qs, solver, env, cases, approx) -> Verdict:
-    pending = []
-    if len(qs) > 1 and solver.ints.refutes(z3.Or(*[q.formula for q in qs]), max(200, solver.timeout_ms // 3)):
-        return Verdict("proven", "all-dims", None)          # all at once: one solver instead of many
+def _by_buffer(qs) -> list[list]:
+    """The queries grouped by the buffer they are about (in first-seen order; those about no buffer
+    together)."""
+    groups: dict = {}
     for q in qs:
+        b = q.info.get("buf")
+        groups.setdefault(None if b is None else b.name, []).append(q)
+    return list(groups.values())
+
+
+def _decide(prop, qs, solver, env, cases, approx) -> Verdict:
+    pending, left, combine = [], [], True
+    # the queries of one buffer at once: one solver instead of many (all of a property's queries in one
+    # disjunction drown a solver when a kernel has hundreds of shared-memory pairs); after one group that
+    # does not close, the rest go one by one, so this costs at most one failed attempt, as before
+    for group in _by_buffer(qs):
+        if combine and len(group) > 1:
+            if solver.ints.refutes(z3.Or(*[q.formula for q in group]), max(200, solver.timeout_ms // 3)):
+                continue
+            combine = False
+        left += group
+    for q in left:
         if solver.ints.refutes(q.formula, max(200, solver.timeout_ms // 6)):
             continue
         r, model, msg = solver.check(q.formula, timeout_ms=max(200, solver.timeout_ms // 10))
