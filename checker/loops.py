@@ -280,9 +280,13 @@ def summarize(ex, st0, L: Loop, outer):
     B = barriers_per_iteration(k, L) if has_bar else 0
     has_wsync = any(_is_warp_sync(ins) for _, ins in _instrs(k, L))
     BW = barriers_per_iteration(k, L, _is_warp_sync) if has_wsync else 0
+    has_async = any(_is_async_event(ins) for _, ins in _instrs(k, L))
+    BA = barriers_per_iteration(k, L, _is_async_event) if has_async else 0
+    hwait = header_wait(k, L)
     line = k.instrs[k.blocks[L.header].start].line
     tags = {r: st0.tags.get(r) for r in written}
     tr = ex.trace
+    _complete_at_header(ex, st0, hwait)     # copies pending on entry, at iteration 0's header wait
     for attempt in range(4):
         marks = (len(tr.accesses), len(tr.branches), len(tr.obligations), len(tr.defs))
         first_sym = len(ex.created)
@@ -329,6 +333,11 @@ def summarize(ex, st0, L: Loop, outer):
             hs.wepoch = ex.fresh(f"wepoch{L.header}", 64)
         elif BW:
             hs.wepoch = st0.wepoch + z3.ZeroExt(64 - kw, kk) * BW
+        if BA is None:
+            hs.aseq = ex.fresh(f"aseq{L.header}", 64)
+        elif BA:
+            hs.aseq = st0.aseq + z3.ZeroExt(64 - kw, kk) * BA
+        hs.pending = ()       # those pending on entry: completed below, or never (free: they land any time)
         hs.pc = z3.And(st0.pc, ok, *inv)
         L2 = Loop(L.header, L.body, L.latches)
         ex.run(hs, L.header, -1, L2, enter=True)
@@ -356,6 +365,8 @@ def summarize(ex, st0, L: Loop, outer):
             tr.obligations.append((z3.And(bs.pc, z3.Not(_in_range(nxt, w))),
                                    f"induction variable {r} of loop at line {line} may wrap around "
                                    f"({ins.text.strip()})"))
+    for bs in L2.back:          # copies pending at a back edge: the next iteration's header wait
+        _complete_at_header(ex, bs, hwait)
     new_syms = ex.created[first_sym:]
     cont = z3.Or(*[bs.pc for bs in L2.back]) if L2.back else z3.BoolVal(False)
     sub = [(kk, kk - 1)]
@@ -366,6 +377,45 @@ def summarize(ex, st0, L: Loop, outer):
     history = [_counted_exit(ex, st0, L, ind, widths, kk, kw)]
     tr.defs.append(ok == z3.Or(kk == 0, z3.And(kk != 0, prev, *history)))
     return L2.exits
+
+
+def _is_async_event(ins):
+    """An instruction that advances the async counter (symbolic State.aseq): a cp.async issue or wait."""
+    return ins.op == "cp" and "async" in ins.mods and "commit_group" not in ins.mods
+
+
+def header_wait(k: P.Kernel, L: Loop):
+    """(barriers, async events, commit groups closed, groups the wait leaves pending or None for wait_all)
+    before and at the first cp.async wait of the loop's header block, which every iteration executes
+    first (unpredicated, as everything before it must be); None if there is no such wait."""
+    blk = k.blocks[L.header]
+    bars = events = commits = 0
+    for i in range(blk.start, blk.end):
+        ins = k.instrs[i]
+        counted = _is_barrier(ins) or _is_async_event(ins) or ins.op == "cp"
+        if counted and ins.pred is not None:
+            return None
+        if ins.op == "cp" and ("wait_all" in ins.mods or "wait_group" in ins.mods):
+            if "wait_group" in ins.mods and not isinstance(ins.args[0], P.Imm):
+                return None
+            return bars, events + 1, commits, None if "wait_all" in ins.mods else int(ins.args[0].value)
+        bars += _is_barrier(ins)
+        events += _is_async_event(ins)
+        commits += ins.op == "cp" and "commit_group" in ins.mods
+        if _is_warp_sync(ins) or (_is_barrier(ins) and (ins.args and not isinstance(ins.args[0], P.Imm))):
+            return None
+    return None
+
+
+def _complete_at_header(ex, st, hwait):
+    """The copies pending in st (at the header's entry) that the header's wait completes, with the
+    epoch and async count it runs at: a barrier counted in st.epoch adds one, as in semantics.py."""
+    if hwait is None:
+        return
+    bars, events, commits, left = hwait
+    for a, n in st.pending:
+        if left is None or n + commits >= left + 1:
+            ex.complete(a, st.pc, st.epoch + bars, st.aseq + events)
 
 
 def _counted_exit(ex, st0, L, ind, widths, kk, kw):
