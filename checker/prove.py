@@ -586,10 +586,16 @@ def _race(a, b2, c, tagged, disjoint, th):
               "(by address)", info)
 
 
+BATCH = 12       # queries per batch after the all-at-once attempt (many race pairs of a tiled kernel)
+
+
 def _decide(prop, qs, solver, env, cases, approx) -> Verdict:
     pending = []
     if len(qs) > 1 and solver.ints.refutes(z3.Or(*[q.formula for q in qs]), max(200, solver.timeout_ms // 3)):
         return Verdict("proven", "all-dims", None)          # all at once: one solver instead of many
+    if len(qs) > 2 * BATCH:       # then in batches (refuting a disjunction refutes each of its queries)
+        qs = [q for i in range(0, len(qs), BATCH) for q in qs[i:i + BATCH]
+              if not solver.ints.refutes(z3.Or(*[x.formula for x in qs[i:i + BATCH]]), max(200, solver.timeout_ms // 6))]
     for q in qs:
         if solver.ints.refutes(q.formula, max(200, solver.timeout_ms // 6)):
             continue
