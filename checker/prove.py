@@ -595,6 +595,9 @@ def _race(a, b2, c, tagged, disjoint, th):
               "(by address)", info)
 
 
+BATCH = 12       # queries per batch when the per-buffer groups did not close (many race pairs of a tiled kernel)
+
+
 def _by_buffer(qs) -> list[list]:
     """The queries grouped by the buffer they are about (in first-seen order; those about no buffer
     together)."""
@@ -626,6 +629,11 @@ def _decide(prop, qs, solver, env, cases, approx) -> Verdict:
                 continue
             combine = False
         left += group
+    if len(left) > 2 * BATCH:     # then in batches (refuting a disjunction refutes each of its queries)
+        batches = [left[i:i + BATCH] for i in range(0, len(left), BATCH)]
+        left = [q for b in batches
+                if not solver.ints.refutes(z3.Or(*[x.formula for x in b]), max(200, solver.timeout_ms // 6))
+                for q in b]
     for q in left:
         if solver.ints.refutes(q.formula, max(200, solver.timeout_ms // 6)):
             continue
