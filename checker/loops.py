@@ -139,7 +139,11 @@ def _before(k, x, y) -> bool:
 
 def _link(ins, me, writers):
     """(source register, sign, step) for `add/sub me, src, step` (or `add me, step, src`) with a
-    loop-invariant step, else None."""
+    loop-invariant step, or for a plain copy `mov me, src` (step 0: the compiler's rotated loops
+    compute r + step into a new register and copy it back at the latch), else None."""
+    if ins.op == "mov" and len(ins.args) == 2 and ins.args[0] == P.Reg(me) and isinstance(ins.args[1], P.Reg) \
+            and ins.pred is None and ins.mods == (ins.type,) and ins.type in ("s32", "u32", "s64", "u64", "b32", "b64"):
+        return ins.args[1].name, 1, P.Imm(0)
     if ins.op not in ("add", "sub") or len(ins.args) != 3 or ins.args[0] != P.Reg(me):
         return None
     if ins.type not in ("s32", "u32", "s64", "u64", "b32", "b64"):
@@ -282,7 +286,7 @@ def summarize(ex, st0, L: Loop, outer):
         for bs in L2.back:
             for r in written - set(ind):
                 t = bs.tags.get(r)
-                if r in bs.regs and t != tags[r]:
+                if r in bs.regs and t != tags[r] and tags[r] != "?":    # "?" (any buffer) is the top
                     tags[r] = t if (tags[r] is None and r not in st0.regs) else "?"
                     changed = True
         if not changed:

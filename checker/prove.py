@@ -24,7 +24,9 @@ from .loops import Unsupported
 from .symbolic import Executor, is_block_barrier, is_warp_sync
 from .witness import replay
 
-CHECKER_VERSION = "prover-0.4"   # 0.4: per-query z3 resource limits (deterministic), wall clock only a guard
+CHECKER_VERSION = "prover-0.5"   # 0.5: counters copied back at the latch are inductions; pointer tags in nested
+                                 # loops settle; race pairs ordered by barrier epochs skipped; grouped refutation
+                                 # 0.4: per-query z3 resource limits (deterministic), wall clock only a guard
                                  # 0.3: address-based buffer attribution, early exits, __syncwarp, ...
 ASSUMPTIONS = ("pointer params are distinct, non-overlapping buffers of the sizes their shapes give, "
                "256-byte aligned (extern shared arrays all alias the dynamic shared memory); launch geometry "
@@ -284,7 +286,7 @@ def _prove_launch(variant, op, module, launch, timeout_ms, deadline, n=0) -> dic
     if any(is_warp_sync(ins) for ins in kernel.instrs):
         v = _decide("warp", _sync_queries(ta, tb, th, warp=True), solver, env, {}, approx)
         th.warp_sync = v.status == "proven" and v.scope == "all-dims"
-    _races(queries["race_free"], ta.accesses, tb.accesses, just, bufs, disjoint, th)
+    _races(queries["race_free"], ta.accesses, tb.accesses, just, bufs, disjoint, th, solver)
     queries["barrier_safe"] = _sync_queries(ta, tb, th, warp=False)
 
     out = {p: _decide(p, queries[p], solver, env, cases, approx) for p in PROPS}
@@ -525,8 +527,20 @@ def _read_only(qs, accs, just, bufs, disjoint):
                              f"input {c.name}", {"acc": [a], "buf": c, "unknown": True}))
 
 
-def _races(qs, ta, tb, just, bufs, disjoint, th):
-    """Pairs of instructions, at least one writing, not both atomic, on a common buffer."""
+def _races(qs, ta, tb, just, bufs, disjoint, th, solver=None):
+    """Pairs of instructions, at least one writing, not both atomic, on a common buffer. A pair on
+    shared memory whose two barrier epochs can never be equal in one block (whatever the paths and
+    addresses: a weaker formula than the pair's own) is ordered by a barrier and needs no query; that
+    is decided once per pair of epoch terms (a handful per kernel: the terms are shared by all accesses
+    between two barriers)."""
+    ordered: dict[tuple, bool] = {}
+
+    def apart(a, b2):
+        key = (a.epoch.get_id(), b2.epoch.get_id())
+        if key not in ordered:
+            ordered[key] = solver is not None and solver.ints.refutes(
+                z3.And(th.same_block, a.epoch == b2.epoch), max(200, solver.timeout_ms // 10))
+        return ordered[key]
     by_instr: dict[int, list] = {}
     for n, (a, b2) in enumerate(zip(ta, tb)):
         by_instr.setdefault(a.instr.index, []).append((n, a, b2))
@@ -540,7 +554,7 @@ def _races(qs, ta, tb, just, bufs, disjoint, th):
                     # by symmetry of the two threads, B's access n is justified iff A's is
                     cb = {c.name for c in _candidates(b2, bufs, just, nb)}
                     for c in _candidates(a, bufs, just, na):
-                        if c.name not in cb or c.kind in ("local", "const"):
+                        if c.name not in cb or c.kind in ("local", "const") or c.kind == "shared" and apart(a, b2):
                             continue
                         qs.append(_race(a, b2, c, na in just and nb in just, disjoint, th))
 
@@ -556,10 +570,29 @@ def _race(a, b2, c, tagged, disjoint, th):
               "(by address)", info)
 
 
+GROUP = 8       # queries refuted together (one disjunction) before any is tried alone
+
+
+def _refute_in_groups(solver, qs, timeout_ms):
+    """The queries of qs (in order) that were not refuted as part of a group: groups of GROUP queries
+    are tried as one disjunction each (its unsat refutes every member: one solver instead of many), a
+    group that does not close is halved until its parts do or are single queries."""
+    left, todo = [], [qs[i:i + GROUP] for i in range(0, len(qs), GROUP)][::-1]
+    while todo:
+        g = todo.pop()
+        if len(g) == 1:
+            left.append(g[0])
+        elif not solver.ints.refutes(z3.Or(*[q.formula for q in g]), timeout_ms):
+            todo += [g[len(g) // 2:], g[:len(g) // 2]]
+    return left
+
+
 def _decide(prop, qs, solver, env, cases, approx) -> Verdict:
     pending = []
     if len(qs) > 1 and solver.ints.refutes(z3.Or(*[q.formula for q in qs]), max(200, solver.timeout_ms // 3)):
         return Verdict("proven", "all-dims", None)          # all at once: one solver instead of many
+    if len(qs) > GROUP:
+        qs = _refute_in_groups(solver, qs, max(200, solver.timeout_ms // 6))
     for q in qs:
         if solver.ints.refutes(q.formula, max(200, solver.timeout_ms // 6)):
             continue
