@@ -480,10 +480,9 @@ def _justify(solver, accs, env, cases) -> tuple[set[int], bool]:
           for n, a in enumerate(accs) if env.buffers.get(a.buffer) is not None]
     if not qs:
         return set(), False
-    if solver.ints.refutes(z3.Or(*[f for _, f in qs]), max(200, solver.timeout_ms // 3)):
-        return {n for n, _ in qs}, False
-    out, per_case = set(), False
-    for n, f in qs:
+    left = _refute_together(solver, [f for _, f in qs])
+    out, per_case = {n for x, (n, _) in enumerate(qs) if x not in left}, False
+    for n, f in (qs[x] for x in sorted(left)):
         if solver.ints.refutes(f, max(200, solver.timeout_ms // 6)):
             out.add(n)
             continue
@@ -570,29 +569,41 @@ def _race(a, b2, c, tagged, disjoint, th):
               "(by address)", info)
 
 
-GROUP = 8       # queries refuted together (one disjunction) before any is tried alone
+GROUP = 8           # queries refuted together (one disjunction) before any is tried alone
+ALL_AT_ONCE = 32    # up to this many queries are first tried all at once
 
 
-def _refute_in_groups(solver, qs, timeout_ms):
-    """The queries of qs (in order) that were not refuted as part of a group: groups of GROUP queries
-    are tried as one disjunction each (its unsat refutes every member: one solver instead of many), a
-    group that does not close is halved until its parts do or are single queries."""
-    left, todo = [], [qs[i:i + GROUP] for i in range(0, len(qs), GROUP)][::-1]
+def _refute_in_groups(solver, fs, timeout_ms) -> list[int]:
+    """Indices (in order) of the formulas fs not refuted as part of a group: groups of GROUP formulas are
+    tried as one disjunction each (its unsat refutes every member: one solver instead of many), a group
+    that does not close is halved until its parts do or are single formulas (left to be tried alone)."""
+    left, todo = [], [list(range(i, min(i + GROUP, len(fs)))) for i in range(0, len(fs), GROUP)][::-1]
     while todo:
         g = todo.pop()
         if len(g) == 1:
             left.append(g[0])
-        elif not solver.ints.refutes(z3.Or(*[q.formula for q in g]), timeout_ms):
+        elif not solver.ints.refutes(z3.Or(*[fs[i] for i in g]), timeout_ms):
             todo += [g[len(g) // 2:], g[:len(g) // 2]]
     return left
 
 
+def _refute_together(solver, fs) -> set[int]:
+    """Indices of the formulas fs not refuted together with others: all at once where there are few
+    (a large disjunction rarely closes in time when its parts are not trivial), else in groups."""
+    if len(fs) > 1 and len(fs) <= ALL_AT_ONCE and \
+            solver.ints.refutes(z3.Or(*fs), max(200, solver.timeout_ms // 3)):
+        return set()
+    if len(fs) <= GROUP:
+        return set(range(len(fs)))
+    return set(_refute_in_groups(solver, fs, max(200, solver.timeout_ms // 6)))
+
+
 def _decide(prop, qs, solver, env, cases, approx) -> Verdict:
     pending = []
-    if len(qs) > 1 and solver.ints.refutes(z3.Or(*[q.formula for q in qs]), max(200, solver.timeout_ms // 3)):
-        return Verdict("proven", "all-dims", None)          # all at once: one solver instead of many
-    if len(qs) > GROUP:
-        qs = _refute_in_groups(solver, qs, max(200, solver.timeout_ms // 6))
+    left = _refute_together(solver, [q.formula for q in qs])
+    if not left:
+        return Verdict("proven", "all-dims", None)          # all refuted together: fewer solvers than queries
+    qs = [qs[i] for i in sorted(left)]
     for q in qs:
         if solver.ints.refutes(q.formula, max(200, solver.timeout_ms // 6)):
             continue

@@ -83,8 +83,8 @@ def test_grouped_refutation_keeps_every_satisfiable_query():
     x = z3.BitVec("x", 32)
     qs = [prove._Q(x == i if i % 7 == 0 else z3.And(x == i, z3.ULT(x, 3 * i // 4)), f"q{i}") for i in range(1, 40)]
     solver = SimpleNamespace(ints=prove._IntSolver([z3.ULT(x, 1000)], time.monotonic() + 60))
-    left = prove._refute_in_groups(solver, qs, 1000)
-    names = [q.what for q in left]
+    left = prove._refute_in_groups(solver, [q.formula for q in qs], 1000)
+    names = [qs[i].what for i in left]
     assert {f"q{i}" for i in range(7, 40, 7)} <= set(names)          # never refuted with a group
     assert names == sorted(names, key=lambda n: int(n[1:])) and len(names) <= 3 * 5   # in order; bisected
 
@@ -110,3 +110,12 @@ def test_epoch_filter_drops_only_pairs_a_barrier_orders():
     assert kept < full
     bug_full, bug_kept = _race_queries("bug_matmul_one_barrier", False), _race_queries("bug_matmul_one_barrier", True)
     assert bug_kept == bug_full
+
+
+def test_refuted_together_only_when_every_member_is():
+    x = z3.BitVec("x", 32)
+    fs = [z3.And(x == i, z3.ULT(x, i)) for i in range(50)] + [x == 7]
+    solver = SimpleNamespace(ints=prove._IntSolver([z3.ULT(x, 1000)], time.monotonic() + 60), timeout_ms=3000)
+    assert 50 in prove._refute_together(solver, fs)
+    assert prove._refute_together(solver, fs[:20]) == set()
+    assert prove._refute_together(solver, fs[:3] + [x == 7]) == {0, 1, 2, 3}        # too few to group: all left
