@@ -2,8 +2,9 @@
 // style with plain fp32 FMAs. Block (x, h) owns the 64 queries t = 64 x .. 64 x + 63 of query head h
 // and writes only out[t, h] of those. 128 threads: thread (ty, tx) = (tid / 8, tid % 8) owns the queries
 // ty + 16 r (r < 4); for the scores it takes the keys tx + 8 j (j < 4) of a 32-key tile, for the output
-// the dims tx * 4 + 32 i + c (conflict-free 16-byte shared loads). Shared memory (dynamic, fp32): Q
-// [64][132] (scaled by scale * log2 e), K [32][132], V [32][128], P transposed [32][68]. Key tiles up to
+// the dims tx * 4 + 32 i + c (conflict-free 16-byte shared loads). Shared memory (fp32): Q [64][132]
+// (scaled by scale * log2 e; static), K [32][132], V [32][128], P transposed [32][68] (dynamic, 41984
+// bytes; 75776 in all: three blocks per H100 SM). Key tiles up to
 // the block's last position start + min(64 x + 63, T - 1) are staged (rows past it zero-filled) in a
 // do-while whose trip count depends only on the block and the dims, between barriers every thread
 // reaches; online softmax in base 2 (running max, per-thread partial sums), fp32 accumulation, one
@@ -15,8 +16,8 @@ namespace {
 
 constexpr int BQ = 64, BK = 32, D = 128;
 constexpr int QLD = D + 4, KLD = D + 4, VLD = D, PLD = BQ + 4, SLD = D + 8;   // SLD: staged output (DT)
-constexpr int Q_OFF = 0, K_OFF = Q_OFF + BQ * QLD, V_OFF = K_OFF + BK * KLD, P_OFF = V_OFF + BK * VLD;
-static_assert((P_OFF + BK * PLD) * 4 == 75776, "the launch's shared bytes");
+constexpr int K_OFF = 0, V_OFF = K_OFF + BK * KLD, P_OFF = V_OFF + BK * VLD;   // in the dynamic shared memory
+static_assert((P_OFF + BK * PLD) * 4 == 41984, "the launch's shared bytes");
 
 __device__ __forceinline__ void store8f(float* dst, const kreg::F8& v) {
     *reinterpret_cast<float4*>(dst) = make_float4(v.v[0], v.v[1], v.v[2], v.v[3]);
@@ -27,9 +28,10 @@ template <class T>
 __device__ __forceinline__ void prefill_own(const T* __restrict__ q, const T* __restrict__ kc,
                                             const T* __restrict__ vc, float scale, T* __restrict__ out, int n_q,
                                             int Hq, int Hkv, int start) {
+    __shared__ float4 q4[BQ * QLD / 4];                // Q, then the staged output: a buffer of its own
     extern __shared__ float4 smem4[];
     float* sm = reinterpret_cast<float*>(smem4);
-    float *Qs = sm + Q_OFF, *Ks = sm + K_OFF, *Vs = sm + V_OFF, *Ps = sm + P_OFF;
+    float *Qs = reinterpret_cast<float*>(q4), *Ks = sm + K_OFF, *Vs = sm + V_OFF, *Ps = sm + P_OFF;
     const int tid = threadIdx.x, ty = tid >> 3, tx = tid & 7;
     const int row = tid >> 4, ch = (tid & 15) * 8;        // this thread's part of a 16 x 128 slab
     const int q0 = blockIdx.x * BQ, h = blockIdx.y;
@@ -183,7 +185,7 @@ __device__ __forceinline__ void prefill_own(const T* __restrict__ q, const T* __
     }
     __syncthreads();
     const int cm = ch / 8, lo = ((2 * cm) % 8) * 16 + 4 * (cm / 4), hi = ((2 * cm + 1) % 8) * 16 + 4 * (cm / 4);
-#pragma unroll 1
+#pragma unroll
     for (int i = 0; i < BQ / 8; i++) {
         const int r = row + 8 * i;
         if (q0 + r < n_q) {

@@ -8,8 +8,8 @@ namespace {
 
 constexpr int BQ = 64, BK = 32, D = 128;
 constexpr int QLD = D + 4, KLD = D + 4, VLD = D, PLD = BQ + 4, SLD = D + 8;   // SLD: staged output (DT)
-constexpr int Q_OFF = 0, K_OFF = Q_OFF + BQ * QLD, V_OFF = K_OFF + BK * KLD, P_OFF = V_OFF + BK * VLD;
-static_assert((P_OFF + BK * PLD) * 4 == 75776, "the launch's shared bytes");
+constexpr int K_OFF = 0, V_OFF = K_OFF + BK * KLD, P_OFF = V_OFF + BK * VLD;   // in the dynamic shared memory
+static_assert((P_OFF + BK * PLD) * 4 == 41984, "the launch's shared bytes");
 
 __device__ __forceinline__ void store8f(float* dst, const kreg::F8& v) {
     *reinterpret_cast<float4*>(dst) = make_float4(v.v[0], v.v[1], v.v[2], v.v[3]);
@@ -20,9 +20,10 @@ template <class T>
 __device__ __forceinline__ void prefill_own(const T* __restrict__ q, const T* __restrict__ kc,
                                             const T* __restrict__ vc, float scale, T* __restrict__ out, int n_q,
                                             int Hq, int Hkv, int start) {
+    __shared__ float4 q4[BQ * QLD / 4];                // Q, then the staged output: a buffer of its own
     extern __shared__ float4 smem4[];
     float* sm = reinterpret_cast<float*>(smem4);
-    float *Qs = sm + Q_OFF, *Ks = sm + K_OFF, *Vs = sm + V_OFF, *Ps = sm + P_OFF;
+    float *Qs = reinterpret_cast<float*>(q4), *Ks = sm + K_OFF, *Vs = sm + V_OFF, *Ps = sm + P_OFF;
     const int tid = threadIdx.x, ty = tid >> 3, tx = tid & 7;
     const int row = tid >> 4, ch = (tid & 15) * 8;        // this thread's part of a 16 x 128 slab
     const int q0 = blockIdx.x * BQ, h = blockIdx.y;
