@@ -146,7 +146,7 @@ def _link(k, L, ins, me, writers, inner):
     if ins.type not in ("s32", "u32", "s64", "u64", "b32", "b64"):
         return None
     if ins.op == "mov" and len(ins.args) == 2 and ins.args[0] == P.Reg(me) and isinstance(ins.args[1], P.Reg) \
-            and ins.pred is None:
+            and ins.pred is None and ins.mods == (ins.type,):
         return ins.args[1].name, 1, P.Imm(0)
     if ins.op not in ("add", "sub") or len(ins.args) != 3 or ins.args[0] != P.Reg(me):
         return None
