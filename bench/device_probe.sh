@@ -15,7 +15,7 @@ except Exception as e:
     raise SystemExit
 from kreg.registry.catalog import load_catalog
 cat = load_catalog()
-for e in cat.entries:
+for e in cat.kernels:
     v = e.variant
     r = c.compile_cuda(v.source_path.read_text(), v.source_path.name, v.options, use_cache=False)
     print("ptx", v.op, v.name, r.sha256)

@@ -55,7 +55,7 @@ def main():
     cat = load_catalog()
     op = cat.ops["gemv"]
     bw = copy_bandwidth(dev)
-    variants = [e.variant for e in cat.entries if e.op == "gemv" and e.variant.types["DT"] == "bf16"]
+    variants = [e.variant for e in cat.kernels if e.op == "gemv" and e.variant.types["DT"] == "bf16"]
     modules = {v.name: dev.load(compile_cuda(v.source_path.read_text(), v.source_path.name, v.options).ptx)
                for v in variants}
     print(f"# gemv bf16, batch 1: {dev.describe()}  {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC  "

@@ -30,7 +30,7 @@ CORPUS = Path(__file__).resolve().parent.parent / "tests" / "prover_corpus"
 def rows(sets, only):
     if "registry" in sets:
         cat = load_catalog()
-        for e in cat.entries:
+        for e in cat.kernels:
             yield "registry", e.variant, cat.ops[e.variant.op], 10000
     if "corpus" in sets:
         ops = {o.name: o for o in (load_op(p) for p in sorted((CORPUS / "ops").glob("*.yaml")))}

@@ -18,7 +18,7 @@ CORPUS = Path(__file__).resolve().parent.parent / "tests" / "prover_corpus"
 
 def rows(corpus: bool):
     cat = load_catalog()
-    for e in cat.entries:
+    for e in cat.kernels:
         yield "registry", e.variant, cat.ops[e.variant.op]
     if corpus:
         ops = {o.name: o for o in (load_op(p) for p in sorted((CORPUS / "ops").glob("*.yaml")))}

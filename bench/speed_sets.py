@@ -26,7 +26,7 @@ def main(ops):
     print(f"# {dev.describe()}  {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC  copy {bw / 1e12:.2f} TB/s")
     print(f"{'variant':32s} {'case':22s} {'1 set us':>9s} {'%copy':>6s} {'rotated us':>10s} {'%copy':>6s} "
           f"{'sets':>6s} {'rot/1':>6s}")
-    for e in cat.entries:
+    for e in cat.kernels:
         v = e.variant
         if v.op not in ops:
             continue

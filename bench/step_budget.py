@@ -42,7 +42,7 @@ def main():
     ap.add_argument("--jobs", type=int, default=2)
     args = ap.parse_args()
     from kreg.registry.catalog import load_catalog
-    keys = [f"{e.op}/{e.name}" for e in load_catalog().entries]
+    keys = [f"{e.op}/{e.name}" for e in load_catalog().kernels]
     with ProcessPoolExecutor(args.jobs) as pool:
         rows = [r for rs in pool.map(one, keys) for r in rs]
     worst = {}

@@ -101,6 +101,16 @@ class Device:
     def load(self, ptx: str):
         raise NotImplementedError
 
+    def load_variant(self, variant, op, ptx: str | None):
+        """What the variant launches: its PTX, or for a vendor variant its library's routines."""
+        if not variant.vendor:
+            return self.load(ptx)
+        dtype = op.dtype_of(variant.launches[0].args[0].param, variant.types)
+        try:
+            return runtime.load_vendor(self.rt, variant.library, dtype)
+        except runtime.LoadError as e:
+            raise LaunchFailure("load", str(e)) from None
+
     def launch(self, module, bl: BoundLaunch) -> None:
         raise NotImplementedError
 

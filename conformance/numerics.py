@@ -326,7 +326,7 @@ def run_numerics(device: Device, ptx: str, variant: Variant, op: Op, cases: dict
     refused = preflight(variant, op, cases, ptx)
     if refused:
         return Numerics("fail", [], device.describe(), "refused before launching", refused)
-    module = device.load(ptx)
+    module = device.load_variant(variant, op, ptx)
     results = []
     for i, (name, dims) in enumerate(cases.items()):
         r = run_case(device, module, variant, op, name, dims, np.random.default_rng([seed, i]), references)

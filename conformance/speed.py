@@ -175,7 +175,7 @@ def measure(dev: GpuDevice, ptx: str, variant: Variant, op: Op, cases: dict[str,
     if not copy_bw:
         with dev.turn:
             copy_bw = copy_bandwidth(dev)
-    module = dev.load(ptx)
+    module = dev.load_variant(variant, op, ptx)
     per_case = {name: time_case(dev, module, variant, op, dims, copy_bw) for name, dims in cases.items()}
     big = max(cases, key=lambda n: op.traffic_bytes(cases[n], variant.types))
     top = per_case[big]

@@ -42,7 +42,7 @@ err = _console(stderr=True)
 
 def _variant_json(e: Entry) -> dict:
     v = e.variant
-    return {"op": v.op, "name": v.name, "safety": v.safety, "hash": e.hash, "source": str(v.source_path),
+    return {"op": v.op, "name": v.name, "safety": v.safety, "hash": e.hash, "source": f"{v.library} (vendor library)" if v.vendor else str(v.source_path),
             "entry": v.entry, "types": v.types, "origin": e.origin}
 
 

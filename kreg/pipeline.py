@@ -140,6 +140,16 @@ def verify_variant(entry: Entry, op: Op, device: str, opts: Options | None = Non
         res.verdict = verdict(res)
         return res
 
+    if v.vendor:                       # a library routine: nothing to compile or prove
+        if device != "gpu":
+            res.environment_error = f"{v.library} runs on the GPU only (--device gpu)"
+            return _decide(res, isolate.Outcome("ok"))
+        ptx, res.ptx_sha256 = None, f"vendor:{v.library}"
+        why = f"a {v.library} routine: no source to prove"
+        res.proofs = {p: PropertyVerdict.from_json({"status": "unknown", "reason": why}) for p in PROPS}
+        res.reasons.append(f"checker: not run ({why}); the verdict is at most unverified")
+        return _conform(res, v, op, None, device, opts, record)
+
     got = isolate.run(compile_stage, v, timeout_s=opts.compile_timeout_s, memory_mb=opts.memory_mb)
     res.seconds["compile"] = round(got.seconds, 2)
     if not got.ok:
@@ -166,7 +176,12 @@ def verify_variant(entry: Entry, op: Op, device: str, opts: Options | None = Non
             res.reasons.append(_failed("checker", got) + "; proofs are unknown")
     else:
         res.reasons.append("checker: not run (--no-prove); proofs are unknown")
+    return _conform(res, v, op, ptx, device, opts, record)
 
+
+def _conform(res: VariantReport, v, op: Op, ptx: str | None, device: str, opts: Options,
+             record=lambda stage, res: None) -> VariantReport:
+    """Numerics, then (on the GPU) speed, each in a child; the verdict."""
     turn = gpu_turn() if device == "gpu" else None
     got = isolate.run(numerics_stage, v, op, ptx, device, opts, turn, timeout_s=opts.timeout_s,
                       memory_mb=opts.memory_mb)
@@ -252,8 +267,8 @@ def _take_speed(res: VariantReport, sp: dict) -> None:
 def verdict(res: VariantReport) -> str:
     """`error` when the environment kept a stage from running; else `rejected` if compile or numerics
     fail (or did not run) or any property is refuted (an unsafe variant may leave properties unknown,
-    never break one); `safe` only for a safe variant with all four proven for all dims; else `unsafe`
-    for an unsafe variant."""
+    never break one); `safe` only for a safe variant with all four proven for all dims; `unverified` for
+    a conformant vendor routine (no source, nothing proven); else `unsafe` for an unsafe variant."""
     if res.environment_error:
         return "error"
     refuted = [p for p in PROPS if res.status(p) == "refuted"]
@@ -264,6 +279,8 @@ def verdict(res: VariantReport) -> str:
         if res.numerics == "not-run":
             res.reasons.append("verdict: rejected because numerics did not run")
         return "rejected"
+    if res.safety == "vendor":
+        return "unverified"             # conformant, but nothing proven: never for safe-only
     if res.safety == "safe":
         open_ = [p for p in PROPS if res.status(p) != "proven"]
         if open_:

@@ -201,6 +201,9 @@ def _read_candidate(source_path, meta: Path) -> tuple[dict, Path]:
         raise _Refused(f"metadata: cannot read: {type(e).__name__}") from None
     if not isinstance(data, dict):
         raise _Refused("metadata: expected a mapping")
+    if data.get("safety") == "vendor":
+        raise _Refused("metadata: safety: vendor names a library routine; vendor variants are built in, never "
+                       "submitted (submit a safe or unsafe kernel)", data)
     if source_path is None:
         name = data.get("source")
         if not isinstance(name, str) or not name or "/" in name or "\\" in name or name.startswith("."):

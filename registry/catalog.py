@@ -24,6 +24,8 @@ def include_bytes() -> bytes:
 
 def variant_hash(v: Variant) -> str:
     meta = json.dumps(v.raw, sort_keys=True, default=str).encode()
+    if v.vendor:
+        return hashlib.sha256(b"\0kreg\0".join([b"vendor:" + v.library.encode(), meta])).hexdigest()
     parts = [v.source_path.read_bytes(), meta, json.dumps(list(v.options)).encode(), include_bytes()]
     return hashlib.sha256(b"\0kreg\0".join(parts)).hexdigest()
 
@@ -48,6 +50,11 @@ class Catalog:
     ops: dict[str, Op] = field(default_factory=dict)
     entries: list[Entry] = field(default_factory=list)
     errors: list[SchemaError] = field(default_factory=list)
+
+    @property
+    def kernels(self) -> list[Entry]:
+        """The variants with a source (everything but vendor library routines)."""
+        return [e for e in self.entries if not e.variant.vendor]
 
     def find(self, key: str) -> Entry:
         """A variant by name, op/name, or a hash prefix of at least 8 characters."""
@@ -80,7 +87,7 @@ def load_catalog() -> Catalog:
             cat.ops[op.name] = op
     seen: dict[tuple[str, str], str] = {}
     for origin, root in roots():
-        for safety in ("safe", "unsafe"):
+        for safety in ("safe", "unsafe") + (("vendor",) if origin == "builtin" else ()):   # never submitted
             for p in sorted((root / safety).glob("*/*.yaml")):
                 try:
                     v = load_variant(p, cat.ops)

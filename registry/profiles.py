@@ -62,7 +62,8 @@ def _latest_verdicts(store: Store, device: str) -> dict[str, dict]:
 
 def _why_not_safe(e: Entry, row: dict | None, checker_version: str, proof: dict | None) -> str | None:
     if e.variant.safety != "safe":
-        return "an unsafe variant (the profile admits only safe ones)"
+        return {"vendor": f"a {e.variant.library} routine, never proven (the profile admits no vendor library)"}.get(
+            e.variant.safety, f"an {e.variant.safety} variant (the profile admits only safe ones)")
     if row is None:
         return "no complete verify result on this device kind for this exact variant (run `kreg verify`)"
     r = row["payload"]
@@ -85,7 +86,7 @@ def _why_not_conformant(row: dict | None) -> str | None:
     if row is None:
         return "no complete verify result on this device kind for this exact variant (run `kreg verify`)"
     r = row["payload"]
-    if r.get("verdict") not in ("safe", "unsafe"):
+    if r.get("verdict") not in ("safe", "unsafe", "unverified"):      # unverified: a conformant vendor routine
         return f"verdict {r.get('verdict')}"
     return None
 
@@ -125,7 +126,8 @@ def resolve(profile: str, device: str, catalog: Catalog, store: Store, checker_v
                 t, e, row = min(timed, key=lambda x: x[0])
                 c.why = f"fastest conformant variant ({t:.1f} us at its largest case)"
             else:
-                e, row = min(ok, key=lambda x: (x[0].variant.safety != "safe", x[0].name))
+                rank = {"safe": 0, "unsafe": 1, "vendor": 2}
+                e, row = min(ok, key=lambda x: (rank.get(x[0].variant.safety, 3), x[0].name))
                 c.why = ("safe, proven on all four properties for all dims, numerics pass" if profile == "safe-only"
                          else "conformant; no speed measured on this device kind, so the safe one is preferred")
             c.variant, c.hash, c.ptx_sha256, c.median_us = e.name, e.hash, row["ptx_sha256"], _speed(row)

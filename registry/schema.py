@@ -22,7 +22,7 @@ DTYPES = {
     "u64": (8, "uint64", "unsigned long long"),
 }
 ROLES = ("in", "out", "inout", "scalar")
-SAFETY = ("safe", "unsafe")
+SAFETY = ("safe", "unsafe", "vendor")      # vendor: a library routine, no source (registry/vendor.py)
 NAME_RE = r"^[A-Za-z_][A-Za-z0-9_]*$"
 MAX_DIM = 2**40
 
@@ -338,10 +338,17 @@ class Variant:
     provenance: dict
     path: str                 # the YAML file
     raw: dict = field(repr=False, default_factory=dict)
+    library: str = ""         # vendor variants only: the library whose routine runs (no source)
 
     @property
     def source_path(self) -> Path:
+        if self.library:
+            raise ValueError(f"{self.name} is a {self.library} routine: it has no source")
         return Path(self.path).parent / self.source
+
+    @property
+    def vendor(self) -> bool:
+        return self.safety == "vendor"
 
     @property
     def entry(self) -> str:
@@ -401,6 +408,8 @@ def _load_launch(v: _V, op: Op, scratch: dict[str, Scratch]) -> Launch:
 def load_variant(path: Path, ops: dict[str, Op]) -> Variant:
     path = Path(path)
     v = _V(path, _load_yaml(path))
+    if isinstance(v.data, dict) and v.data.get("safety") == "vendor":
+        return _load_vendor(v, path, ops)
     common = ("op", "name", "safety", "source")
     optional = ("types", "compile", "provenance", "deterministic", "doc")
     if isinstance(v.data, dict) and "launches" in v.data:
@@ -429,18 +438,7 @@ def load_variant(path: Path, ops: dict[str, Op]) -> Variant:
         why = f"cannot read: {type(e).__name__}"
     if why:
         v.fail(f"refused: {why}", "source")
-    types: dict[str, str] = {}
-    if "types" in v.data:
-        vt = v.sub("types").mapping()
-        for k, t in vt.data.items():
-            if k not in op.types:
-                vt.fail(f"op {opname} has no type variable {k!r}", k)
-            if t not in op.types[k]:
-                vt.fail(f"expected one of {', '.join(op.types[k])}, got {t!r}", k)
-            types[k] = t
-    missing = sorted(set(op.types) - set(types))
-    if missing:
-        v.fail(f"type variable {missing[0]!r} of op {opname} must be bound", "types")
+    types = _load_types(v, op)
     scratch: dict[str, Scratch] = {}
     if "scratch" in v.data:
         vs = v.sub("scratch").mapping()
@@ -497,6 +495,48 @@ def load_variant(path: Path, ops: dict[str, Op]) -> Variant:
         at = vls if "launches" in v.data else v.sub("launch")
         at.fail(f"launch geometry outside the CUDA limits: {why[0]}{more}")
     return variant
+
+
+def _load_vendor(v: _V, path: Path, ops: dict[str, Op]) -> Variant:
+    """A vendor variant: op, name, `library`, types; its one launch calls the library's routine for the
+    op with the arguments registry/vendor.py lists."""
+    from .vendor import LIBRARIES, ROUTINES, routine
+    v.mapping(required=("op", "name", "safety", "library"), optional=("types", "provenance", "doc", "deterministic"))
+    opname = v.string("op", pattern=NAME_RE)
+    if opname not in ops:
+        v.fail(f"unknown op {opname!r} (known: {', '.join(sorted(ops)) or 'none'})", "op")
+    op = ops[opname]
+    name = v.string("name", pattern=r"^[A-Za-z0-9_.\-]+$")
+    library = v.string("library", choices=LIBRARIES)
+    if (library, opname) not in ROUTINES:
+        v.fail(f"{library} has no routine for op {opname} (it has: "
+               f"{', '.join(o for lib, o in ROUTINES if lib == library)})", "library")
+    types = _load_types(v, op)
+    args = tuple(Arg(param=a) if a in op.params else Arg(expr=parse(a)) for a in ROUTINES[(library, opname)])
+    launch = Launch(routine(library, opname), args, (parse(1),), (parse(1),), parse(0))
+    det = v.get("deterministic", True)
+    if not isinstance(det, bool):
+        v.fail("expected true or false", "deterministic")
+    prov = v.get("provenance", {}) or {}
+    if not isinstance(prov, dict):
+        v.fail("expected a mapping (author, generator, date, from)", "provenance")
+    return Variant(opname, name, "vendor", "", types, (launch,), {}, (), det, prov, str(path), v.data, library)
+
+
+def _load_types(v: _V, op: Op) -> dict[str, str]:
+    types: dict[str, str] = {}
+    if "types" in v.data:
+        vt = v.sub("types").mapping()
+        for k, t in vt.data.items():
+            if k not in op.types:
+                vt.fail(f"op {op.name} has no type variable {k!r}", k)
+            if t not in op.types[k]:
+                vt.fail(f"expected one of {', '.join(op.types[k])}, got {t!r}", k)
+            types[k] = t
+    missing = sorted(set(op.types) - set(types))
+    if missing:
+        v.fail(f"type variable {missing[0]!r} of op {op.name} must be bound", "types")
+    return types
 
 
 def _load_yaml(path: Path):

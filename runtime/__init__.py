@@ -6,6 +6,7 @@
     x = dev.alloc(nbytes); x.copy_from(array)      # Buffer: .ptr, copy_from, copy_to
     k.launch(LaunchConfig(grid, block), x, np.float32(2), stream=s)
     graph = dev.capture(lambda s: k.launch(cfg, x, stream=s)); graph.replay(s); s.sync()
+    lib = runtime.load_vendor(dev, "cublas", "bf16")  # a vendor variant's routines, launched the same way
 
 Imports registry and checker only; the GPU backend (CuPy, cuda.bindings) is imported lazily."""
 from .config import PDL, LaunchConfig
@@ -16,6 +17,7 @@ from .memory import Buffer
 from .module import Kernel, Module
 from .ptx import parsed, sha256
 from .stream import Stream
+from .vendor import VendorModule, load as load_vendor
 
 __all__ = ["PDL", "LaunchConfig", "Device", "device", "ArgError", "KernelNotFound", "LaunchError", "LoadError",
-           "ShaMismatch", "Graph", "Buffer", "Kernel", "Module", "parsed", "sha256", "Stream"]
+           "ShaMismatch", "Graph", "Buffer", "Kernel", "Module", "parsed", "sha256", "Stream", "VendorModule", "load_vendor"]

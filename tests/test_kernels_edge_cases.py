@@ -18,7 +18,7 @@ OPS = ("qk_norm_rope_kv", "qk_norm_rope_prefill", "argmax")
 
 
 def _variants(op):
-    return [pytest.param(e, id=e.name) for e in CAT.entries if e.op == op]
+    return [pytest.param(e, id=e.name) for e in CAT.kernels if e.op == op]
 
 
 def run_cpu(entry, dims, host, scalars=None):

@@ -17,7 +17,7 @@ from kreg.conformance.shapes import ragged_dims
 from kreg.registry.catalog import load_catalog
 
 CAT = load_catalog()
-ENTRIES = CAT.entries            # every variant of the registry: a new op needs no edit here
+ENTRIES = CAT.kernels            # every variant of the registry: a new op needs no edit here
 
 
 def shapes(entry) -> list[dict[str, int]]:

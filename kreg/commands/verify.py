@@ -56,6 +56,12 @@ def run_verify(args, out: Console, err: Console) -> int:
         except KeyError as x:
             err.print(f"[red]{escape(x.args[0])}[/]")
             return EXIT_USAGE
+    if args.device != "gpu" and not args.variants:   # named ones run, and say why they cannot
+        vendor = [e for e in entries if e.variant.vendor]
+        if vendor:
+            err.print(f"note: {len(vendor)} vendor variant(s) ({', '.join(sorted({e.variant.library for e in vendor}))})"
+                      " run on the GPU only; not verified here (`kreg verify --device gpu`)", highlight=False)
+            entries = [e for e in entries if not e.variant.vendor]
     if not entries:
         err.print("[red]no variants selected[/]")
         return EXIT_USAGE
@@ -124,7 +130,8 @@ def _table(out: Console, device: str, results: list[dict]) -> None:
     for c in ("op", "variant", "safety", *PROPS, "numerics", "speed", "verdict"):
         t.add_column(c)
     colour = {"proven": "green", "refuted": "red", "unknown": "yellow", "pass": "green", "fail": "red",
-              "not-run": "yellow", "safe": "green", "unsafe": "yellow", "rejected": "red", "error": "red"}
+              "not-run": "yellow", "safe": "green", "unsafe": "yellow", "unverified": "yellow", "rejected": "red",
+              "error": "red"}
     for r in results:
         scopes = r.get("proof_scopes") or {}
         cells = [("cases only" if (scopes.get(p) or "").startswith("cases") else r["proofs"][p]) for p in PROPS]

@@ -1,0 +1,105 @@
+"""Vendor variants (cuBLAS for gemv): metadata, the catalog, the pipeline (never proven, `unverified` at
+best, GPU only), the profiles (fastest may take one, safe-only never), submit (refused); on the GPU the
+same numerics checks as every kernel (marked gpu)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from kreg.pipeline import verify_variant
+from kreg.registry.catalog import load_catalog
+from kreg.registry.profiles import resolve
+from kreg.registry.schema import SchemaError, load_variant
+from kreg.registry.store import Store
+from test_profiles import GPU, _verified
+
+
+def _vendor_yaml(tmp_path, **over):
+    data = {"op": "gemv", "name": "g", "safety": "vendor", "library": "cublas", "types": "{DT: bf16}"} | over
+    p = tmp_path / "g.yaml"
+    p.write_text("".join(f"{k}: {v}\n" for k, v in data.items() if v is not None))
+    return p
+
+
+def test_vendor_variants_are_in_the_catalog_but_not_among_the_kernels():
+    cat = load_catalog()
+    assert not cat.errors
+    vendor = {e.name: e for e in cat.entries if e.variant.vendor}
+    assert set(vendor) >= {"gemv_bf16_cublas", "gemv_f16_cublas"}
+    assert not {e.name for e in cat.kernels} & set(vendor)
+    v = vendor["gemv_bf16_cublas"].variant
+    assert v.library == "cublas" and v.entry == "cublas_gemv"
+    assert [a.param or a.expr.text for a in v.launches[0].args] == ["W", "x", "y", "N", "K"]
+    with pytest.raises(ValueError, match="no source"):
+        v.source_path
+
+
+def test_vendor_metadata_errors_name_the_key(tmp_path):
+    ops = load_catalog().ops
+    assert load_variant(_vendor_yaml(tmp_path), ops).library == "cublas"
+    for over, key, msg in [({"library": "rocblas"}, "library", "expected one of cublas"),
+                           ({"op": "add", "types": "{T: bf16}"}, "library", "no routine for op add"),
+                           ({"source": "g.cu"}, "", "unknown key 'source'"),
+                           ({"library": None}, "", "missing required key 'library'"),
+                           ({"types": "{DT: f32}"}, "types.DT", "expected one of bf16, f16")]:
+        with pytest.raises(SchemaError) as e:
+            load_variant(_vendor_yaml(tmp_path, **over), ops)
+        assert e.value.path == key and msg in e.value.message, (over, str(e.value))
+
+
+def test_vendor_on_the_cpu_is_an_environment_error_not_a_verdict():
+    cat = load_catalog()
+    e = cat.find("gemv_bf16_cublas")
+    r = verify_variant(e, cat.ops["gemv"], "cpu")
+    assert r.verdict == "error" and "GPU only" in r.environment_error and not r.complete
+
+
+def test_kreg_verify_of_a_named_vendor_variant_on_the_cpu_says_it_needs_the_gpu(tmp_path):
+    env = dict(os.environ, KREG_HOME=str(tmp_path))
+    p = subprocess.run([sys.executable, "-m", "kreg.cli", "verify", "gemv_bf16_cublas", "--json"],
+                       capture_output=True, text=True, env=env, timeout=120)
+    assert p.returncode == 3, p.stderr
+    (r,) = json.loads(p.stdout)["variants"]
+    assert r["verdict"] == "error" and r["safety"] == "vendor"
+    p = subprocess.run([sys.executable, "-m", "kreg.cli", "list", "--op", "gemv", "--json"],
+                       capture_output=True, text=True, env=env, timeout=120)
+    rows = {r["name"]: r for r in json.loads(p.stdout)}
+    assert rows["gemv_f16_cublas"]["source"] == "cublas (vendor library)"
+
+
+def test_fastest_may_take_a_vendor_variant_safe_only_never(tmp_path):
+    cat, store = load_catalog(), Store(tmp_path / "r.sqlite")
+    v = {e.name: e for e in cat.entries if e.op == "gemv"}
+    _verified(store, v["gemv_bf16_safe"], "safe", device_kind=GPU, median_us=9.0)
+    _verified(store, v["gemv_bf16_cublas"], "unverified", device_kind=GPU, proofs="unknown", median_us=5.0)
+    pick = lambda res: next(c for c in res.choices if c.op == "gemv" and c.types == {"DT": "bf16"})
+    fastest = pick(resolve("fastest", "gpu", cat, store, "prover-test"))
+    assert fastest.variant == "gemv_bf16_cublas" and "slower" in fastest.passed_over["gemv_bf16_safe"]
+    safe = pick(resolve("safe-only", "gpu", cat, store, "prover-test"))
+    assert safe.variant == "gemv_bf16_safe" and "never proven" in safe.passed_over["gemv_bf16_cublas"]
+
+
+def test_a_vendor_candidate_is_refused_by_submit(tmp_path, monkeypatch):
+    from kreg.submit import submit
+    monkeypatch.setenv("KREG_HOME", str(tmp_path / "home"))
+    s = submit(None, _vendor_yaml(tmp_path), store=Store(tmp_path / "r.sqlite"))
+    assert s.decision == "rejected" and "never submitted" in " ".join(s.why)
+
+
+@pytest.mark.gpu
+def test_cublas_gemv_passes_the_numerics_checks_on_the_gpu():
+    pytest.importorskip("cupy")
+    from kreg.conformance.devices import open_device
+    from kreg.conformance.numerics import run_numerics
+    cat = load_catalog()
+    dev = open_device("gpu")
+    for name in ("gemv_bf16_cublas", "gemv_f16_cublas"):
+        e = cat.find(name)
+        op = cat.ops[e.op]
+        cases = {k: op.cases[k] for k in ("qwen3-4b-qkv", "ragged-n37-k1000", "ragged-n1-k8")}
+        num = run_numerics(dev, None, e.variant, op, cases)
+        assert num.status == "pass", num.failures()
