@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from kreg import runtime
 from kreg.checker.bind import BindError, bind, buffer_sizes
 from kreg.checker.compile import compile_cuda
@@ -90,8 +88,19 @@ def _types_match(e: Entry, dtype: str) -> bool:
     return set(e.variant.types.values()) == {dtype}
 
 
+def _dtype_of(e: Entry) -> str:
+    return next(iter(e.variant.types.values()))
+
+
 def _load(dev: runtime.Device, e: Entry, ptx_sha256: str | None) -> runtime.Module:
+    """The exact PTX the store names (compiled here, its sha256 checked), or a vendor library's routines."""
     v = e.variant
+    if v.vendor:
+        from kreg.runtime import vendor
+        try:
+            return vendor.load(dev, v.library, _dtype_of(e))
+        except runtime.LoadError as ex:
+            raise EngineError(f"{v.name}: {ex}", exit_code=3) from None
     c = compile_cuda(v.source_path.read_text(), v.source_path.name, v.options)
     if ptx_sha256 is not None and c.sha256 != ptx_sha256:
         raise EngineError(f"{v.name}: this machine's NVRTC emits PTX {c.sha256[:12]}, not the {ptx_sha256[:12]} "
@@ -162,5 +171,3 @@ def nbytes(dtype: str) -> int:
     return {"bf16": 2, "f16": 2, "f32": 4, "i32": 4}[dtype]
 
 
-__all__ = ["Plan", "OpKernel", "Launch", "from_profile", "explicit", "ENGINE_OPS", "DECODE_OPS", "PREFILL_OPS",
-           "nbytes", "np"]
