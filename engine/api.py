@@ -42,6 +42,8 @@ def run(model_dir, prompt: str, *, device: str = "cpu", profile: str = "safe-onl
     eos = generation_defaults(model_dir)["eos_token_id"]
     g = eng.generate(ids, max_new_tokens, sampling, eos=eos,
                      on_token=(lambda t: on_text(stream.push(t))) if on_text else None)
+    if on_text:
+        on_text(stream.flush())
     out = {"model": str(model_dir), "device": eng.dev.describe(), "profile": eng.plan.profile, "dtype": eng.dtype,
            "variants": eng.plan.report(), "chat": chat, "prompt_tokens": len(ids), "tokens": g.tokens,
            "generated_tokens": len(g.tokens), "stopped": g.stopped, "text": tok.decode(g.tokens),

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from kreg import runtime
 from kreg.checker.bind import BindError, bind, buffer_sizes
-from kreg.checker.compile import compile_cuda
+from kreg.checker.compile import CompileError, compile_cuda
 from kreg.checker.prove import CHECKER_VERSION
 from kreg.registry.catalog import Catalog, Entry, load_catalog
 from kreg.registry.profiles import resolve
@@ -101,7 +101,10 @@ def _load(dev: runtime.Device, e: Entry, ptx_sha256: str | None) -> runtime.Modu
             return vendor.load(dev, v.library, _dtype_of(e))
         except runtime.LoadError as ex:
             raise EngineError(f"{v.name}: {ex}", exit_code=3) from None
-    c = compile_cuda(v.source_path.read_text(), v.source_path.name, v.options)
+    try:
+        c = compile_cuda(v.source_path.read_text(), v.source_path.name, v.options)
+    except (CompileError, OSError) as ex:
+        raise EngineError(f"{v.name}: cannot compile {v.source_path}: {ex}", exit_code=3) from None
     if ptx_sha256 is not None and c.sha256 != ptx_sha256:
         raise EngineError(f"{v.name}: this machine's NVRTC emits PTX {c.sha256[:12]}, not the {ptx_sha256[:12]} "
                           "that was verified; run `kreg verify` here")

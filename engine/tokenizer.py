@@ -55,3 +55,9 @@ class StreamDecoder:
             return ""
         new, self.sent = text[len(self.sent):], text
         return new
+
+    def flush(self) -> str:
+        """What is left at the end (an incomplete character as the replacement character)."""
+        text = self.tok.decode(self.ids)
+        new, self.sent = text[len(self.sent):], text
+        return new
