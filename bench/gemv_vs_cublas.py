@@ -55,9 +55,10 @@ def main():
     cat = load_catalog()
     op = cat.ops["gemv"]
     bw = copy_bandwidth(dev)
-    variants = [e.variant for e in cat.kernels if e.op == "gemv" and e.variant.types["DT"] == "bf16"]
-    modules = {v.name: dev.load(compile_cuda(v.source_path.read_text(), v.source_path.name, v.options).ptx)
-               for v in variants}
+    variants = [e.variant for e in cat.entries if e.op == "gemv" and e.variant.types["DT"] == "bf16"]
+    modules = {v.name: dev.load_variant(v, op, None if v.vendor else
+                                        compile_cuda(v.source_path.read_text(), v.source_path.name, v.options).ptx)
+               for v in variants}     # the vendor variant: cublasGemmEx through kreg.runtime.vendor
     print(f"# gemv bf16, batch 1: {dev.describe()}  {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC  "
           f"copy {bw / 1e12:.2f} TB/s  torch {torch.__version__}")
     print(f"{'case':20s} {'N':>7s} {'K':>6s} {'cuBLAS us':>9s} {'TB/s':>5s}" +

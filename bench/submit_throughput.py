@@ -77,11 +77,11 @@ def fresh_home(home: Path) -> None:
     shutil.copytree(ROOT / "tests/hostile/_common/kernels", home / "kernels")
 
 
-def submit_folder(home: Path, folder: Path, jobs: int) -> tuple[float, dict]:
+def submit_folder(home: Path, folder: Path, jobs: int, ray: bool = False) -> tuple[float, dict]:
     env = dict(os.environ, KREG_HOME=str(home))
     t0 = time.monotonic()
-    r = subprocess.run([sys.executable, "-m", "kreg.cli", "submit", str(folder), "--jobs", str(jobs), "--json"],
-                       env=env, capture_output=True, text=True, timeout=3600)
+    r = subprocess.run([sys.executable, "-m", "kreg.cli", "submit", str(folder), "--jobs", str(jobs), "--json"]
+                       + (["--ray"] if ray else []), env=env, capture_output=True, text=True, timeout=3600)
     wall = time.monotonic() - t0
     if r.returncode not in (0, 1):
         raise SystemExit(f"kreg submit exited {r.returncode}:\n{r.stderr[-3000:]}")
@@ -92,6 +92,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--count", type=int, default=50)
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--ray", action="store_true", help="also through a local Ray instance of --jobs CPUs")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         home, folder = Path(tmp) / "home", Path(tmp) / "candidates"
@@ -99,6 +100,9 @@ def main() -> None:
         expected = generate(folder, args.count)
         wall, doc = submit_folder(home, folder, args.jobs)
         wall2, doc2 = submit_folder(home, folder, args.jobs)
+        if args.ray:                          # a fresh store: every candidate verified again, as Ray tasks
+            fresh_home(Path(tmp) / "home-ray")
+            wall3, doc3 = submit_folder(Path(tmp) / "home-ray", folder, args.jobs, ray=True)
     got = {s["name"]: s["accepted"] for s in doc["submissions"]}
     wrong = sorted(n for n, ok in expected.items() if got.get(n) != ok)
     stages: dict[str, float] = {}
@@ -120,6 +124,12 @@ def main() -> None:
         f"{60 * args.count / wall2:.1f} candidates per minute; from the store: "
         f"{sum(s['from_store'] for s in doc2['submissions'])} of {args.count}",
     ]
+    if args.ray:
+        got3 = {s["name"]: s["accepted"] for s in doc3["submissions"]}
+        wrong += sorted(f"{n} (ray)" for n, ok in expected.items() if got3.get(n) != ok)
+        lines.append(f"through a local Ray instance (--ray --jobs {args.jobs}, a fresh store, the Ray start "
+                     f"included): {wall3:.1f} s wall, {60 * args.count / wall3:.1f} candidates per minute; accepted "
+                     f"{doc3['accepted']}, rejected {doc3['rejected']}, same decisions: {got3 == got}")
     first = {}
     for s in doc["submissions"]:
         first.setdefault(s["name"].split("_", 1)[1], s["why"][0])

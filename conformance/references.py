@@ -73,6 +73,12 @@ def gemv(W, x, **_):
 
 
 @reference
+def gemm(X, W, **_):
+    W = _f64(W)
+    return _by_rows(lambda X: {"Y": _f64(X) @ W.T}, X=X)
+
+
+@reference
 def embedding(table, ids, **_):
     return {"out": _f64(np.asarray(table)[np.asarray(ids, dtype=np.int64)])}   # the rows read, not the table
 

@@ -242,6 +242,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true")
     s.add_argument("--jobs", type=positive_int, default=None, help="candidates at once (default: 2 on cpu, 4 on gpu)")
     s.add_argument("--force", action="store_true", help="run every stage again even if the store has a verdict")
+    s.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
+                   help="run each candidate as a Ray task (on the cluster at ADDRESS, or $RAY_ADDRESS, or a local "
+                        "instance of --jobs CPUs); this process alone writes the store")
     s.add_argument("--no-prove", action="store_true", help="skip the checker (accepted at most as unsafe)")
     s.add_argument("--timeout", type=positive_seconds, default=300, help="seconds for numerics (and speed)")
     s.add_argument("--seed", type=seed_int, default=0, help="seed of the inputs and the seeded ragged shapes")

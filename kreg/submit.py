@@ -124,11 +124,13 @@ def _gpu_kind() -> str:
 
 def submit(source_path: str | Path | None, meta_path: str | Path, *, device: str = "cpu",
            opts: Options | None = None, force: bool = False, provenance: dict | None = None,
-           catalog: Catalog | None = None, store: Store | None = None, kind: str | None = None) -> SubmitReport:
+           catalog: Catalog | None = None, store: Store | None = None, kind: str | None = None,
+           remote=None) -> SubmitReport:
     """Take one candidate through intake. source_path None: the file the YAML's `source:` names, beside
     it. provenance: generator, prompt_hash, parent, submitter (over the YAML's `provenance:` block).
     Never raises for what the candidate holds (that is a rejection); raises NotSupported for a .ptx
-    source and StoreError if the store cannot be used."""
+    source and StoreError if the store cannot be used. remote, if given (kreg.fanout), runs the pipeline
+    elsewhere: remote(entry, op, device, opts) -> VariantReport; this process alone writes the store."""
     t0 = time.monotonic()
     meta = Path(meta_path)
     if source_path is not None and Path(source_path).suffix == ".ptx":
@@ -156,10 +158,15 @@ def submit(source_path: str | Path | None, meta_path: str | Path, *, device: str
         if stored:
             r, sub.from_store = VariantReport.from_json(stored), True
         else:
-            r = verify_variant(entry, catalog.ops[entry.op], device, opts or Options(),
-                               record=store_recorder(store, entry))
-            if not r.interrupted:
-                store_final(store, entry, r, kind)
+            if remote is not None:
+                r = remote(entry, catalog.ops[entry.op], device, opts or Options())
+                if not r.interrupted and not r.environment_error:
+                    _record(store, entry, r, kind)
+            else:
+                r = verify_variant(entry, catalog.ops[entry.op], device, opts or Options(),
+                                   record=store_recorder(store, entry))
+                if not r.interrupted:
+                    store_final(store, entry, r, kind)
         sub.report = r
         sub.decision, sub.why = decide(r.to_json())
         if sub.decision in ("safe", "unsafe"):

@@ -7,7 +7,7 @@ def test_list_json_schema(capsys):
     assert main(["list", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert rows and all({"op", "name", "safety", "hash", "source"} <= set(r) for r in rows)
-    assert all(r["safety"] in ("safe", "unsafe") and len(r["hash"]) == 64 for r in rows)
+    assert all(r["safety"] in ("safe", "unsafe", "vendor") and len(r["hash"]) == 64 for r in rows)
 
 
 def test_list_filters_by_op(capsys):

@@ -189,3 +189,18 @@ def test_argmax_lowest_index_on_ties_and_nan_never_wins():
     assert got.tolist() == [_argmax_loop(r) for r in x]
     assert got[3] == 0 and got[5] == 0 and got[6] == 1
     assert (np.sum(x == x.max(axis=1, keepdims=True), axis=1) > 1).sum() > 5     # the ties were there
+
+
+def test_gemm_matches_fsum_dot_products():
+    T, N, K = 3, 5, 16
+    X, W = rng.standard_normal((T, K)), rng.standard_normal((N, K))
+    Y = REFERENCES["gemm"](X=X, W=W, T=T, N=N, K=K)["Y"]
+    assert Y.shape == (T, N) and Y.dtype == np.float64
+    for t in range(T):
+        for n in range(N):
+            assert Y[t, n] == pytest.approx(math.fsum(X[t, k] * W[n, k] for k in range(K)), rel=1e-13, abs=1e-13)
+    # row t of Y depends only on row t of X
+    X2 = X.copy()
+    X2[1] += 1.0
+    Y2 = REFERENCES["gemm"](X=X2, W=W, T=T, N=N, K=K)["Y"]
+    assert np.array_equal(Y2[[0, 2]], Y[[0, 2]]) and not np.array_equal(Y2[1], Y[1])

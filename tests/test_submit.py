@@ -323,3 +323,35 @@ def test_fastest_profile_picks_a_submitted_variant_with_a_better_stored_speed(ho
     r = kreg(home, "profile", "show", "fastest", "--device", "gpu", "--json")
     got = next(c for c in json.loads(r.stdout)["choices"] if c["op"] == "add" and c["types"] == {"T": "bf16"})
     assert got["variant"] == "my_add"
+
+
+# ---- --ray: the same decisions through Ray tasks; the submitting process alone writes the store -----
+
+def test_folder_through_a_local_ray_instance_gives_the_same_decisions(home, tmp_path):
+    pytest.importorskip("ray", reason="ray is not installed (pip install 'kreg[ray]')")
+    count = 6
+    expected = bench.generate(tmp_path / "gen", count)
+    r = kreg(home, "submit", str(tmp_path / "gen"), "--ray", "--jobs", "2", "--json", timeout=900)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr[-3000:]
+    assert "through ray (1 node(s), 2 CPU" in r.stderr
+    doc = json.loads(r.stdout)
+    got = {s["name"]: s["accepted"] for s in doc["submissions"]}
+    assert got == expected and 0 < sum(got.values()) < count
+    by_kind = {s["name"].split("_", 1)[1]: s for s in doc["submissions"]}
+    assert all(s["verdict"] in ("safe", "unsafe", "rejected") and s["complete"] for s in doc["submissions"])
+    listed = {v["name"] for v in json.loads(kreg(home, "list", "--submitted", "--json").stdout)}
+    assert listed == {n for n, ok in expected.items() if ok}
+    store = Store()
+    for s in doc["submissions"]:                 # every result recorded here, by this process
+        assert store.latest(s["candidate"]["hash"], "submission") is not None
+        assert store.latest(s["candidate"]["hash"], "verdict") is not None
+    _store_intact(home)
+    again = kreg(home, "submit", str(tmp_path / "gen"), "--ray", "--jobs", "2", "--json", timeout=900)
+    assert all(s["from_store"] for s in json.loads(again.stdout)["submissions"]), again.stderr[-2000:]
+
+
+def test_ray_at_an_unreachable_address_is_an_environment_error(home, tmp_path):
+    pytest.importorskip("ray", reason="ray is not installed (pip install 'kreg[ray]')")
+    src, meta = hadd_candidate(tmp_path / "c", "ok1")
+    r = kreg(home, "submit", str(src), "--ray", "127.0.0.1:1", "--json", timeout=300)
+    assert r.returncode == 3 and "cannot reach Ray" in r.stderr and "Traceback" not in r.stderr, r.stderr[-2000:]

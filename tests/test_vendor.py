@@ -91,15 +91,17 @@ def test_a_vendor_candidate_is_refused_by_submit(tmp_path, monkeypatch):
 
 
 @pytest.mark.gpu
-def test_cublas_gemv_passes_the_numerics_checks_on_the_gpu():
+@pytest.mark.parametrize("name", ["gemv_bf16_cublas", "gemv_f16_cublas", "gemm_bf16_cublas", "gemm_f16_cublas"])
+def test_cublas_passes_the_numerics_checks_on_the_gpu(name):
     pytest.importorskip("cupy")
     from kreg.conformance.devices import open_device
     from kreg.conformance.numerics import run_numerics
+    from kreg.conformance.shapes import ragged_dims
     cat = load_catalog()
-    dev = open_device("gpu")
-    for name in ("gemv_bf16_cublas", "gemv_f16_cublas"):
-        e = cat.find(name)
-        op = cat.ops[e.op]
-        cases = {k: op.cases[k] for k in ("qwen3-4b-qkv", "ragged-n37-k1000", "ragged-n1-k8")}
-        num = run_numerics(dev, None, e.variant, op, cases)
-        assert num.status == "pass", num.failures()
+    e = cat.find(name)
+    op = cat.ops[e.op]
+    small = {k: d for k, d in op.cases.items() if op.traffic_bytes(d, e.variant.types) < 64 << 20}
+    assert small
+    small |= {f"seeded-{i}": d for i, d in enumerate(ragged_dims(op, e.variant, 3, 1 << 20, seed=1))}
+    num = run_numerics(open_device("gpu"), None, e.variant, op, small)
+    assert num.status == "pass", num.failures()

@@ -1,5 +1,5 @@
 """`kreg submit SOURCE.cu [--meta YAML] | DIR`: candidates through kreg.submit (a few at once with a
-progress bar), a table or JSON at the end. Exit codes: 0 every candidate accepted, 1 some rejected or
+progress bar; with --ray, as Ray tasks through kreg.fanout), a table or JSON at the end. Exit codes: 0 every candidate accepted, 1 some rejected or
 not entered (a name clash), 2 usage error (missing file, a .ptx source, no candidates), 3 environment
 error (no GPU, unusable store, a stage kept from running), 130 interrupted."""
 from __future__ import annotations
@@ -59,15 +59,26 @@ def run_submit(args, out: Console, err: Console) -> int:
     except StoreError as e:
         err.print(f"[red]environment error:[/] {escape(str(e))}", highlight=False)
         return EXIT_ENV
-    kind = device_kind(args.device)
+    remote = None
+    if args.ray is not None:
+        from kreg.fanout import RayRemote, RayUnavailable
+        try:
+            remote = RayRemote(args.ray or None, num_cpus=args.jobs)
+        except RayUnavailable as e:
+            err.print(f"[red]environment error:[/] {escape(str(e))}", highlight=False)
+            return EXIT_ENV
+        err.print(f"through {remote.describe()}", highlight=False)
+    kind = remote.device_kind(args.device) if remote else device_kind(args.device)
     if not kind:
-        err.print("[red]environment error:[/] --device gpu: no usable CUDA GPU; nothing was submitted", highlight=False)
+        err.print(f"[red]environment error:[/] --device {args.device}: no usable device"
+                  f"{' on the Ray cluster' if remote else ''}; nothing was submitted", highlight=False)
         return EXIT_ENV
     catalog = load_catalog()
     opts = Options(seed=args.seed, prove=not args.no_prove, timeout_s=args.timeout)
     prov = {"generator": args.generator, "prompt_hash": args.prompt_hash, "parent": args.parent,
             "submitter": args.submitter}
-    jobs = args.jobs or min(4 if args.device == "gpu" else 2, os.cpu_count() or 1)
+    jobs = args.jobs or (remote.slots(args.device) if remote else min(4 if args.device == "gpu" else 2,
+                                                                       os.cpu_count() or 1))
     results: dict[int, SubmitReport] = {}
     interrupted = False
     with Progress(console=err, transient=True, disable=args.json) as bar:
@@ -75,7 +86,7 @@ def run_submit(args, out: Console, err: Console) -> int:
 
         def one(i: int, src, meta) -> None:
             s = submit(src, meta, device=args.device, opts=opts, force=args.force, provenance=prov,
-                       catalog=catalog, store=store, kind=kind)
+                       catalog=catalog, store=store, kind=kind, remote=remote)
             results[i] = s
             bar.advance(task)
             bar.update(task, description=f"{meta.name}: {_outcome(s)}")
@@ -97,6 +108,8 @@ def run_submit(args, out: Console, err: Console) -> int:
             err.print("[red]interrupted[/]: stopping; what was decided is stored")
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
+            if remote:
+                remote.close()
     done = [results[i] for i in sorted(results)]
     if args.json:
         docs = [s.to_json() for s in done]

@@ -7,9 +7,18 @@
 // y[n]: identical bits on every launch. W and x are only read.
 #include "kreg_own.cuh"
 
-constexpr int SLICES = 4;          // warps splitting K for one row pair
-constexpr int ROWS = 2;            // rows per warp
-constexpr int BLOCK_ROWS = 4;      // 8 warps = 2 row pairs x 4 slices
+#ifndef GEMV_SLICES                // compile-time knobs (bench/gemv_sweep.py tries others; the grid and
+#define GEMV_SLICES 4              // block of the YAML must match: grid cdiv(N, GROUPS * ROWS), block
+#endif                             // 32 * GROUPS * SLICES)
+#ifndef GEMV_ROWS
+#define GEMV_ROWS 2
+#endif
+#ifndef GEMV_GROUPS
+#define GEMV_GROUPS 2
+#endif
+constexpr int SLICES = GEMV_SLICES;              // warps splitting K for one row group
+constexpr int ROWS = GEMV_ROWS;                  // rows per warp
+constexpr int BLOCK_ROWS = GEMV_GROUPS * ROWS;   // 8 warps = 2 row pairs x 4 slices
 
 template <class T>
 __device__ __forceinline__ void gemv_own(const T* __restrict__ W, const T* __restrict__ x, T* __restrict__ y,
@@ -21,6 +30,9 @@ __device__ __forceinline__ void gemv_own(const T* __restrict__ W, const T* __res
     float acc[ROWS];
 #pragma unroll
     for (int r = 0; r < ROWS; r++) acc[r] = 0.f;
+#if defined(GEMV_UNROLL) && GEMV_UNROLL > 1
+#pragma unroll GEMV_UNROLL
+#endif
     for (int k = s * 256 + lane * 8; k < K; k += SLICES * 256) {
         kreg::F8 xv = kreg::load8<T>(x + k);
 #pragma unroll
