@@ -65,6 +65,9 @@ class Engine:
         kv = S * cfg.kv_heads * 128 * 2
         self.cache = [(self.dev.alloc(kv, f"k{i}"), self.dev.alloc(kv, f"v{i}")) for i in range(cfg.num_hidden_layers)]
         self.pos = 0
+        # the most tokens one prefill pass may take: the smallest T range of the prefill ops
+        self.prefill_chunk = min(int(self.plan[op].op.dims["T"][1]) for op in ("gemm", "attention_prefill",
+                                                                              "qk_norm_rope_prefill", "embedding"))
         self._decode_buffers()
         self.step = self._decode_launches()
         self.graph = None
@@ -232,7 +235,8 @@ class Engine:
         g = Generation(len(prompt_ids))
         self.pos = 0
         t0 = time.perf_counter()
-        self.prefill(prompt_ids)
+        for lo in range(0, len(prompt_ids), self.prefill_chunk):     # one pass per chunk the ops allow
+            self.prefill(prompt_ids[lo:lo + self.prefill_chunk])
         for i in range(max_new_tokens):
             if i:
                 self.decode_step()

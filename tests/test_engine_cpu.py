@@ -81,6 +81,14 @@ def test_a_one_token_prompt_decodes_through_empty_attention_splits(tmp_path_fact
     assert g.tokens == Reference(d).greedy([5], 4)
 
 
+def test_a_prompt_prefilled_in_chunks_continues_the_same(tmp_path_factory, cpu_plan):
+    d = model(tmp_path_factory, "untied-gqa1-h128")
+    eng = Engine(d, plan=cpu_plan, max_seq=64)
+    assert eng.prefill_chunk == 8192                   # gemm's T range
+    eng.prefill_chunk = 4                              # 6 prompt tokens: passes at start 0 and 4
+    assert eng.generate(PROMPT, 3, Sampling(), eos=()).tokens == Reference(d).greedy(PROMPT, 3)
+
+
 def test_sampling_is_seeded_and_eos_stops(tmp_path_factory, cpu_plan):
     d = model(tmp_path_factory, "untied-gqa1-h128")
     eng = Engine(d, plan=cpu_plan, max_seq=64)
