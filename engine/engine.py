@@ -205,6 +205,12 @@ class Engine:
         self.bufs["pos"].copy_from(np.array([self.pos], dtype=np.int32))
         self.bufs["n"].copy_from(np.array([self.pos + 1], dtype=np.int32))
         if self.graph is None:
+            # a library routine may set itself up on its first call, which a capture must not see: run
+            # the step's vendor launches once (they write only buffers the step itself rewrites)
+            for ln in self.step:
+                if self.plan[ln.op].entry.variant.vendor:
+                    ln.run()
+            self.dev.sync()
             self.graph = self.dev.capture(lambda s: [ln.run(s) for ln in self.step])
         self.graph.replay(self.dev.default_stream)
         self.pos += 1

@@ -53,33 +53,38 @@ def tokenizer_dir() -> Path:
 
 
 class _Random:
-    def __init__(self, seed: int):
-        self.rng = np.random.default_rng(seed)
-        self.pool = None
+    """Random bits of the model's dtype: fresh normals for tensors up to POOL elements; larger ones
+    tiled from one pool of normals (encoded once per scale) at random offsets, a plain copy."""
 
-    def normal(self, n: int) -> np.ndarray:
+    def __init__(self, seed: int, dtype: str):
+        self.rng, self.dtype, self.base, self.pools = np.random.default_rng(seed), dtype, None, {}
+
+    def bits(self, n: int, scale: float = 1.0, offset: float = 0.0) -> np.ndarray:
         if n <= POOL:
-            return self.rng.standard_normal(n, dtype=np.float32)
-        if self.pool is None:
-            self.pool = self.rng.standard_normal(POOL + (1 << 20), dtype=np.float32)
-        reps = -(-n // POOL)
-        offs = self.rng.integers(0, 1 << 20, size=reps)
-        return np.concatenate([self.pool[o:o + POOL] for o in offs])[:n]
+            return encode(offset + np.float32(scale) * self.rng.standard_normal(n, dtype=np.float32), self.dtype)
+        if self.base is None:
+            self.base = self.rng.standard_normal(POOL + (1 << 20), dtype=np.float32)
+        pool = self.pools.get((scale, offset))
+        if pool is None:
+            pool = self.pools[(scale, offset)] = encode(offset + np.float32(scale) * self.base, self.dtype)
+        offs = self.rng.integers(0, 1 << 20, size=-(-n // POOL))
+        return np.concatenate([pool[o:o + POOL] for o in offs])[:n]
 
 
 def random_tensors(cfg: Qwen3Config, seed: int = 0, lm_head_copy: bool = False):
-    """(name, float32 array) in checkpoint order."""
-    r = _Random(seed)
+    """(name, bits of cfg.dtype) in checkpoint order; lm_head_copy adds an lm_head equal to the tied
+    embedding."""
+    r = _Random(seed, cfg.dtype)
     H, D, I = cfg.hidden_size, cfg.head_dim, cfg.intermediate_size
 
     def lin(rows, cols, gain=1.0):
-        return (r.normal(rows * cols) * np.float32(gain / np.sqrt(cols))).reshape(rows, cols)
+        return r.bits(rows * cols, gain / np.sqrt(cols)).reshape(rows, cols)
 
     def norm(n):
-        return 1.0 + 0.1 * r.normal(n)
+        return r.bits(n, 0.1, 1.0)
 
-    embed = r.normal(cfg.vocab_size * H).reshape(cfg.vocab_size, H)
-    yield "model.embed_tokens.weight", embed * np.float32(6 / np.sqrt(H)) if cfg.tie_word_embeddings else embed
+    embed = r.bits(cfg.vocab_size * H, 6 / np.sqrt(H) if cfg.tie_word_embeddings else 1.0).reshape(cfg.vocab_size, H)
+    yield "model.embed_tokens.weight", embed
     for i in range(cfg.num_hidden_layers):
         n = layer_names(i)
         yield n["q"], lin(cfg.q_heads * D, H)
@@ -97,7 +102,7 @@ def random_tensors(cfg: Qwen3Config, seed: int = 0, lm_head_copy: bool = False):
     if not cfg.tie_word_embeddings:
         yield "lm_head.weight", lin(cfg.vocab_size, H, gain=6.0)
     elif lm_head_copy:
-        yield "lm_head.weight", None          # the same bits as the embedding
+        yield "lm_head.weight", embed
 
 
 def write_safetensors(path: Path, tensors: list[tuple[str, str, tuple, bytes]]) -> None:
@@ -120,11 +125,8 @@ def make_random_model(out_dir, cfg: Qwen3Config, seed: int = 0, shard_bytes: int
     when there is more than one shard, or when index=True) and the tokenizer files."""
     d = Path(out_dir)
     d.mkdir(parents=True, exist_ok=True)
-    shards, cur, size, embed_bits = [], [], 0, None
-    for name, arr in random_tensors(cfg, seed, lm_head_copy):
-        bits = embed_bits if arr is None else encode(arr, cfg.dtype)
-        if name == "model.embed_tokens.weight":
-            embed_bits = bits
+    shards, cur, size = [], [], 0
+    for name, bits in random_tensors(cfg, seed, lm_head_copy):
         data = bits.tobytes()
         if cur and size + len(data) > shard_bytes:
             shards.append(cur)
