@@ -37,7 +37,11 @@ class Report:
 
 
 def model_dir(args) -> Path:
-    d = Path(args.model_dir or f"/tmp/kreg-bench-qwen3-{args.shape}")
+    """--model-dir as given (a real model, or one made before); else a random model of --shape in a
+    scratch folder of this script's own, made (or remade) when its config differs."""
+    if args.model_dir:
+        return Path(args.model_dir)
+    d = Path(f"/tmp/kreg-bench-qwen3-{args.shape}")
     cfg = shape_config(args.shape)
     if not (d / "config.json").is_file() or load_config(d) != cfg:
         t = time.perf_counter()
@@ -94,7 +98,7 @@ def torch_peer_row(d, cfg, prompt, new, runs):
     def step(tok, pos):
         x = g["embed"][tok]                                           # [1, H]
         c, s = cos[pos], sin[pos]
-        mask = (ar <= pos)[None, None, None, :]
+        mask = (ar <= pos)[None, None, :]
         for i, w in enumerate(L):
             h = rms(x, w["in_norm"])
             qkv = (h @ w["qkv"].T).view(Hq + 2 * Hkv, D)
@@ -102,8 +106,10 @@ def torch_peer_row(d, cfg, prompt, new, runs):
             k = rope(rms(qkv[Hq:Hq + Hkv], w["k_norm"]), c, s)
             kc[i].index_copy_(0, pos, k[None])
             vc[i].index_copy_(0, pos, qkv[Hq + Hkv:][None])
-            o = F.scaled_dot_product_attention(q[None, :, None], kc[i].transpose(0, 1)[None], vc[i].transpose(0, 1)[None],
-                                               attn_mask=mask, enable_gqa=True)
+            qg = q.view(Hkv, Hq // Hkv, D).float()                    # GQA: the query heads of each kv head
+            s_ = torch.einsum("hgd,shd->hgs", qg, kc[i].float()) * D ** -0.5
+            p_ = torch.softmax(s_.masked_fill(~mask, float("-inf")), dim=-1)
+            o = torch.einsum("hgs,shd->hgd", p_, vc[i].float()).to(torch.bfloat16)
             x = x + o.reshape(1, Hq * D) @ w["o"].T
             gu = rms(x, w["post_norm"]) @ w["gate_up"].T
             x = x + (F.silu(gu[:, :cfg.intermediate_size]) * gu[:, cfg.intermediate_size:]) @ w["down"].T
@@ -130,7 +136,11 @@ def torch_peer_row(d, cfg, prompt, new, runs):
 def hf_row(d, prompt, new, runs):
     import torch
     import transformers
-    m = transformers.AutoModelForCausalLM.from_pretrained(d, torch_dtype=torch.bfloat16).cuda().eval()
+    try:
+        m = transformers.AutoModelForCausalLM.from_pretrained(d, dtype=torch.bfloat16)
+    except TypeError:                                   # transformers before `dtype=`
+        m = transformers.AutoModelForCausalLM.from_pretrained(d, torch_dtype=torch.bfloat16)
+    m = m.cuda().eval()
     ids = torch.tensor([prompt], device="cuda")
     rates = []
     with torch.no_grad():
@@ -166,7 +176,7 @@ def main(argv=None) -> int:
         gd = GpuDevice()
         bw = copy_bandwidth(gd)
         wb = weight_bytes(cfg)
-        rep.row(f"device: {gd.rt.describe()}; Qwen3-{a.shape} shape, random bf16 weights, {a.prompt_len}-token prompt, "
+        rep.row(f"device: {gd.rt.describe()}; {d} ({cfg.num_hidden_layers} layers, hidden {cfg.hidden_size}), bf16, {a.prompt_len}-token prompt, "
                 f"{a.new} new tokens, greedy, median of {a.runs} runs")
         rep.row(f"HBM roofline: {wb / 1e9:.2f} GB of weights per token / {bw / 1e12:.2f} TB/s copy bandwidth = "
                 f"{bw / wb:.1f} tok/s")
