@@ -119,3 +119,13 @@ def test_readme_kreg_run_on_a_tiny_model_on_the_cpu(tmp_path):
     assert p.returncode == 0, p.stderr[-3000:]
     assert "profile safe-only on cpu" in p.stderr and "gemv_bf16_safe" in p.stderr and "4 tokens" in p.stderr
     assert p.stdout == tok.decode(Reference(small).greedy(tok.encode("Hello"), 4)) + "\n"
+
+
+def test_kreg_run_refuses_a_bad_model_or_device_with_a_sentence(tmp_path):
+    (tmp_path / "llama").mkdir()
+    (tmp_path / "llama" / "config.json").write_text(json.dumps({"architectures": ["LlamaForCausalLM"],
+                                                                "model_type": "llama"}))
+    p = _run(["kreg", "run", "--model", str(tmp_path / "llama"), "--prompt", "hi"], tmp_path / "home", timeout=120)
+    assert p.returncode == 2 and "unsupported architecture" in p.stderr and "Traceback" not in p.stderr
+    p = _run(["kreg", "run", "--model", str(tmp_path / "none"), "--prompt", "hi"], tmp_path / "home", timeout=120)
+    assert p.returncode == 2 and "no such model directory" in p.stderr and "Traceback" not in p.stderr
