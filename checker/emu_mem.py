@@ -245,32 +245,3 @@ def _atom(self, ins, m, *_):
             vals[idx] = old_all
         self.put(ins.args[0], vals.view(dt), t, m)
 
-
-
-@op("cp")
-def _cp_async(self, ins, m, *_):
-    """cp.async{.ca,.cg}.shared.global [dst], [src], size{, src_size}: done at once (a valid schedule: the
-    data must not be read before cp.async.wait_*); commit/wait are no-ops."""
-    if not ins.has("async") or ins.has("bulk", "tensor", "mbarrier"):
-        raise self.err("unsupported", f"cp.{'.'.join(ins.mods)}")
-    if ins.has("commit_group", "wait_group", "wait_all"):
-        return
-    size = int(ins.args[2].value)
-    idx = _lanes(self, m)
-    src = _addresses(self, ins.args[1], "global", idx)
-    dst = _addresses(self, ins.args[0], "shared", idx)
-    n_src = (np.broadcast_to(np.asarray(self.get(ins.args[3], "u32")), (self.N,))[idx].astype(np.int64)
-             if len(ins.args) > 3 else np.full(len(idx), size))
-    data = np.zeros((len(idx), size), np.uint8)
-    whole = np.flatnonzero(n_src >= size)
-    for buf, pos, off, sp, ta in self.mem_locate(ins, "global", src[whole], idx[whole], size, "read"):
-        data[whole[pos]] = buf[off[:, None] + np.arange(size)]
-        self.record(ins, sp, idx[whole[pos]], ta, size, "read")
-    for j in np.flatnonzero((n_src < size) & (n_src > 0)):      # partial copies (zero-filled tails)
-        nb = int(n_src[j])
-        for buf, pos, off, sp, ta in self.mem_locate(ins, "global", src[j:j + 1], idx[j:j + 1], nb, "read", size):
-            data[j, :nb] = buf[int(off[0]):int(off[0]) + nb]
-            self.record(ins, sp, idx[j:j + 1], ta, nb, "read")
-    for buf, pos, off, sp, ta in self.mem_locate(ins, "shared", dst, idx, size, "write"):
-        buf[off[:, None] + np.arange(size)] = data[pos]
-        self.record(ins, sp, idx[pos], ta, size, "write")

@@ -56,9 +56,11 @@ def _bar(self, ins, m, act, pc0):
 
 # ---- warp-synchronous instructions --------------------------------------------------------------------
 
-def _warp_sync(self, ins, m, act, pc0, body):
+def _warp_sync(self, ins, m, act, pc0, body, member=None):
+    """Run body for the lanes whose member mask (the last operand, or `member`) has arrived."""
     ex = act if m is None else m
-    member = self.get(ins.args[-1], "b32") if body is not _activemask else np.uint32(0xFFFFFFFF)
+    if member is None:
+        member = self.get(ins.args[-1], "b32") if body is not _activemask else np.uint32(0xFFFFFFFF)
     ready = self.warp_ready(ex, member) if body is not _activemask else ex
     waiting = ex & ~ready
     self._stalled = not ready.any()

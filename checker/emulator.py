@@ -21,14 +21,14 @@ from kreg.checker.emu_alu import ALU
 from kreg.checker.emu_ops import DT, LOCAL_BASE, SHARED_BASE, STORE, EmulatorError, EmuOpsMixin
 from kreg.registry.limits import BATCH_STEPS, SHARED_MAX_BYTES, STEP_THREADS, geometry_problems
 
-VERSION = "emu-2"               # the CPU device kind results are stored under: bump when semantics change
+VERSION = "emu-3"               # the CPU device kind results are stored under: bump when semantics change
 DEVICE_KIND = f"cpu (kreg PTX emulator {VERSION})"
 BATCH_THREADS = 1 << 15          # threads emulated at once (whole blocks)
 SHARED_WINDOW, LOCAL_WINDOW = SHARED_BASE, LOCAL_BASE
 WINDOW_SIZE = 1 << 32
 GLOBAL_BASE = 0x0000_7F00_0000_0000
 GAP = 1 << 16                    # unmapped bytes between allocations
-WARP_SYNC = {"shfl", "vote", "redux", "match", "activemask"}
+WARP_SYNC = {"shfl", "vote", "redux", "match", "activemask", "mma", "ldmatrix"}
 
 
 @dataclass

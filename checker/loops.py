@@ -15,6 +15,7 @@ import z3
 
 from . import ptx as P
 
+INT_TYPES = {"s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64", "b8", "b16", "b32", "b64"}
 NO_DEST = {"st", "red", "bar", "barrier", "bra", "ret", "exit", "membar", "fence", "prefetch", "prefetchu",
            "nanosleep", "cp"}
 
@@ -111,8 +112,9 @@ def _instrs(k, L):
 def inductions(k: P.Kernel, L: Loop, loops: dict[int, Loop]) -> dict:
     """Induction variables: r -> (its update, [(sign, step operand), ...]) where one iteration adds
     the sum of the steps to r. Either `add/sub r, r, step`, or a chain the compiler leaves when it
-    unrolls a loop: `r2 = r + s1; r3 = r2 + s2; ...; r = rn + sn`, each link executed exactly once
-    per iteration, in that order, with loop-invariant steps (k * ntid for a block-stride loop)."""
+    unrolls or rotates a loop: `r2 = r + s1; r3 = r2 + s2; ...; r = rn + sn` (a link may be a copy
+    `mov r, rn`, step 0), each link executed exactly once per iteration, in that order, with
+    loop-invariant steps (k * ntid for a block-stride loop)."""
     writers: dict[str, list] = {}
     for b, ins in _instrs(k, L):
         for r in dests(ins):
@@ -137,19 +139,66 @@ def _before(k, x, y) -> bool:
     return x.index < y.index if bx == by else bx in k._dom[by]
 
 
-def _link(ins, me, writers):
+def _link(k, L, ins, me, writers, inner):
     """(source register, sign, step) for `add/sub me, src, step` (or `add me, step, src`) with a
-    loop-invariant step, else None."""
-    if ins.op not in ("add", "sub") or len(ins.args) != 3 or ins.args[0] != P.Reg(me):
-        return None
+    loop-invariant step, or for a copy `mov me, src` (step 0: the compiler's rotated loops keep the
+    counter's next value in another register and copy it back), else None."""
     if ins.type not in ("s32", "u32", "s64", "u64", "b32", "b64"):
         return None
+    if ins.op == "mov" and len(ins.args) == 2 and ins.args[0] == P.Reg(me) and isinstance(ins.args[1], P.Reg) \
+            and ins.pred is None:
+        return ins.args[1].name, 1, P.Imm(0)
+    if ins.op not in ("add", "sub") or len(ins.args) != 3 or ins.args[0] != P.Reg(me):
+        return None
     a1, a2 = ins.args[1], ins.args[2]
-    if isinstance(a1, P.Reg) and _invariant(a2, writers):
-        return a1.name, -1 if ins.op == "sub" else 1, a2
-    if ins.op == "add" and isinstance(a2, P.Reg) and _invariant(a1, writers):
-        return a2.name, 1, a1
+    if isinstance(a1, P.Reg) and (st := _step(k, L, a2, writers, inner, ins)) is not None:
+        return a1.name, -1 if ins.op == "sub" else 1, st
+    if ins.op == "add" and isinstance(a2, P.Reg) and (st := _step(k, L, a1, writers, inner, ins)) is not None:
+        return a2.name, 1, st
     return None
+
+
+@dataclass(frozen=True)
+class Remat:
+    """A step the compiler recomputes in every iteration from loop-invariant values (rematerialised,
+    e.g. `mul.wide.s32 %rd95, %r13, 128` inside the loop): `reg` after running `instrs` (pure integer
+    arithmetic, in order) on the loop's entry state has the value it has in every iteration."""
+    reg: str
+    instrs: tuple
+
+
+PURE = {"add", "sub", "mul", "mad", "shl", "shr", "and", "or", "xor", "not", "neg", "cvt", "mov"}
+INVARIANT_SPECIALS = ("%tid", "%ntid", "%ctaid", "%nctaid")
+
+
+def _step(k, L, a, writers, inner, use, depth=0):
+    """a as a loop-invariant step operand of `use`: the operand itself (not written in the loop), or a
+    Remat when its only writer in the loop is pure integer arithmetic on invariant operands that runs
+    once in every iteration before `use` (so `use` never sees a value from an earlier iteration or from
+    before the loop); None otherwise."""
+    if _invariant(a, writers):
+        return a
+    if not isinstance(a, P.Reg) or depth > 8 or len(writers.get(a.name, ())) != 1:
+        return None
+    b, ins = writers[a.name][0]
+    if ins.op not in PURE or not ins.types or any(t not in INT_TYPES for t in ins.types) or \
+            dests(ins) != [a.name] or not _once(k, L, b, ins, inner) or not _before_strict(k, ins, use):
+        return None
+    pre = []
+    for x in ins.args[1:]:
+        if isinstance(x, P.Special) and x.name in INVARIANT_SPECIALS:
+            continue
+        got = _step(k, L, x, writers, inner, ins, depth + 1)
+        if got is None:
+            return None
+        if isinstance(got, Remat):
+            pre += [i for i in got.instrs if i not in pre]
+    return Remat(a.name, tuple(pre) + (ins,))
+
+
+def _before_strict(k, x, y) -> bool:
+    """x runs before y in every iteration (x is not y)."""
+    return x is not y and _before(k, x, y)
 
 
 def _chain(k, L, r, writers, inner, max_links=32):
@@ -162,7 +211,7 @@ def _chain(k, L, r, writers, inner, max_links=32):
     w = P.TYPES[k.regs[r]]
     for _ in range(max_links):
         me = dests(cur)[0]
-        got = _link(cur, me, writers)
+        got = _link(k, L, cur, me, writers, inner)
         if got is None or P.TYPES[k.regs[me]] != w:
             return None
         src, sign, step = got
@@ -231,9 +280,13 @@ def summarize(ex, st0, L: Loop, outer):
     B = barriers_per_iteration(k, L) if has_bar else 0
     has_wsync = any(_is_warp_sync(ins) for _, ins in _instrs(k, L))
     BW = barriers_per_iteration(k, L, _is_warp_sync) if has_wsync else 0
+    has_async = any(_is_async_event(ins) for _, ins in _instrs(k, L))
+    BA = barriers_per_iteration(k, L, _is_async_event) if has_async else 0
+    hwait = header_wait(k, L)
     line = k.instrs[k.blocks[L.header].start].line
     tags = {r: st0.tags.get(r) for r in written}
     tr = ex.trace
+    _complete_at_header(ex, st0, hwait)     # copies pending on entry, at iteration 0's header wait
     for attempt in range(4):
         marks = (len(tr.accesses), len(tr.branches), len(tr.obligations), len(tr.defs))
         first_sym = len(ex.created)
@@ -249,7 +302,12 @@ def summarize(ex, st0, L: Loop, outer):
             init = ex.read(st0, r)
             step = z3.BitVecVal(0, w)
             for sign, stepop in steps:
-                sx, stag = ex.operand(st0, stepop, w, signed=True)
+                at = st0
+                if isinstance(stepop, Remat):          # recomputed in the loop from invariant values
+                    for i in stepop.instrs:
+                        at = ex.step(at, i)
+                    stepop = P.Reg(stepop.reg)
+                sx, stag = ex.operand(at, stepop, w, signed=True)
                 if stag is not None:
                     raise Unsupported(f"pointer-valued loop step at line {ins.line}")
                 step = step + sx if sign > 0 else step - sx
@@ -275,6 +333,11 @@ def summarize(ex, st0, L: Loop, outer):
             hs.wepoch = ex.fresh(f"wepoch{L.header}", 64)
         elif BW:
             hs.wepoch = st0.wepoch + z3.ZeroExt(64 - kw, kk) * BW
+        if BA is None:
+            hs.aseq = ex.fresh(f"aseq{L.header}", 64)
+        elif BA:
+            hs.aseq = st0.aseq + z3.ZeroExt(64 - kw, kk) * BA
+        hs.pending = ()       # those pending on entry: completed below, or never (free: they land any time)
         hs.pc = z3.And(st0.pc, ok, *inv)
         L2 = Loop(L.header, L.body, L.latches)
         ex.run(hs, L.header, -1, L2, enter=True)
@@ -302,6 +365,8 @@ def summarize(ex, st0, L: Loop, outer):
             tr.obligations.append((z3.And(bs.pc, z3.Not(_in_range(nxt, w))),
                                    f"induction variable {r} of loop at line {line} may wrap around "
                                    f"({ins.text.strip()})"))
+    for bs in L2.back:          # copies pending at a back edge: the next iteration's header wait
+        _complete_at_header(ex, bs, hwait)
     new_syms = ex.created[first_sym:]
     cont = z3.Or(*[bs.pc for bs in L2.back]) if L2.back else z3.BoolVal(False)
     sub = [(kk, kk - 1)]
@@ -312,6 +377,45 @@ def summarize(ex, st0, L: Loop, outer):
     history = [_counted_exit(ex, st0, L, ind, widths, kk, kw)]
     tr.defs.append(ok == z3.Or(kk == 0, z3.And(kk != 0, prev, *history)))
     return L2.exits
+
+
+def _is_async_event(ins):
+    """An instruction that advances the async counter (symbolic State.aseq): a cp.async issue or wait."""
+    return ins.op == "cp" and "async" in ins.mods and "commit_group" not in ins.mods
+
+
+def header_wait(k: P.Kernel, L: Loop):
+    """(barriers, async events, commit groups closed, groups the wait leaves pending or None for wait_all)
+    before and at the first cp.async wait of the loop's header block, which every iteration executes
+    first (unpredicated, as everything before it must be); None if there is no such wait."""
+    blk = k.blocks[L.header]
+    bars = events = commits = 0
+    for i in range(blk.start, blk.end):
+        ins = k.instrs[i]
+        counted = _is_barrier(ins) or _is_async_event(ins) or ins.op == "cp"
+        if counted and ins.pred is not None:
+            return None
+        if ins.op == "cp" and ("wait_all" in ins.mods or "wait_group" in ins.mods):
+            if "wait_group" in ins.mods and not isinstance(ins.args[0], P.Imm):
+                return None
+            return bars, events + 1, commits, None if "wait_all" in ins.mods else int(ins.args[0].value)
+        bars += _is_barrier(ins)
+        events += _is_async_event(ins)
+        commits += ins.op == "cp" and "commit_group" in ins.mods
+        if _is_warp_sync(ins) or (_is_barrier(ins) and (ins.args and not isinstance(ins.args[0], P.Imm))):
+            return None
+    return None
+
+
+def _complete_at_header(ex, st, hwait):
+    """The copies pending in st (at the header's entry) that the header's wait completes, with the
+    epoch and async count it runs at: a barrier counted in st.epoch adds one, as in semantics.py."""
+    if hwait is None:
+        return
+    bars, events, commits, left = hwait
+    for a, n in st.pending:
+        if left is None or n + commits >= left + 1:
+            ex.complete(a, st.pc, st.epoch + bars, st.aseq + events)
 
 
 def _counted_exit(ex, st0, L, ind, widths, kk, kw):

@@ -24,7 +24,9 @@ from .loops import Unsupported
 from .symbolic import Executor, is_block_barrier, is_warp_sync
 from .witness import replay
 
-CHECKER_VERSION = "prover-0.4"   # 0.4: per-query z3 resource limits (deterministic), wall clock only a guard
+CHECKER_VERSION = "prover-0.6"   # 0.6: cp.async (pending shared writes), ldmatrix, mma, exact bfe/bfi (helper gemm)
+                                 # 0.5: counters copied back by mov, steps recomputed in loops; queries combined per buffer
+                                 # 0.4: per-query z3 resource limits (deterministic), wall clock only a guard
                                  # 0.3: address-based buffer attribution, early exits, __syncwarp, ...
 ASSUMPTIONS = ("pointer params are distinct, non-overlapping buffers of the sizes their shapes give, "
                "256-byte aligned (extern shared arrays all alias the dynamic shared memory); launch geometry "
@@ -373,17 +375,43 @@ class _Threads:
         def lin(t):
             return t[0] + t[1] * bx + t[2] * bx * by      # < 1024: no wrap
         self.same_warp = z3.And(self.same_block, z3.LShR(lin(tid_a), 5) == z3.LShR(lin(tid_b), 5))
+        self.same_thread = z3.And(self.same_block, *[tid_a[i] == tid_b[i] for i in range(3)])
         self.warp_sync = False      # full-mask bar.warp.sync proven to be executed convergently
 
     def unordered(self, a, b2, shared):
         """No barrier orders access a of A and b2 of B. Accesses in different block-barrier epochs are
-        ordered within a block (barrier safety makes the epochs line up). So are two threads of one
-        warp in different warp-sync counts, once every full-mask bar.warp.sync is known to be reached
-        by the whole warp alike (the n-th sync of A is the n-th of B, and orders memory among them)."""
-        same = a.epoch == b2.epoch
-        if self.warp_sync:
+        ordered within a block (barrier safety makes the epochs line up); a cp.async shared write spans
+        the epochs from its issue to the wait that completes it (Access.end), so it is unordered with
+        every access of another thread of the block in that span. Two threads of one warp in different
+        warp-sync counts are ordered too, once every full-mask bar.warp.sync is known to be reached by
+        the whole warp alike (the n-th sync of A is the n-th of B, and orders memory among them)."""
+        if a.end is None and b2.end is None:
+            same = a.epoch == b2.epoch
+        else:
+            same = z3.And(z3.ULE(a.epoch, _end(b2)), z3.ULE(b2.epoch, _end(a)))
+        if self.warp_sync and a.end is None and b2.end is None:
             same = z3.And(same, z3.Not(z3.And(self.same_warp, a.wepoch != b2.wepoch)))
         return z3.And(self.same_block, same) if shared else z3.Or(z3.Not(self.same_block), same)
+
+    def own_pending(self, a, b2):
+        """A and B are one thread and one of the two accesses is a cp.async write of it still pending at
+        the other (issued before it, by the thread's async count, and not yet completed by a wait): the
+        thread's own access is not ordered with its own copy. Never an access against itself (the same
+        instruction needs another loop iteration)."""
+        cases = []
+        for w, r in ((a, b2), (b2, a)):
+            if w.end is not None:
+                cases.append(z3.And(z3.ULE(w.aseq, r.aseq), z3.ULT(r.aseq, w.aseq_end)))
+        if not cases:
+            return z3.BoolVal(False)
+        other = z3.BoolVal(True)
+        if a.instr.index == b2.instr.index:
+            other = z3.Or(*[u != v for u, v in zip(a.loop_ks, b2.loop_ks)]) if a.loop_ks else z3.BoolVal(False)
+        return z3.And(self.same_thread, other, z3.Or(*cases))
+
+
+def _end(a):
+    return a.epoch if a.end is None else a.end
 
 
 def _sync_queries(ta, tb, th, warp):
@@ -547,7 +575,10 @@ def _races(qs, ta, tb, just, bufs, disjoint, th):
 
 def _race(a, b2, c, tagged, disjoint, th):
     ov = z3.And(z3.ULT(a.addr, b2.addr + b2.width), z3.ULT(b2.addr, a.addr + a.width))
-    f = z3.And(a.pc, b2.pc, ov, th.unordered(a, b2, c.kind == "shared"), th.distinct)
+    who = z3.And(th.unordered(a, b2, c.kind == "shared"), th.distinct)
+    if a.end is not None or b2.end is not None:
+        who = z3.Or(who, th.own_pending(a, b2))
+    f = z3.And(a.pc, b2.pc, ov, who)
     info = {"acc": [a, b2], "buf": c}
     if tagged:
         return _Q(f, f"{a.kind}/{b2.kind} conflict on {c.name}", info)
@@ -556,11 +587,28 @@ def _race(a, b2, c, tagged, disjoint, th):
               "(by address)", info)
 
 
-def _decide(prop, qs, solver, env, cases, approx) -> Verdict:
-    pending = []
-    if len(qs) > 1 and solver.ints.refutes(z3.Or(*[q.formula for q in qs]), max(200, solver.timeout_ms // 3)):
-        return Verdict("proven", "all-dims", None)          # all at once: one solver instead of many
+def _by_buffer(qs) -> list[list]:
+    """The queries grouped by the buffer they are about (in first-seen order; those about no buffer
+    together)."""
+    groups: dict = {}
     for q in qs:
+        b = q.info.get("buf")
+        groups.setdefault(None if b is None else b.name, []).append(q)
+    return list(groups.values())
+
+
+def _decide(prop, qs, solver, env, cases, approx) -> Verdict:
+    pending, left, combine = [], [], True
+    # the queries of one buffer at once: one solver instead of many (all of a property's queries in one
+    # disjunction drown a solver when a kernel has hundreds of shared-memory pairs); after one group that
+    # does not close, the rest go one by one, so this costs at most one failed attempt, as before
+    for group in _by_buffer(qs):
+        if combine and len(group) > 1:
+            if solver.ints.refutes(z3.Or(*[q.formula for q in group]), max(200, solver.timeout_ms // 3)):
+                continue
+            combine = False
+        left += group
+    for q in left:
         if solver.ints.refutes(q.formula, max(200, solver.timeout_ms // 6)):
             continue
         r, model, msg = solver.check(q.formula, timeout_ms=max(200, solver.timeout_ms // 10))

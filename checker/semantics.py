@@ -103,7 +103,13 @@ def execute(ex, st, ins: P.Instr, guard):
     if op in ("bar", "barrier"):
         return _barrier(ex, st, ins, guard)
     if op == "cp":
-        raise Unsupported(f"asynchronous copies are not modelled: {ins.text.strip()}")
+        return _cp_async(ex, st, ins, guard)
+    if op == "ldmatrix":
+        return _ldmatrix(ex, st, ins, guard)
+    if op == "mma":          # a warp collective: each result depends on every lane's fragments
+        return _havoc_dests(ex, st, ins, guard)
+    if op in ("bfe", "bfi") and _bit_field(ex, st, ins, guard):
+        return
     if op in HAVOC:
         return _havoc_dests(ex, st, ins, guard)
     if op in PURE_UF:
@@ -380,3 +386,97 @@ def _warp_sync(ex, st, ins, guard):
         st.wepoch = z3.If(guard, st.wepoch + 1, st.wepoch)
     else:
         st.wepoch = st.wepoch + 1
+
+
+# ---- bit fields with constant position and length --------------------------------------------------------
+
+def _bit_field(ex, st, ins, guard) -> bool:
+    """bfe / bfi whose position and length are immediates (as NVRTC emits them): exact. False (left to
+    the uninterpreted function) for register positions or lengths or other widths."""
+    t = ins.type
+    if t not in ("u32", "s32", "b32", "u64", "s64", "b64"):
+        return False
+    w = P.TYPES[t]
+    pos_len = ins.args[-2:]
+    if not all(isinstance(x, P.Imm) and not x.is_float for x in pos_len):
+        return False
+    pos, ln = (int(x.value) & 0xFF for x in pos_len)
+    if ins.op == "bfe":
+        if ln == 0 or pos + ln > w:       # a field past the register's top: left to the function
+            return False
+        a = ex.operand(st, ins.args[1], w)[0]
+        r = fit(z3.Extract(pos + ln - 1, pos, a), w, t[0] == "s")
+    else:
+        a = ex.operand(st, ins.args[1], w)[0]
+        b = ex.operand(st, ins.args[2], w)[0]
+        if ln == 0 or pos >= w:
+            r = b
+        else:
+            n = min(ln, w - pos)
+            mask = ((1 << n) - 1) << pos
+            r = (b & bv(~mask, w)) | ((a << bv(pos, w)) & bv(mask, w))
+    ex.write(st, ins.args[0], r, None, guard)
+    return True
+
+
+# ---- tensor-core fragments and asynchronous copies ---------------------------------------------------------
+
+def _ldmatrix(ex, st, ins, guard):
+    """ldmatrix.sync.aligned.m8n8.x{1,2,4}{.trans}.shared.b16: a warp-collective shared read in which lane
+    l < 8 * num supplies the address of one 16-byte row (the lanes above supply none); each thread is
+    recorded reading the row at its own address, so the two-thread quantification covers the union. The
+    values are other lanes' rows: fresh."""
+    num = next((int(m[1]) for m in ins.mods if m in ("x1", "x2", "x4")), None)
+    if num is None or ins.space not in ("shared",) or "m8n8" not in ins.mods:
+        raise Unsupported(f"ldmatrix form: {ins.text.strip()}")
+    addr, tag = _address(ex, st, ins.args[1])
+    lane = ex.special["%laneid"]
+    supplies = z3.ULT(lane, bv(8 * num, 32))
+    ex.record(st, ins, "read", tag, addr, 16, supplies if guard is None else z3.And(guard, supplies))
+    _havoc_dests(ex, st, ins, guard)
+
+
+def _cp_async(ex, st, ins, guard):
+    """cp.async{.ca,.cg}.shared.global [dst], [src], size{, src_size}: the global source is read at issue
+    (when src_size is a register, under src_size != 0: the full size, an over-approximation of a
+    partial copy); the shared write is pending (symbolic.Executor.record) until a wait completes it:
+    cp.async.wait_all completes every copy of the thread, cp.async.wait_group N those with more than N
+    commit groups closed since their issue (counted along the path; the fewest where paths merge).
+    Waits and issues advance the thread's async counter st.aseq (the program order of a copy against
+    this thread's own accesses)."""
+    if "async" not in ins.mods or any(m in ins.mods for m in ("bulk", "tensor", "mbarrier", "reduce")):
+        raise Unsupported(f"asynchronous copy form: {ins.text.strip()}")
+    if "commit_group" in ins.mods:
+        if guard is not None:
+            raise Unsupported(f"predicated commit: {ins.text.strip()}")
+        st.pending = tuple((a, n + 1) for a, n in st.pending)
+        return
+    if "wait_all" in ins.mods or "wait_group" in ins.mods:
+        if guard is not None:
+            raise Unsupported(f"predicated wait: {ins.text.strip()}")
+        st.aseq = st.aseq + 1
+        keep = need = None
+        if "wait_group" in ins.mods:
+            if not isinstance(ins.args[0], P.Imm):
+                raise Unsupported(f"wait_group without an immediate: {ins.text.strip()}")
+            need = int(ins.args[0].value) + 1
+        keep = []
+        for a, n in st.pending:
+            if need is None or n >= need:
+                ex.complete(a, st.pc, st.epoch, st.aseq)
+            else:
+                keep.append((a, n))
+        st.pending = tuple(keep)
+        return
+    if ins.space != "shared" or "global" not in ins.mods or len(ins.args) < 3 or not isinstance(ins.args[2], P.Imm):
+        raise Unsupported(f"asynchronous copy form: {ins.text.strip()}")
+    size = int(ins.args[2].value)
+    st.aseq = st.aseq + 1
+    src, stag = _address(ex, st, ins.args[1])
+    rguard = guard
+    if len(ins.args) > 3:
+        n = ex.operand(st, ins.args[3], 32)[0]
+        rguard = n != 0 if guard is None else z3.And(guard, n != 0)
+    ex.record(st, ins, "read", stag, src, size, rguard)
+    dst, dtag = _address(ex, st, ins.args[0])
+    ex.record(st, ins, "write", dtag, dst, size, guard, pending=True)

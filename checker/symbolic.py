@@ -41,8 +41,13 @@ class Access:
     width: int           # bytes
     pc: z3.BoolRef
     epoch: z3.ExprRef
-    wepoch: z3.ExprRef = None
     wepoch: z3.ExprRef = None     # full-mask bar.warp.sync executed so far
+    aseq: z3.ExprRef = None       # cp.async issues and waits executed so far (program order among them)
+    loop_ks: tuple = ()           # the iteration counts of the loops around it
+    # an asynchronous copy's shared write (cp.async) may land at any point from its issue (epoch, aseq)
+    # until the wait that completes it (end, aseq_end): fresh symbols, fixed where the wait is known
+    end: z3.ExprRef = None
+    aseq_end: z3.ExprRef = None
 
 
 @dataclass
@@ -65,10 +70,12 @@ class State:
     epoch: z3.ExprRef
     loop_ks: tuple = ()
     wepoch: z3.ExprRef = None
+    aseq: z3.ExprRef = None
+    pending: tuple = ()           # (Access of a cp.async shared write, commit groups closed since its issue)
 
     def copy(self, pc=None):
         return State(dict(self.regs), dict(self.tags), self.pc if pc is None else pc, self.epoch, self.loop_ks,
-                     self.wepoch)
+                     self.wepoch, self.aseq, self.pending)
 
 
 @dataclass
@@ -135,7 +142,7 @@ class Executor:
 
     # ---- entry ----------------------------------------------------------------------------------
     def run_kernel(self) -> Trace:
-        st = State({}, {}, z3.BoolVal(True), bv(0, 64), (), bv(0, 64))
+        st = State({}, {}, z3.BoolVal(True), bv(0, 64), (), bv(0, 64), bv(0, 64))
         if self.k.blocks:
             self.run(st, 0, -1, None)
         return self.trace
@@ -243,12 +250,13 @@ class Executor:
                 regs[r] = out
             # a path where r is undefined counts as untagged: the alternatives must cover every path
             tags[r] = ts.pop() if len(ts) == 1 else self.alt_tag([(c, s.tags.get(r)) for c, s in sel_states])
-        ep = wp = None
+        ep = wp = aq = None
         for c, s in reversed(sel_states):
             ep = s.epoch if ep is None else (ep if ep.eq(s.epoch) else z3.If(c, s.epoch, ep))
             wp = s.wepoch if wp is None else (wp if wp.eq(s.wepoch) else z3.If(c, s.wepoch, wp))
+            aq = s.aseq if aq is None else (aq if aq.eq(s.aseq) else z3.If(c, s.aseq, aq))
         ks = sel_states[0][1].loop_ks
-        return State(regs, tags, pc, ep, ks, wp)
+        return State(regs, tags, pc, ep, ks, wp, aq, merge_pending([s.pending for _, s in sel_states]))
 
     def alt_tag(self, choices):
         """A tag for a value that points into buffer t_i when c_i holds (c_i disjoint)."""
@@ -354,11 +362,33 @@ class Executor:
         execute(self, st, ins, guard)
         return st
 
-    def record(self, st, ins, kind, buf, addr, width, guard):
+    def record(self, st, ins, kind, buf, addr, width, guard, pending=False):
+        """Record an access; pending: a cp.async shared write, which lands by the wait that completes it
+        (its end is fixed there, checker/semantics.py; left free, it may land any time later)."""
         pc = st.pc if guard is None else z3.And(st.pc, guard)
         for c, b in self.resolve(buf):
-            self.trace.accesses.append(Access(ins, kind, b, addr, width, pc if c is None else z3.And(pc, c),
-                                              st.epoch, st.wepoch))
+            a = Access(ins, kind, b, addr, width, pc if c is None else z3.And(pc, c), st.epoch, st.wepoch, st.aseq,
+                       st.loop_ks)
+            if pending:
+                a.end, a.aseq_end = self.fresh(f"cp_end{ins.index}", 64), self.fresh(f"cp_aseq{ins.index}", 64)
+                self.trace.defs += [z3.ULE(a.epoch, a.end), z3.ULT(a.aseq, a.aseq_end)]
+                st.pending = st.pending + ((a, 0),)
+            self.trace.accesses.append(a)
+
+    def complete(self, a, pc, epoch, aseq):
+        """The pending copy a lands by this point (epoch, aseq) wherever pc and its own issue hold."""
+        self.trace.defs.append(z3.Implies(z3.And(a.pc, pc), z3.And(a.end == epoch, a.aseq_end == aseq)))
+
+
+def merge_pending(lists):
+    """The copies pending on any of the merged paths; each counts the fewest commit groups closed since
+    its issue among the paths that carry it (a path that did not issue it has no say)."""
+    out: dict[int, tuple] = {}
+    for lst in lists:
+        for a, n in lst:
+            old = out.get(id(a))
+            out[id(a)] = (a, n if old is None else min(n, old[1]))
+    return tuple(out.values())
 
 
 def _group(outs, ex):

@@ -56,10 +56,13 @@ SHARED_BYTES = 64 << 20      # a partly-touched input this large is drawn once p
 _shared: dict[tuple, np.ndarray] = {}
 
 
-def make_inputs(op: Op, variant: Variant, dims: dict[str, int], rng: np.random.Generator) -> dict[str, np.ndarray]:
+def make_inputs(op: Op, variant: Variant, dims: dict[str, int], rng: np.random.Generator,
+                draw: int | None = None) -> dict[str, np.ndarray]:
     """Seeded inputs for every readable param as the dtype's bits (storage type), shaped as the op says:
     floats are standard normal values rounded to the dtype (chunk by chunk, each chunk from its own child
-    seed, on a thread pool); index params draw from their `values` range. A float input the op touches
+    seed, on a thread pool); index params draw from their `values` range, with the range's ends as edge
+    values when `draw` is given (see index_values: a device-scalar length such as attention_decode's n is
+    then S in a case's first launch, and 1 or a uniform draw in its second). A float input the op touches
     only in part (its `traffic` entry: a gathered table, a KV cache) of SHARED_BYTES or more is drawn
     once per shape and reused by later draws (cases, and the fresh inputs of launch 2, whose index params
     are drawn afresh so they touch other rows): drawing a 1.5 GB table per launch cost minutes per variant."""
@@ -69,7 +72,7 @@ def make_inputs(op: Op, variant: Variant, dims: dict[str, int], rng: np.random.G
         shape = op.shape(name, dims)
         dt = op.dtype_of(name, variant.types)
         if p.values is not None:
-            vals = index_values(op, name, dims, rng, shape)
+            vals = index_values(op, name, dims, rng, shape, draw)
         elif is_float(dt):
             seed = int(rng.integers(1 << 63))
             key = (op.name, name, dt, tuple(shape))
@@ -89,11 +92,23 @@ def make_inputs(op: Op, variant: Variant, dims: dict[str, int], rng: np.random.G
     return out
 
 
-def index_values(op: Op, name: str, dims: dict[str, int], rng: np.random.Generator, shape) -> np.ndarray:
-    """Uniform draws from an index param's `values` range (zeros if the range is empty)."""
+def index_values(op: Op, name: str, dims: dict[str, int], rng: np.random.Generator, shape,
+                 draw: int | None = None) -> np.ndarray:
+    """Uniform draws from an index param's `values` range (zeros if the range is empty). With `draw`
+    (a case's launches count it from 0) the first element takes an end of the range: the top in draw 0,
+    the bottom in half of the draws 1 (seeded; the others stay uniform, so middle values are seen too)."""
     p = op.params[name]
     lo, hi = int(p.values[0](dims)), int(p.values[1](dims))
-    return rng.integers(lo, hi + 1, size=shape) if hi >= lo else np.zeros(shape, dtype=np.int64)
+    if hi < lo:
+        return np.zeros(shape, dtype=np.int64)
+    vals = rng.integers(lo, hi + 1, size=shape)
+    if draw is not None and vals.size:
+        flat = vals.reshape(-1)
+        if draw == 0:
+            flat[0] = hi
+        elif draw == 1 and rng.random() < 0.5:
+            flat[0] = lo
+    return vals
 
 
 BLOCK = 1 << 15

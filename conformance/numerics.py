@@ -239,7 +239,7 @@ def run_case(device: Device, module, variant: Variant, op: Op, case: str, dims: 
         res.failures.append(f"cannot bind the launch: {e}")
         return res
     try:
-        a = make_inputs(op, variant, dims, rng)
+        a = make_inputs(op, variant, dims, rng, draw=0)
         run.write_inputs(a)
         run.poison(0)
         run.launch(observe=True)
@@ -249,7 +249,7 @@ def run_case(device: Device, module, variant: Variant, op: Op, case: str, dims: 
         res.failures += run.check_outputs("launch 1", want_a, 0, res.outputs)
         first = {n: run.output_bits(n) for n in output_params(op)}
 
-        b = make_inputs(op, variant, dims, rng)
+        b = make_inputs(op, variant, dims, rng, draw=1)
         run.write_inputs(b)
         run.launch()
         res.failures += run.integrity("launch 2 (fresh inputs)")

@@ -141,3 +141,43 @@ def argmax(logits, **_):
         first = np.argmax(hit, axis=-1)
         return {"out": np.where(hit[np.arange(x.shape[0]), first], first, 0)}
     return _by_rows(rows, logits=logits)
+
+
+# ---- flash-decoding: splits and their merge --------------------------------------------------------
+
+def split_bounds(n: int, P: int) -> list[tuple[int, int]]:
+    """The positions [lo, hi) of each of the P splits of n cached positions: C = cdiv(n, P) each."""
+    C = -(-n // P)
+    return [(min(n, p * C), min(n, (p + 1) * C)) for p in range(P)]
+
+
+@reference
+def attention_decode(q, k_cache, v_cache, n, Hq, Hkv, P, scale=0.08838834764831845, **_):
+    """Per split and query head: lse = ln(sum exp(s_j)) and the softmax-weighted mean of v over the
+    split's positions (-inf and 0 for an empty split), s_j = scale * q . k_j in float64."""
+    n, G = int(np.asarray(n).ravel()[0]), Hq // Hkv
+    q = _f64(q).reshape(Hkv, G, HEAD_DIM)
+    scale = float(np.float32(scale))          # the value the kernel receives
+    o = np.zeros((P, Hq, HEAD_DIM))
+    lse = np.full((P, Hq), -np.inf)
+    for p, (lo, hi) in enumerate(split_bounds(n, P)):
+        if hi <= lo:
+            continue
+        k, v = _f64(k_cache[lo:hi]), _f64(v_cache[lo:hi])            # [C, Hkv, 128]
+        s = scale * np.einsum("gqd,jgd->gqj", q, k)                  # [Hkv, G, C]
+        m = s.max(axis=-1, keepdims=True)
+        w = np.exp(s - m)
+        tot = w.sum(axis=-1)
+        o[p] = (np.einsum("gqj,jgd->gqd", w, v) / tot[..., None]).reshape(Hq, HEAD_DIM)
+        lse[p] = (m[..., 0] + np.log(tot)).reshape(Hq)
+    return {"o_part": o, "lse_part": lse}
+
+
+@reference
+def attention_merge(o_part, lse_part, **_):
+    """Splits weighted by exp(lse - max lse); a split with lse = -inf has weight 0 (its o_part unread)."""
+    lse = _f64(lse_part)
+    m = lse.max(axis=0)
+    w = np.exp(lse - m)                                           # 0 where lse = -inf
+    o = np.where(w[..., None] > 0, _f64(o_part), 0.0)
+    return {"out": (w[..., None] * o).sum(axis=0) / w.sum(axis=0)[..., None]}

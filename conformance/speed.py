@@ -95,7 +95,7 @@ def time_case(dev: GpuDevice, module, variant: Variant, op: Op, dims: dict[str, 
     shared, set_bytes, touched, nsets = plan_sets(op, variant, dims, sizes, arena_bytes or 2 * dev.l2_bytes)
     pad = {n: _padded(s) for n, s in sizes.items()}
     rng = np.random.default_rng(seed)
-    first = make_inputs(op, variant, dims, rng)
+    first = make_inputs(op, variant, dims, rng, draw=0)      # index ranges' tops: n = S for a cache length
     image = np.zeros(set_bytes, dtype=np.uint8)   # one set's bytes: inputs and poisoned outputs
     shared_image = np.zeros(sum(pad[n] for n in shared) or 256, dtype=np.uint8)
     offsets, off, soff = {}, 0, 0

@@ -512,7 +512,8 @@ def _load_vendor(v: _V, path: Path, ops: dict[str, Op]) -> Variant:
         v.fail(f"{library} has no routine for op {opname} (it has: "
                f"{', '.join(o for lib, o in ROUTINES if lib == library)})", "library")
     types = _load_types(v, op)
-    args = tuple(Arg(param=a) if a in op.params else Arg(expr=parse(a)) for a in ROUTINES[(library, opname)])
+    buffers, dims = ROUTINES[(library, opname)]
+    args = tuple(Arg(param=a) for a in buffers) + tuple(Arg(expr=parse(d)) for d in dims)
     launch = Launch(routine(library, opname), args, (parse(1),), (parse(1),), parse(0))
     det = v.get("deterministic", True)
     if not isinstance(det, bool):

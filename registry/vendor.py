@@ -3,9 +3,9 @@
 safe-only, and is run only where its library is (the GPU); kreg.runtime.vendor calls it."""
 from __future__ import annotations
 
-ROUTINES: dict[tuple[str, str], tuple[str, ...]] = {
-    ("cublas", "gemv"): ("W", "x", "y", "N", "K"),
-    ("cublas", "gemm"): ("X", "W", "Y", "T", "N", "K"),
+ROUTINES: dict[tuple[str, str], tuple[tuple[str, ...], tuple[str, ...]]] = {   # (buffers, then dims)
+    ("cublas", "gemv"): (("W", "x", "y"), ("N", "K")),
+    ("cublas", "gemm"): (("X", "W", "Y"), ("T", "N", "K")),
 }
 LIBRARIES = tuple(sorted({lib for lib, _ in ROUTINES}))
 

@@ -18,9 +18,10 @@ _CUDA_TYPE = {"bf16": 14, "f16": 2}          # cudaDataType: CUDA_R_16BF, CUDA_R
 _COMPUTE_32F, _GEMM_DEFAULT, _OP_N, _OP_T = 68, -1, 0, 1
 
 
-def _params(args: tuple[str, ...]) -> list[P.Param]:
-    """Pointers for tensors (lower-case names are op params here), s32 for dims (upper case)."""
-    return [P.Param(a, "s32", 4, 4) if a.isupper() else P.Param(a, "u64", 8, 8) for a in args]
+def signature(library: str, op: str) -> list[P.Param]:
+    """The routine's params as binding sees a kernel's: a u64 pointer per buffer, then an s32 per dim."""
+    buffers, dims = ROUTINES[(library, op)]
+    return [P.Param(b, "u64", 8, 8) for b in buffers] + [P.Param(d, "s32", 4, 4) for d in dims]
 
 
 class VendorModule:
@@ -36,8 +37,8 @@ class VendorModule:
         self.version = _version(device, library)
         self.sha256 = hashlib.sha256(f"vendor:{library}:{self.version}".encode()).hexdigest()
         self.parsed = self
-        self._kernels = {routine(lib, op): VendorKernel(self, routine(lib, op), op, args)
-                         for (lib, op), args in ROUTINES.items() if lib == library}
+        self._kernels = {routine(lib, op): VendorKernel(self, routine(lib, op), op)
+                         for lib, op in ROUTINES if lib == library}
 
     def kernel(self, entry: str) -> VendorKernel:
         if entry not in self._kernels:
@@ -49,9 +50,9 @@ class VendorModule:
 
 
 class VendorKernel:
-    def __init__(self, module: VendorModule, entry: str, op: str, args: tuple[str, ...]):
+    def __init__(self, module: VendorModule, entry: str, op: str):
         self.module, self.entry, self.op = module, entry, op
-        self.params = _params(args)
+        self.params = signature(module.library, op)
 
     def launch(self, config, *args, stream=None):
         """Run (or, while the stream captures, record) the routine on the stream."""

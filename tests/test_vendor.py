@@ -105,3 +105,25 @@ def test_cublas_passes_the_numerics_checks_on_the_gpu(name):
     small |= {f"seeded-{i}": d for i, d in enumerate(ragged_dims(op, e.variant, 3, 1 << 20, seed=1))}
     num = run_numerics(open_device("gpu"), None, e.variant, op, small)
     assert num.status == "pass", num.failures()
+
+
+@pytest.mark.parametrize("name", ["gemv_bf16_cublas", "gemm_f16_cublas"])
+def test_a_vendor_launch_binds_as_its_routine_takes_it(name):
+    """bind() against the routine's signature (what the GPU's VendorModule exposes): pointers for the
+    buffers, 32-bit dims, in the order runtime/vendor.py passes them to cublasGemmEx."""
+    import numpy as np
+    from types import SimpleNamespace
+    from kreg.checker.bind import bind
+    from kreg.runtime.vendor import signature
+    cat = load_catalog()
+    e = cat.find(name)
+    op = cat.ops[e.op]
+    params = signature(e.variant.library, e.op)
+    module = SimpleNamespace(kernel=lambda entry: SimpleNamespace(params=params))
+    dims = next(iter(op.cases.values()))
+    ptrs = {p: 4096 * (i + 1) for i, p in enumerate(op.params)}
+    (bl,) = bind(e.variant, op, module, dims, ptrs)
+    n_buf = sum(1 for p in params if p.type == "u64")
+    assert [int(a) for a in bl.args[:n_buf]] == [ptrs[p.name] for p in params[:n_buf]]
+    assert [int(a) for a in bl.args[n_buf:]] == [dims[p.name] for p in params[n_buf:]]
+    assert all(type(a) is np.int32 for a in bl.args[n_buf:])

@@ -1,0 +1,166 @@
+// Safe flash-decoding split (entries attention_decode_bf16, attention_decode_f16). Block (z, p, g) owns
+// split p of KV head g for the query heads g*G + z*HB + h, h < HB (G = Hq / Hkv): rows of o_part[p] and
+// entries of lse_part[p] that no other block writes. The split covers positions [p*C, min(n, p*C + C)),
+// C = cdiv(n, P), n = n_ptr[0] (1 <= n <= S). Half-warp f (of 8) reads positions p*C + it*8U + f*U + u,
+// u < U: lane l of it loads the 16-byte slice l*8 .. l*8+7 of the K and V rows (16 lanes cover a
+// 256-byte head row) and keeps, per query head, an online softmax in fp32 (base 2: scores times
+// scale*log2(e)): running max, sum of weights, and its 8 dims of the weighted V sum. The two halves of a
+// warp merge through shuffles, the 4 warps through shared memory after one barrier, in a fixed order
+// (identical bits on every launch); thread t then owns dim t of every head's o_part row, thread 0 the
+// lse. An empty split writes o 0 and lse -inf.
+#include "kreg_own.cuh"
+
+#define KREG_INF __int_as_float(0x7f800000)
+
+#ifndef KREG_U
+#define KREG_U 2          // positions per half-warp per iteration (loads in flight)
+#endif
+#ifndef KREG_HB
+#define KREG_HB 4         // query heads per block (the grid's x dim covers G in batches of HB)
+#endif
+constexpr int U = KREG_U, HB = KREG_HB, WARPS = 4, HALVES = 2 * WARPS, D = 128;
+#define LOG2E 1.4426950408889634f
+#define LN2 0.6931471805599453f
+
+// Online-softmax state of one lane for one query head: max and weight sum (base 2), its 8 dims of sum w*v.
+struct State {
+    float m, l, acc[8];
+};
+
+// Merge b into a: both rescaled to the larger max (an all-empty pair stays empty, never NaN).
+__device__ __forceinline__ void merge(State& a, float bm, float bl, const float* bacc) {
+    float mx = fmaxf(a.m, bm);
+    float base = mx == -KREG_INF ? 0.f : mx;
+    float fa = exp2f(a.m - base), fb = exp2f(bm - base);
+    a.m = mx;
+    a.l = a.l * fa + bl * fb;
+#pragma unroll
+    for (int i = 0; i < 8; i++) a.acc[i] = a.acc[i] * fa + bacc[i] * fb;
+}
+
+template <class T>
+__device__ __forceinline__ void decode(const T* __restrict__ q, const T* __restrict__ kc, const T* __restrict__ vc,
+                                       const int* __restrict__ n_ptr, float scale, float* __restrict__ o_part,
+                                       float* __restrict__ lse_part, int Hq, int Hkv, int P) {
+    __shared__ __align__(16) float red_acc[HB][WARPS][D];
+    __shared__ __align__(16) float2 red_ml[HB][WARPS];        // (max, weight sum) per head and warp
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, half = lane >> 4, d0 = (lane & 15) * 8;
+    const int G = (int)((unsigned)Hq / (unsigned)Hkv), p = blockIdx.y, g = blockIdx.z;
+    const int h0 = g * G + blockIdx.x * HB;                 // first query head of this block
+    const int nh = min(HB, G - (int)blockIdx.x * HB);       // heads of this block (>= 1)
+    const int n = n_ptr[0];
+    const int C = (int)(((unsigned)n + (unsigned)P - 1u) / (unsigned)P);     // n >= 1, P >= 1
+    const int start = min(n, p * C), end = min(n, start + C);
+    const float sl2 = scale * LOG2E;
+
+    kreg::F8 qv[HB];
+    State st[HB];
+#pragma unroll
+    for (int h = 0; h < HB; h++) {
+        if (h < nh) qv[h] = kreg::load8<T>(q + (long long)(h0 + h) * D + d0);
+        else
+#pragma unroll
+            for (int i = 0; i < 8; i++) qv[h].v[i] = 0.f;
+        st[h].m = -KREG_INF;
+        st[h].l = 0.f;
+#pragma unroll
+        for (int i = 0; i < 8; i++) st[h].acc[i] = 0.f;
+    }
+
+#pragma unroll 1
+    for (int j0 = start + warp * 2 * U; j0 < end; j0 += HALVES * U) {     // warp-uniform trip count
+        kreg::F8 kv[U], vv[U];
+        bool ok[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const int j = j0 + half * U + u;
+            ok[u] = j < end;
+            if (ok[u]) {
+                const long long row = ((long long)j * Hkv + g) * D + d0;
+                kv[u] = kreg::load8<T>(kc + row);
+                vv[u] = kreg::load8<T>(vc + row);
+            } else {
+#pragma unroll
+                for (int i = 0; i < 8; i++) kv[u].v[i] = vv[u].v[i] = 0.f;
+            }
+        }
+#pragma unroll
+        for (int h = 0; h < HB; h++) {
+            float s[U];
+            float mx = st[h].m;
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                float d = 0.f;
+#pragma unroll
+                for (int i = 0; i < 8; i++) d = fmaf(qv[h].v[i], kv[u].v[i], d);
+#pragma unroll
+                for (int o = 8; o > 0; o >>= 1) d += __shfl_xor_sync(0xffffffffu, d, o);   // within the half-warp
+                s[u] = ok[u] ? d * sl2 : -KREG_INF;
+                mx = fmaxf(mx, s[u]);
+            }
+            const float base = mx == -KREG_INF ? 0.f : mx;
+            const float corr = exp2f(st[h].m - base);
+            st[h].m = mx;
+            st[h].l *= corr;
+#pragma unroll
+            for (int i = 0; i < 8; i++) st[h].acc[i] *= corr;
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                const float w = exp2f(s[u] - base);
+                st[h].l += w;
+#pragma unroll
+                for (int i = 0; i < 8; i++) st[h].acc[i] = fmaf(w, vv[u].v[i], st[h].acc[i]);
+            }
+        }
+    }
+
+    // the two half-warps (same dims, other positions) merge into the lower one, which writes shared memory
+#pragma unroll
+    for (int h = 0; h < HB; h++) {
+        float om = __shfl_xor_sync(0xffffffffu, st[h].m, 16), ol = __shfl_xor_sync(0xffffffffu, st[h].l, 16);
+        float oacc[8];
+#pragma unroll
+        for (int i = 0; i < 8; i++) oacc[i] = __shfl_xor_sync(0xffffffffu, st[h].acc[i], 16);
+        if (half == 0) {
+            merge(st[h], om, ol, oacc);
+            float4* dst = reinterpret_cast<float4*>(&red_acc[h][warp][d0]);
+            dst[0] = make_float4(st[h].acc[0], st[h].acc[1], st[h].acc[2], st[h].acc[3]);
+            dst[1] = make_float4(st[h].acc[4], st[h].acc[5], st[h].acc[6], st[h].acc[7]);
+            if (lane == 0) red_ml[h][warp] = make_float2(st[h].m, st[h].l);
+        }
+    }
+    __syncthreads();
+
+    const int t = threadIdx.x;                   // this thread owns dim t of every head's row
+#pragma unroll
+    for (int h = 0; h < HB; h++) {
+        if (h >= nh) break;
+        const float4 a = reinterpret_cast<const float4*>(&red_ml[h][0])[0];    // (m, l) of warps 0, 1
+        const float4 b = reinterpret_cast<const float4*>(&red_ml[h][0])[1];    // (m, l) of warps 2, 3
+        const float wm[WARPS] = {a.x, a.z, b.x, b.z}, wl[WARPS] = {a.y, a.w, b.y, b.w};
+        float mx = -KREG_INF;
+#pragma unroll
+        for (int w = 0; w < WARPS; w++) mx = fmaxf(mx, wm[w]);
+        const float base = mx == -KREG_INF ? 0.f : mx;
+        float l = 0.f, o = 0.f;
+#pragma unroll
+        for (int w = 0; w < WARPS; w++) {
+            const float f = exp2f(wm[w] - base);
+            l = fmaf(wl[w], f, l);
+            o = fmaf(red_acc[h][w][t], f, o);
+        }
+        const long long row = (long long)p * Hq + h0 + h;
+        o_part[row * D + t] = l > 0.f ? o / l : 0.f;
+        if (t == 0) lse_part[row] = l > 0.f ? (mx + log2f(l)) * LN2 : -KREG_INF;
+    }
+}
+
+#define ENTRY(NAME, T)                                                                                             \
+    extern "C" __global__ void __launch_bounds__(128) NAME(                                                        \
+        const T* __restrict__ q, const T* __restrict__ k_cache, const T* __restrict__ v_cache,                    \
+        const int* __restrict__ n, float scale, float* __restrict__ o_part, float* __restrict__ lse_part, int Hq, \
+        int Hkv, int P) {                                                                                          \
+        decode<T>(q, k_cache, v_cache, n, scale, o_part, lse_part, Hq, Hkv, P);                                    \
+    }
+ENTRY(attention_decode_bf16, __nv_bfloat16)
+ENTRY(attention_decode_f16, __half)
