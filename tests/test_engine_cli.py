@@ -71,7 +71,8 @@ def test_the_plan_loads_only_the_ptx_the_store_names(tmp_path):
     plan = P.from_profile("safe-only", dev, "bf16", catalog=cat, store=store)
     rep = {r["op"]: r for r in plan.report()}
     assert set(rep) == set(P.ENGINE_OPS) and {r["safety"] for r in rep.values()} == {"safe"}
-    assert all(rep[e.op]["ptx_sha256"] == ptx_sha(e) for e in safe)
+    by_name = {e.name: e for e in safe}
+    assert all(r["ptx_sha256"] == ptx_sha(by_name[r["variant"]]) for r in rep.values())
     # an unsafe variant never runs under safe-only, even if it is the only one verified for its op
     unsafe = {e.op: e for e in engine_variants(cat, safety="unsafe")}
     store2 = Store(tmp_path / "r2.sqlite")
