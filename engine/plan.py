@@ -168,9 +168,3 @@ def explicit(dev: runtime.Device, dtype: str, variants: dict[str, str] | None = 
         e = sorted(cands, key=lambda e: e.name)[0]
         out[op] = OpKernel(e, catalog.ops[op], _load(dev, e, None), "named explicitly (not checked in the store)")
     return Plan("explicit", dev, dtype, out)
-
-
-def nbytes(dtype: str) -> int:
-    return {"bf16": 2, "f16": 2, "f32": 4, "i32": 4}[dtype]
-
-
