@@ -23,7 +23,7 @@ def causal_attention(q, k_cache, v_cache, start: int, scale: float = SCALE):
     if ref is not None:
         return ref(q=q, k_cache=k_cache, v_cache=v_cache, T=T, Hq=Hq, Hkv=Hkv, S=k_cache.shape[0], start=start,
                    scale=scale)["out"]
-    n = start + T
+    n, scale = start + T, float(np.float32(scale))          # the value a kernel receives
     k = np.repeat(k_cache[:n], Hq // Hkv, axis=1)            # [n, Hq, 128]
     v = np.repeat(v_cache[:n], Hq // Hkv, axis=1)
     s = np.einsum("thd,nhd->htn", q, k) * scale              # [Hq, T, n]

@@ -136,7 +136,7 @@ def test_causal_attention_matches_a_direct_softmax():
     q, k, v = rng.standard_normal((3, 4, 128)), rng.standard_normal((7, 2, 128)), rng.standard_normal((7, 2, 128))
     out = causal_attention(q, k, v, start=2)
     t, h = 2, 3                                       # query 2 sees positions 0..4 of kv head 1
-    s = k[:5, 1] @ q[t, h] / np.sqrt(128)
+    s = k[:5, 1] @ q[t, h] * float(np.float32(1 / np.sqrt(128)))      # the f32 scale a kernel receives
     p = np.exp(s - s.max()) / np.exp(s - s.max()).sum()
     assert np.allclose(out[t, h], p @ v[:5, 1], rtol=1e-12, atol=1e-12)
 
