@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device run of several steps, each with its own time limit, logs under $OUT/<step>.*:
 #   gpu-tests   pytest -m gpu on the given test files ($GPU_TESTS)
-#   verify      kreg verify --device gpu $VERIFY_ARGS --json (+ bench/verify_summary.py)
+#   verify      kreg verify --device gpu $VERIFY_ARGS --json (+ bench/verify_summary.py); verify2: $VERIFY2_ARGS
 #   bench:X     python3 bench/X.py $OUT/X.txt
 #   submit      kreg submit --device gpu of a correct candidate (tests/hostile/_common)
 # A results store made on the CPU ($KREG_SEED/results.sqlite, if carried) seeds KREG_HOME, so proofs of
@@ -19,10 +19,11 @@ for step in ${STEPS:-gpu-tests}; do
     gpu-tests)
         timeout "$(step_timeout)" python3 -m pytest -q -m gpu -p no:cacheprovider ${GPU_TESTS:-tests} \
             > "$OUT/gpu-tests.txt" 2>&1; rc=$? ;;
-    verify)
-        timeout "${VERIFY_TIMEOUT:-400}" kreg verify --device gpu --json ${VERIFY_ARGS:-} \
-            > "$OUT/verify.json" 2> "$OUT/verify.err"; rc=$?
-        python3 bench/verify_summary.py "$OUT/verify.json" > "$OUT/verify.txt" 2>&1 ;;
+    verify|verify2)
+        args=VERIFY_ARGS; [ "$step" = verify2 ] && args=VERIFY2_ARGS
+        timeout "${VERIFY_TIMEOUT:-400}" kreg verify --device gpu --json ${!args:-} \
+            > "$OUT/$step.json" 2> "$OUT/$step.err"; rc=$?
+        python3 bench/verify_summary.py "$OUT/$step.json" > "$OUT/$step.txt" 2>&1 ;;
     bench:*)
         b=${step#bench:}
         timeout "$(step_timeout)" python3 "bench/$b.py" "$OUT/$b.txt" > "$OUT/$b.out" 2> "$OUT/$b.err"; rc=$? ;;

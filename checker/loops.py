@@ -286,7 +286,7 @@ def summarize(ex, st0, L: Loop, outer):
     line = k.instrs[k.blocks[L.header].start].line
     tags = {r: st0.tags.get(r) for r in written}
     tr = ex.trace
-    _complete_at_header(ex, st0, hwait)     # copies pending on entry, at iteration 0's header wait
+    inherited = _complete_at_header(ex, st0, hwait)     # copies pending on entry, at iteration 0's header wait
     for attempt in range(4):
         marks = (len(tr.accesses), len(tr.branches), len(tr.obligations), len(tr.defs))
         first_sym = len(ex.created)
@@ -337,7 +337,7 @@ def summarize(ex, st0, L: Loop, outer):
             hs.aseq = ex.fresh(f"aseq{L.header}", 64)
         elif BA:
             hs.aseq = st0.aseq + z3.ZeroExt(64 - kw, kk) * BA
-        hs.pending = ()       # those pending on entry: completed below, or never (free: they land any time)
+        hs.pending = ()       # the others pending on entry stay pending through the loop (see the exits)
         hs.pc = z3.And(st0.pc, ok, *inv)
         L2 = Loop(L.header, L.body, L.latches)
         ex.run(hs, L.header, -1, L2, enter=True)
@@ -345,7 +345,7 @@ def summarize(ex, st0, L: Loop, outer):
         for bs in L2.back:
             for r in written - set(ind):
                 t = bs.tags.get(r)
-                if r in bs.regs and t != tags[r]:
+                if r in bs.regs and t != tags[r] and tags[r] != "?":     # "?" (any buffer) is the top
                     tags[r] = t if (tags[r] is None and r not in st0.regs) else "?"
                     changed = True
         if not changed:
@@ -376,6 +376,10 @@ def summarize(ex, st0, L: Loop, outer):
     prev = z3.substitute(cont, *sub)
     history = [_counted_exit(ex, st0, L, ind, widths, kk, kw)]
     tr.defs.append(ok == z3.Or(kk == 0, z3.And(kk != 0, prev, *history)))
+    if inherited:             # pending on entry and not completed at the header: still pending after it
+        from .symbolic import merge_pending
+        for _, st in L2.exits:
+            st.pending = merge_pending([inherited, st.pending])
     return L2.exits
 
 
@@ -408,14 +412,19 @@ def header_wait(k: P.Kernel, L: Loop):
 
 
 def _complete_at_header(ex, st, hwait):
-    """The copies pending in st (at the header's entry) that the header's wait completes, with the
-    epoch and async count it runs at: a barrier counted in st.epoch adds one, as in semantics.py."""
+    """Complete the copies pending in st (at the header's entry) that the header's wait completes, with
+    the epoch and async count it runs at (a barrier counted in st.epoch adds one, as in semantics.py);
+    return the others."""
     if hwait is None:
-        return
+        return st.pending
     bars, events, commits, left = hwait
+    rest = []
     for a, n in st.pending:
         if left is None or n + commits >= left + 1:
             ex.complete(a, st.pc, st.epoch + bars, st.aseq + events)
+        else:
+            rest.append((a, n))
+    return tuple(rest)
 
 
 def _counted_exit(ex, st0, L, ind, widths, kk, kw):

@@ -506,10 +506,18 @@ def _justify(solver, accs, env, cases) -> tuple[set[int], bool]:
           for n, a in enumerate(accs) if env.buffers.get(a.buffer) is not None]
     if not qs:
         return set(), False
-    if solver.ints.refutes(z3.Or(*[f for _, f in qs]), max(200, solver.timeout_ms // 3)):
-        return {n for n, _ in qs}, False
-    out, per_case = set(), False
+    groups: dict = {}
     for n, f in qs:
+        groups.setdefault(accs[n].buffer, []).append((n, f))
+    out, per_case, left, combine = set(), False, [], True
+    for name, group in groups.items():        # as in _decide: a buffer's accesses at once
+        if combine and len(group) > 1:
+            if _closes(solver, z3.Or(*[f for _, f in group]), env.buffers[name]):
+                out |= {n for n, _ in group}
+                continue
+            combine = False
+        left += group
+    for n, f in left:
         if solver.ints.refutes(f, max(200, solver.timeout_ms // 6)):
             out.add(n)
             continue
@@ -587,6 +595,9 @@ def _race(a, b2, c, tagged, disjoint, th):
               "(by address)", info)
 
 
+BATCH = 12       # queries per batch when the per-buffer groups did not close (many race pairs of a tiled kernel)
+
+
 def _by_buffer(qs) -> list[list]:
     """The queries grouped by the buffer they are about (in first-seen order; those about no buffer
     together)."""
@@ -597,6 +608,16 @@ def _by_buffer(qs) -> list[list]:
     return list(groups.values())
 
 
+def _closes(solver, f, buf) -> bool:
+    """f (a disjunction of one buffer's queries) is unsatisfiable. Shared-memory addresses are bit
+    arithmetic on thread indices, which the bitvector solver takes natively; global ones products of
+    dims, for which the integer translation exists."""
+    ms = max(200, solver.timeout_ms // 3)
+    if buf is not None and buf.kind == "shared":
+        return solver.check(f, timeout_ms=ms)[0] == "unsat"
+    return solver.ints.refutes(f, ms)
+
+
 def _decide(prop, qs, solver, env, cases, approx) -> Verdict:
     pending, left, combine = [], [], True
     # the queries of one buffer at once: one solver instead of many (all of a property's queries in one
@@ -604,10 +625,15 @@ def _decide(prop, qs, solver, env, cases, approx) -> Verdict:
     # does not close, the rest go one by one, so this costs at most one failed attempt, as before
     for group in _by_buffer(qs):
         if combine and len(group) > 1:
-            if solver.ints.refutes(z3.Or(*[q.formula for q in group]), max(200, solver.timeout_ms // 3)):
+            if _closes(solver, z3.Or(*[q.formula for q in group]), group[0].info.get("buf")):
                 continue
             combine = False
         left += group
+    if len(left) > 2 * BATCH:     # then in batches (refuting a disjunction refutes each of its queries)
+        batches = [left[i:i + BATCH] for i in range(0, len(left), BATCH)]
+        left = [q for b in batches
+                if not solver.ints.refutes(z3.Or(*[x.formula for x in b]), max(200, solver.timeout_ms // 6))
+                for q in b]
     for q in left:
         if solver.ints.refutes(q.formula, max(200, solver.timeout_ms // 6)):
             continue

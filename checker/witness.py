@@ -74,6 +74,8 @@ def replay(variant: Variant, op: Op, module: P.Module, prop: str, w: dict) -> st
         ts = [(tuple(b), tuple(t)) for b, t in zip(w.get("blocks", []), w.get("threads", []))]
         if len(ts) != 2:
             return "not-run"
+        if ts[0] == ts[1]:
+            return "not-confirmed"   # one thread against its own pending cp.async: the trace cannot order them
         if ts[0][0] == ts[1][0] and _same_warp(ts[0][1], ts[1][1], w.get("block") or [1, 1, 1]) and \
                 any(i.op == "bar" and "warp" in i.mods for k in module.kernels.values() for i in k.instrs):
             return "not-confirmed"   # the trace's epochs count block barriers only: a __syncwarp may order them

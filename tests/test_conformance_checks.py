@@ -202,3 +202,20 @@ def test_inputs_are_seeded_and_rounded(add_safe):
     assert a["a"].dtype == np.uint16 and a["a"].shape == (100,) and not np.array_equal(a["a"], a["b"])
     x = decode(a["a"], "bf16")
     assert np.isfinite(x).all() and 0.5 < x.std() < 1.5                      # standard normal, rounded
+
+
+def test_index_params_take_their_range_ends_as_edge_values():
+    """A case's first draw puts the top of an index range in the first element (attention_decode's n = S),
+    its second the bottom in about half of the cases (uniform otherwise); other elements stay uniform."""
+    from kreg.conformance.inputs import index_values
+    op = load_catalog().ops["attention_decode"]
+    dims = {"Hq": 4, "Hkv": 1, "S": 1000, "P": 3}
+    firsts = [int(index_values(op, "n", dims, np.random.default_rng(s), (1,), draw=0)[0]) for s in range(20)]
+    seconds = [int(index_values(op, "n", dims, np.random.default_rng(s), (1,), draw=1)[0]) for s in range(40)]
+    plain = [int(index_values(op, "n", dims, np.random.default_rng(s), (1,))[0]) for s in range(20)]
+    assert firsts == [1000] * 20
+    assert 5 <= seconds.count(1) <= 35 and any(1 < x < 1000 for x in seconds)
+    assert all(1 <= x <= 1000 for x in plain) and len(set(plain)) > 5
+    ids = index_values(load_catalog().ops["embedding"], "ids", {"T": 50, "V": 7, "H": 8},
+                       np.random.default_rng(0), (50,), draw=0)
+    assert ids[0] == 6 and len(set(ids.tolist())) > 3

@@ -102,6 +102,10 @@ def test_every_op_has_a_safe_and_an_unsafe_variant_per_dtype(opname):
     ("gemm_mma_bf16_safe", 'asm volatile("cp.async.wait_all;" ::: "memory");', ""),    # no wait: stale tiles
     ("gemm_mma_f16_safe", "b[j][0] = r[0]; b[j][1] = r[1];", "b[j][0] = r[1]; b[j][1] = r[0];"),  # k halves swapped
     ("gemm_mma_bf16_safe", "(lane >> 2) + 8 * (c >> 1)", "(lane >> 2) + 8 * (c & 1)"),  # accumulator layout
+    ("attention_decode_bf16_safe", "end = min(n, start + C)", "end = min(n, start + C - 1)"),   # position lost
+    ("attention_decode_f16_safe", "for (int w = 0; w < WARPS; w++) mx = fmaxf(mx, wm[w]);",
+     "for (int w = 1; w < WARPS; w++) mx = fmaxf(mx, wm[w]);"),                       # warp 0's max ignored
+    ("attention_merge_bf16_safe", "const int p = p0 + WARPS * u;", "const int p = p0 + WARPS * u + 1;"),  # split lost
 ])
 def test_a_broken_kernel_is_caught(tmp_path, name, old, new):
     entry = next(e for e in ENTRIES if e.name == name)
@@ -110,3 +114,37 @@ def test_a_broken_kernel_is_caught(tmp_path, name, old, new):
     (tmp_path / "broken.cu").write_text(src.replace(old, new))
     broken = dataclasses.replace(entry.variant, source="broken.cu", path=str(tmp_path / "broken.yaml"))
     assert any(mismatches(entry, dims, broken) for dims in shapes(entry))
+
+
+def test_decode_then_merge_is_attention_over_the_first_n_positions():
+    """attention_decode at a device-scalar n below S (some splits empty), then attention_merge, on the
+    emulator: softmax(scale q k^T) v over positions < n only, per query head of its KV group."""
+    from kreg.checker.emulator import Memory, run_bound
+    dec = {e.variant.types["DT"]: e for e in ENTRIES if e.op == "attention_decode" and e.variant.safety == "safe"}
+    mer = {e.variant.types["DT"]: e for e in ENTRIES if e.op == "attention_merge" and e.variant.safety == "safe"}
+    rng = np.random.default_rng(7)
+    Hq, Hkv, S, P, n = 10, 2, 40, 16, 13          # G = 5 (two head batches), C = 1: splits 13..15 empty
+    for dt in ("bf16", "f16"):
+        q, k, v = (encode(rng.standard_normal(s), dt) for s in ((Hq, 128), (S, Hkv, 128), (S, Hkv, 128)))
+        mem, ptrs = Memory(), {}
+        for name, arr in (("q", q), ("k_cache", k), ("v_cache", v), ("n", np.array([n], np.int32))):
+            ptrs[name] = mem.alloc(arr.nbytes, name)
+            mem.write(ptrs[name], arr)
+        for name, nbytes in (("o_part", P * Hq * 512), ("lse_part", P * Hq * 4), ("out", Hq * 256)):
+            ptrs[name] = mem.alloc(nbytes, name)
+            mem.write(ptrs[name], np.full(nbytes, 0xFF, np.uint8))
+        for entry, dims in ((dec[dt], dict(Hq=Hq, Hkv=Hkv, S=S, P=P)), (mer[dt], dict(Hq=Hq, P=P))):
+            v_ = entry.variant
+            module = parsed(compile_cuda(v_.source_path.read_text(), v_.source_path.name, v_.options).ptx)
+            for bl in bind(v_, CAT.ops[entry.op], module, dims, ptrs):
+                run_bound(module, bl, mem)
+        lse = np.frombuffer(mem.read(ptrs["lse_part"], P * Hq * 4), np.float32).reshape(P, Hq)
+        assert np.isneginf(lse[n:]).all() and np.isfinite(lse[:n]).all()
+        out = decode(np.frombuffer(mem.read(ptrs["out"], Hq * 256), storage(dt)), dt).reshape(Hq, 128)
+        qf, kf, vf = (decode(x, dt).astype(np.float64) for x in (q, k, v))
+        kvh = np.arange(Hq) // (Hq // Hkv)
+        s = np.einsum("hd,jhd->hj", qf, kf[:n, kvh]) * float(np.float32(0.08838834764831845))
+        w = np.exp(s - s.max(axis=1, keepdims=True))
+        want = np.einsum("hj,jhd->hd", w / w.sum(axis=1, keepdims=True), vf[:n, kvh])
+        tol = CAT.ops["attention_merge"].tolerance[dt]
+        assert np.all(np.abs(out - want) <= tol["atol"] + tol["rtol"] * np.abs(want)), dt

@@ -64,3 +64,63 @@ def test_full_mask_warp_sync_only():
     part = P.parse_instruction("bar.warp.sync 65535;")
     assert is_warp_sync(full) and not is_warp_sync(part)
     assert not is_warp_sync(P.parse_instruction("bar.sync 0;"))
+
+
+def _loop_ptx(body: str) -> P.Kernel:
+    """A one-loop kernel: %r10 counts up to %r2 (a param), `body` is the loop body before the back edge."""
+    return P.parse(f""".version 9.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 k_p0, .param .u32 k_p1)
+{{
+\t.reg .pred %p<3>;
+\t.reg .b32 %r<20>;
+\t.reg .b64 %rd<20>;
+\tld.param.u64 %rd1, [k_p0];
+\tld.param.u32 %r2, [k_p1];
+\tmov.u32 %r10, 0;
+\tmov.u64 %rd5, 0;
+$L_loop:
+{body}
+\tsetp.lt.s32 %p1, %r10, %r2;
+\t@%p1 bra $L_loop;
+\tret;
+}}
+""").kernel("k")
+
+
+def _inductions(k):
+    loops = find_loops(k)
+    (L,) = loops.values()
+    return inductions(k, L, loops)[0]
+
+
+def test_counter_copied_back_by_mov_is_an_induction():
+    # the rotated loops nvcc emits: the next value in another register, copied back at the end
+    ind = _inductions(_loop_ptx("\tadd.s32 %r11, %r10, 128;\n\tmov.u32 %r10, %r11;"))
+    assert "%r10" in ind and sorted(s.value for _, s in ind["%r10"][1]) == [0, 128]
+
+
+def test_step_recomputed_in_the_loop_is_invariant_only_before_its_use():
+    from kreg.checker.loops import Remat
+    before = _inductions(_loop_ptx("\tmul.wide.s32 %rd6, %r2, 512;\n\tadd.s64 %rd5, %rd5, %rd6;\n"
+                                   "\tadd.s32 %r10, %r10, 1;"))
+    (sign, step), = before["%rd5"][1]
+    assert isinstance(step, Remat) and step.reg == "%rd6"
+    # used before it is computed: the first iteration would add the value from before the loop
+    after = _inductions(_loop_ptx("\tadd.s64 %rd5, %rd5, %rd6;\n\tmul.wide.s32 %rd6, %r2, 512;\n"
+                                  "\tadd.s32 %r10, %r10, 1;"))
+    assert "%rd5" not in after
+    # computed from a value the loop changes: not a step
+    varying = _inductions(_loop_ptx("\tmul.wide.s32 %rd6, %r10, 512;\n\tadd.s64 %rd5, %rd5, %rd6;\n"
+                                    "\tadd.s32 %r10, %r10, 1;"))
+    assert "%rd5" not in varying
+    # computed on one path only (predicated): not a step
+    guarded = _inductions(_loop_ptx("\tsetp.eq.s32 %p2, %r10, 3;\n\t@%p2 mul.wide.s32 %rd6, %r2, 512;\n"
+                                    "\tadd.s64 %rd5, %rd5, %rd6;\n\tadd.s32 %r10, %r10, 1;"))
+    assert "%rd5" not in guarded
+    # a load is not pure arithmetic
+    loaded = _inductions(_loop_ptx("\tld.global.u64 %rd6, [%rd1];\n\tadd.s64 %rd5, %rd5, %rd6;\n"
+                                   "\tadd.s32 %r10, %r10, 1;"))
+    assert "%rd5" not in loaded
+
