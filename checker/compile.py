@@ -111,19 +111,19 @@ def compile_cuda(source: str, name: str = "kernel.cu", options=(), use_cache: bo
         bopts = [o.encode() for o in opts]
         (cerr,) = nvrtc.nvrtcCompileProgram(prog, len(bopts), bopts)
         err, n = nvrtc.nvrtcGetProgramLogSize(prog)
-        log = b" " * n
+        log = bytearray(n)         # NVRTC writes into it: never a bytes object (b" " * 1 is Python's shared b" ")
         nvrtc.nvrtcGetProgramLog(prog, log)
-        log = log.rstrip(b"\0 ").decode(errors="replace")
+        log = bytes(log).rstrip(b"\0 ").decode(errors="replace")
         if int(cerr) != 0:
             raise CompileError(name, log or str(cerr))
         err, n = nvrtc.nvrtcGetPTXSize(prog)
         _check(err, name)
-        buf = b" " * n
+        buf = bytearray(n)
         (err,) = nvrtc.nvrtcGetPTX(prog, buf)
         _check(err, name)
     finally:
         nvrtc.nvrtcDestroyProgram(prog)
-    ptx = buf.rstrip(b"\0").decode()
+    ptx = bytes(buf).rstrip(b"\0").decode()
     if use_cache:
         entry.put(ptx)
     return Compiled(ptx, hashlib.sha256(ptx.encode()).hexdigest(), log, False)

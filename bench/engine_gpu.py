@@ -1,0 +1,216 @@
+"""Qwen3 decode throughput on the GPU: kreg's engine (fastest and safe-only profiles) against a
+torch.compile static-cache peer (gpt-fast style, CUDA graphs), Hugging Face generate, and the HBM
+roofline (weight bytes per token over the device-to-device copy bandwidth measured in the same run).
+Random bf16 weights of a Qwen3 shape (default 4B), a 128-token prompt, 512 new tokens, greedy, EOS
+ignored; the median of --runs runs per row. Each row is written to OUT as it finishes.
+
+    python bench/engine_gpu.py OUT [--shape 4b] [--rows kreg,torch,hf] [--runs 3] [--model-dir DIR]
+    python bench/engine_gpu.py OUT --device cpu --shape tiny --new 4 --rows kreg     # smoke test
+
+The kreg rows need verify results for this GPU in $KREG_HOME (`kreg verify --device gpu`); a row that
+cannot run is written with its reason."""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+import traceback
+from pathlib import Path
+
+import numpy as np
+
+from kreg.engine import Engine, EngineError, Sampling
+from kreg.engine.config import load_config
+from kreg.engine.random_model import make_random_model, shape_config
+
+
+class Report:
+    def __init__(self, path):
+        self.path, self.lines = Path(path), []
+
+    def row(self, text: str) -> None:
+        print(text, flush=True)
+        self.lines.append(text)
+        self.path.write_text("\n".join(self.lines) + "\n")
+
+
+def model_dir(args) -> Path:
+    """--model-dir as given (a real model, or one made before); else a random model of --shape in a
+    scratch folder of this script's own, made (or remade) when its config differs."""
+    if args.model_dir:
+        return Path(args.model_dir)
+    d = Path(f"/tmp/kreg-bench-qwen3-{args.shape}")
+    cfg = shape_config(args.shape)
+    if not (d / "config.json").is_file() or load_config(d) != cfg:
+        t = time.perf_counter()
+        make_random_model(d, cfg, seed=0)
+        print(f"wrote random Qwen3-{args.shape} weights to {d} in {time.perf_counter() - t:.1f} s", flush=True)
+    return d
+
+
+def weight_bytes(cfg) -> int:
+    """Bytes read per decoded token: every layer's weights, the final norm, the lm_head (the embedding
+    row is negligible)."""
+    H, I, D = cfg.hidden_size, cfg.intermediate_size, cfg.head_dim
+    layer = (cfg.qkv_rows * H + H * cfg.q_heads * D + 2 * I * H + H * I + 2 * D + 2 * H) * 2
+    return cfg.num_hidden_layers * layer + (cfg.vocab_size * H + H) * 2
+
+
+def kreg_row(d, profile, prompt, new, runs, device):
+    eng = Engine(d, device=device, profile=profile, max_seq=len(prompt) + new)
+    rates = []
+    for _ in range(runs):
+        g = eng.generate(prompt, new, Sampling(), eos=())
+        rates.append(g.decode_tok_s)
+    kp = eng.kernel_profile() if device == "gpu" else []
+    return statistics.median(rates), rates, eng.plan.report(), kp, g.tokens
+
+
+def torch_peer_row(d, cfg, prompt, new, runs):
+    """A gpt-fast-style Qwen3 decode step in PyTorch: static KV cache, token and position on the device,
+    torch.compile(mode="reduce-overhead") (CUDA graphs)."""
+    import torch
+    import torch.nn.functional as F
+    from kreg.engine.weights import Checkpoint, load_globals, load_layer
+    dev, S = "cuda", len(prompt) + new
+    ck = Checkpoint(d)
+    tt = lambda b: torch.from_numpy(np.ascontiguousarray(b).view(np.int16)).view(torch.bfloat16).to(dev)  # noqa
+    g = {k: tt(v) for k, v in load_globals(ck, cfg, "bf16").items()}
+    L = [{k: tt(v) for k, v in load_layer(ck, cfg, i, "bf16").items()} for i in range(cfg.num_hidden_layers)]
+    Hq, Hkv, D, eps = cfg.q_heads, cfg.kv_heads, 128, cfg.rms_norm_eps
+    kc = torch.zeros(len(L), S, Hkv, D, dtype=torch.bfloat16, device=dev)
+    vc = torch.zeros_like(kc)
+    inv = cfg.rope_theta ** (-torch.arange(0, D, 2, dtype=torch.float64, device=dev) / D)
+    ang = torch.arange(S, dtype=torch.float64, device=dev)[:, None] * inv[None]
+    cos, sin = ang.cos().float(), ang.sin().float()
+    ar = torch.arange(S, device=dev)
+
+    def rms(x, w):
+        x32 = x.float()
+        return (x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + eps)).to(x.dtype) * w
+
+    def rope(x, c, s):
+        x1, x2 = x[..., :D // 2].float(), x[..., D // 2:].float()
+        return torch.cat([x1 * c - x2 * s, x2 * c + x1 * s], -1).to(x.dtype)
+
+    def step(tok, pos):
+        x = g["embed"][tok]                                           # [1, H]
+        c, s = cos[pos], sin[pos]
+        mask = (ar <= pos)[None, None, :]
+        for i, w in enumerate(L):
+            h = rms(x, w["in_norm"])
+            qkv = (h @ w["qkv"].T).view(Hq + 2 * Hkv, D)
+            q = rope(rms(qkv[:Hq], w["q_norm"]), c, s)
+            k = rope(rms(qkv[Hq:Hq + Hkv], w["k_norm"]), c, s)
+            kc[i].index_copy_(0, pos, k[None])
+            vc[i].index_copy_(0, pos, qkv[Hq + Hkv:][None])
+            qg = q.view(Hkv, Hq // Hkv, D).float()                    # GQA: the query heads of each kv head
+            s_ = torch.einsum("hgd,shd->hgs", qg, kc[i].float()) * D ** -0.5
+            p_ = torch.softmax(s_.masked_fill(~mask, float("-inf")), dim=-1)
+            o = torch.einsum("hgs,shd->hgd", p_, vc[i].float()).to(torch.bfloat16)
+            x = x + o.reshape(1, Hq * D) @ w["o"].T
+            gu = rms(x, w["post_norm"]) @ w["gate_up"].T
+            x = x + (F.silu(gu[:, :cfg.intermediate_size]) * gu[:, cfg.intermediate_size:]) @ w["down"].T
+        return (rms(x, g["norm"]) @ g["lm_head"].T).argmax(-1)
+
+    cstep = torch.compile(step, mode="reduce-overhead", fullgraph=True)
+    rates = []
+    with torch.no_grad():
+        for r in range(runs + 1):                                     # the first run compiles
+            for p, t in enumerate(prompt):
+                nxt = cstep(torch.tensor([t], device=dev), torch.tensor([p], device=dev))
+            tok, pos = nxt.clone(), torch.tensor([len(prompt)], device=dev)
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            for _ in range(new - 1):
+                tok = cstep(tok, pos).clone()
+                pos += 1
+            torch.cuda.synchronize()
+            if r:
+                rates.append((new - 1) / (time.perf_counter() - t0))
+    return statistics.median(rates), rates
+
+
+def hf_row(d, prompt, new, runs):
+    import torch
+    import transformers
+    try:
+        m = transformers.AutoModelForCausalLM.from_pretrained(d, dtype=torch.bfloat16)
+    except TypeError:                                   # transformers before `dtype=`
+        m = transformers.AutoModelForCausalLM.from_pretrained(d, torch_dtype=torch.bfloat16)
+    m = m.cuda().eval()
+    ids = torch.tensor([prompt], device="cuda")
+    rates = []
+    with torch.no_grad():
+        for r in range(runs + 1):
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            m.generate(ids, max_new_tokens=new, min_new_tokens=new, do_sample=False)
+            torch.cuda.synchronize()
+            if r:
+                rates.append(new / (time.perf_counter() - t0))
+    return statistics.median(rates), rates
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("out")
+    ap.add_argument("--shape", default="4b")
+    ap.add_argument("--prompt-len", type=int, default=128)
+    ap.add_argument("--new", type=int, default=512)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--rows", default="kreg,torch,hf")
+    ap.add_argument("--model-dir")
+    ap.add_argument("--device", default="gpu", choices=["gpu", "cpu"])
+    a = ap.parse_args(argv)
+    rep = Report(a.out)
+    d = model_dir(a)
+    cfg = load_config(d)
+    prompt = [int(t) for t in np.random.default_rng(0).integers(0, min(cfg.vocab_size, 150000), a.prompt_len)]
+    rows = a.rows.split(",")
+    if a.device == "gpu":
+        from kreg.conformance.devices import GpuDevice
+        from kreg.conformance.speed import copy_bandwidth
+        gd = GpuDevice()
+        bw = copy_bandwidth(gd)
+        wb = weight_bytes(cfg)
+        rep.row(f"device: {gd.rt.describe()}; {d} ({cfg.num_hidden_layers} layers, hidden {cfg.hidden_size}), bf16, {a.prompt_len}-token prompt, "
+                f"{a.new} new tokens, greedy, median of {a.runs} runs")
+        rep.row(f"HBM roofline: {wb / 1e9:.2f} GB of weights per token / {bw / 1e12:.2f} TB/s copy bandwidth = "
+                f"{bw / wb:.1f} tok/s")
+    tokens = {}
+    if "kreg" in rows:
+        for profile in ("fastest", "safe-only"):
+            try:
+                med, rates, variants, kp, tokens[profile] = kreg_row(d, profile, prompt, a.new, a.runs, a.device)
+                rep.row(f"kreg {profile}: {med:.1f} tok/s (runs {', '.join(f'{r:.1f}' for r in rates)})")
+                rep.row("  variants: " + ", ".join(f"{v['op']}={v['variant']}" for v in variants))
+                for k in sorted(kp, key=lambda k: -k["us_per_step"])[:8]:
+                    rep.row(f"  {k['op']:<20} {k['variant']:<28} {k['us_per_step']:9.1f} us/step "
+                            f"({k['launches_per_step']} launches)")
+            except EngineError as e:
+                rep.row(f"kreg {profile}: not run: {e}".replace("\n", " "))
+        if len(tokens) == 2:
+            same = next((i for i, (x, y) in enumerate(zip(tokens["fastest"], tokens["safe-only"])) if x != y), None)
+            rep.row("greedy tokens of fastest and safe-only: " + ("identical" if same is None else
+                                                                  f"first differ at step {same}"))
+    for name, fn in (("torch", lambda: torch_peer_row(d, cfg, prompt, a.new, a.runs)),
+                     ("hf", lambda: hf_row(d, prompt, a.new, a.runs))):
+        if name not in rows or a.device != "gpu":
+            continue
+        label = {"torch": "torch.compile static-cache peer", "hf": "HF generate (end to end, incl. prefill)"}[name]
+        try:
+            med, rates = fn()
+            rep.row(f"{label}: {med:.1f} tok/s (runs {', '.join(f'{r:.1f}' for r in rates)})")
+        except ImportError as e:
+            rep.row(f"{label}: not run: {e}")
+        except Exception as e:                       # a peer failing must not lose the other rows
+            rep.row(f"{label}: failed: {type(e).__name__}: {e}")
+            traceback.print_exc()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

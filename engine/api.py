@@ -1,0 +1,55 @@
+"""The engine's Python API, the same behaviour as `kreg run`:
+
+    from kreg.engine import run
+    r = run("path/to/Qwen3-4B", "Why is the sky blue?", device="gpu", profile="safe-only", max_new_tokens=64)
+    r["text"], r["variants"], r["decode_tok_s"]
+
+run() loads the model, resolves the profile, generates, and returns the dict `kreg run --json` prints."""
+from __future__ import annotations
+
+from .config import generation_defaults, load_config
+from .engine import Engine
+from .sampling import Sampling
+from .tokenizer import StreamDecoder, Tokenizer, chat_prompt
+
+
+def sampling_from(model_dir, temperature=None, top_k=None, top_p=None, seed: int = 0) -> Sampling:
+    """generation_config.json's defaults (do_sample, temperature, top_k, top_p), overridden by the
+    arguments given; temperature 0 is greedy."""
+    g = generation_defaults(model_dir)
+    t = temperature if temperature is not None else (g["temperature"] if g["do_sample"] else 0.0)
+    return Sampling(temperature=float(t), top_k=int(top_k if top_k is not None else g["top_k"] or 0),
+                    top_p=float(top_p if top_p is not None else g["top_p"] or 1.0), seed=seed)
+
+
+def run(model_dir, prompt: str, *, device: str = "cpu", profile: str = "safe-only", max_new_tokens: int = 32,
+        chat: bool = True, enable_thinking: bool = True, system: str | None = None, temperature=None, top_k=None,
+        top_p=None, seed: int = 0, max_seq: int | None = None, dtype: str | None = None,
+        profile_kernels: bool = False, on_text=None, on_ready=None, engine: Engine | None = None) -> dict:
+    """Generate from a prompt; on_ready(engine) is called once the engine is loaded, on_text(str) with the
+    text as it completes (streaming)."""
+    load_config(model_dir)                              # the directory's problems first
+    tok = Tokenizer(model_dir)
+    sampling = sampling_from(model_dir, temperature, top_k, top_p, seed)
+    text_in = chat_prompt(prompt, system, enable_thinking) if chat else prompt
+    ids = tok.encode(text_in)
+    need = len(ids) + max_new_tokens
+    eng = engine or Engine(model_dir, device=device, profile=profile, dtype=dtype,
+                           max_seq=max_seq or max(256, 1 << (need - 1).bit_length()))
+    if on_ready:
+        on_ready(eng)
+    stream = StreamDecoder(tok)
+    eos = generation_defaults(model_dir)["eos_token_id"]
+    g = eng.generate(ids, max_new_tokens, sampling, eos=eos,
+                     on_token=(lambda t: on_text(stream.push(t))) if on_text else None)
+    if on_text:
+        on_text(stream.flush())
+    out = {"model": str(model_dir), "device": eng.dev.describe(), "profile": eng.plan.profile, "dtype": eng.dtype,
+           "variants": eng.plan.report(), "chat": chat, "prompt_tokens": len(ids), "tokens": g.tokens,
+           "generated_tokens": len(g.tokens), "stopped": g.stopped, "text": tok.decode(g.tokens),
+           "sampling": {"temperature": sampling.temperature, "top_k": sampling.top_k, "top_p": sampling.top_p,
+                        "seed": sampling.seed}, "prefill_s": g.prefill_s, "decode_s": g.decode_s,
+           "decode_tok_s": g.decode_tok_s, "max_seq": eng.S, "attention_splits": eng.P}
+    if profile_kernels:
+        out["kernel_profile"] = eng.kernel_profile()
+    return out

@@ -1,0 +1,180 @@
+"""The engine: the model resident on the device (resident.py), a one-pass prefill, and the decode step
+(launches.py) captured once as a graph and replayed. The token id stays on the device (argmax writes
+the buffer the next step's embedding reads); the position and the attention length are device
+scalars the host sets before each replay. Every launch is a variant of the plan (plan.py)."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kreg import runtime
+
+from . import launches as L
+from . import plan as P
+from .config import load_config
+from .errors import EngineError
+from .resident import Resident
+from .sampling import Sampling, sample
+from .weights import Checkpoint
+
+CPU_MAX_COST = 200_000_000      # the emulator's step budget per launch (the engine's kernels are proven)
+
+
+@dataclass
+class Generation:
+    prompt_tokens: int
+    tokens: list[int] = field(default_factory=list)
+    stopped: str = "length"             # "length" | "eos"
+    prefill_s: float = 0.0              # the prompt to the first token
+    decode_s: float = 0.0               # the first token to the last
+
+    @property
+    def decode_tok_s(self) -> float | None:
+        n = len(self.tokens) - 1
+        return n / self.decode_s if n > 0 and self.decode_s > 0 else None
+
+
+class Engine:
+    def __init__(self, model_dir, device: str = "gpu", profile: str = "safe-only", dtype: str | None = None,
+                 max_seq: int | None = None, plan: P.Plan | None = None):
+        self.cfg = cfg = load_config(model_dir)
+        self.dtype = dtype or cfg.dtype
+        if self.dtype not in ("bf16", "f16"):
+            raise EngineError(f"dtype {self.dtype!r} is not supported (bf16, f16)")
+        try:
+            self.dev = plan.device if plan else runtime.device(device, **({"max_cost": CPU_MAX_COST}
+                                                                          if device == "cpu" else {}))
+        except Exception as e:
+            raise EngineError(f"cannot open --device {device}: {type(e).__name__}: {e}", exit_code=3) from None
+        ck = Checkpoint(model_dir)                  # file problems surface before any kernel is compiled
+        self.plan = plan or P.from_profile(profile, self.dev, self.dtype)
+        self.S = min(max_seq or 4096, cfg.max_position_embeddings)
+        self.P = self._splits()
+        self.m = Resident(self.dev, ck, cfg, self.dtype, self.S)
+        self.pos = 0
+        # the most tokens one prefill pass takes: the smallest T range of the prefill ops
+        self.prefill_chunk = min(int(self.plan[op].op.dims["T"][1])
+                                 for op in ("gemm", "attention_prefill", "qk_norm_rope_prefill", "embedding"))
+        self.step = L.decode(self.plan, self.m, self.P)
+        self.graph = None
+
+    def _splits(self) -> int:
+        """P, the attention_decode splits: on the GPU enough blocks to fill it (two per SM over the
+        heads), at most one per 64 cached positions; on the CPU 4 (so the tests see several splits,
+        empty ones included while the context is short)."""
+        if self.dev.kind != "gpu":
+            return max(1, min(4, self.S))
+        sms = self.dev.cp.cuda.Device().attributes["MultiProcessorCount"]
+        return max(1, min(-(-2 * sms // self.cfg.q_heads), -(-self.S // 64), 1024))
+
+    # ---- running ------------------------------------------------------------------------------
+    def prefill(self, ids, all_logits: bool = False) -> np.ndarray | None:
+        """Run the tokens ids at positions pos..pos+T-1 in one pass (KV cache rows written); the last
+        position's logits go to the logits buffer and its argmax to the token id buffer. With
+        all_logits, returns the logits of every position ([T, V] float64) as well."""
+        T, start, V = len(ids), self.pos, self.cfg.vocab_size
+        if T < 1:
+            raise EngineError("an empty prompt: nothing to prefill")
+        if start + T > self.S:
+            raise EngineError(f"the context ({start + T} tokens) is longer than the KV cache ({self.S} positions; "
+                              "raise --max-seq)")
+        if max(ids) >= V or min(ids) < 0:
+            raise EngineError(f"token id {max(ids)} is outside the vocabulary ({V})")
+        self.m.act("pf.ids", T, "i32").copy_from(np.asarray(ids, dtype=np.int32))
+        for ln in L.prefill(self.plan, self.m, T, start, all_logits):
+            ln.run()
+        self.pos = start + T
+        return self.m.read(self.m.bufs["pf.logits"], T * V).reshape(T, V) if all_logits else None
+
+    def _set_position(self) -> None:
+        if self.pos >= self.S:
+            raise EngineError(f"the context is longer than the KV cache ({self.S} positions; raise --max-seq)")
+        self.m.write_i32("pos", self.pos)
+        self.m.write_i32("n", self.pos + 1)
+
+    def decode_step(self) -> None:
+        """One token through the captured graph: the token in the ids buffer at position pos."""
+        self._set_position()
+        if self.graph is None:
+            # a library routine may set itself up on its first call, which a capture must not see: run
+            # the step's vendor launches once (they write only buffers the step itself rewrites)
+            for ln in self.step:
+                if self.plan[ln.op].entry.variant.vendor:
+                    ln.run()
+            self.dev.sync()
+            self.graph = self.dev.capture(lambda s: [ln.run(s) for ln in self.step])
+        self.graph.replay(self.dev.default_stream)
+        self.pos += 1
+
+    def logits(self) -> np.ndarray:
+        """The last step's logits (float64 of the device's values)."""
+        return self.m.read(self.m.bufs["logits"], self.cfg.vocab_size)
+
+    def token(self) -> int:
+        return int(self.m.read(self.m.bufs["ids"], 1, "i32")[0])
+
+    def generate(self, prompt_ids, max_new_tokens: int = 32, sampling: Sampling = Sampling(), eos=(151645, 151643),
+                 on_token=None) -> Generation:
+        """Prefill the prompt, then decode up to max_new_tokens tokens (stopping after an EOS);
+        on_token(token) is called as each arrives (streaming)."""
+        if len(prompt_ids) + max_new_tokens > self.S + 1:
+            raise EngineError(f"the prompt ({len(prompt_ids)} tokens) plus --max-new-tokens {max_new_tokens} is "
+                              f"longer than the KV cache ({self.S} positions; raise --max-seq)")
+        rng = np.random.default_rng(sampling.seed)
+        g = Generation(len(prompt_ids))
+        self.pos = 0
+        t0 = time.perf_counter()
+        for lo in range(0, len(prompt_ids), self.prefill_chunk):
+            self.prefill(prompt_ids[lo:lo + self.prefill_chunk])
+        for i in range(max_new_tokens):
+            if i:
+                self.decode_step()
+            if sampling.greedy:
+                tok = self.token()
+            else:
+                tok = sample(self.logits(), sampling, rng)
+                self.m.write_i32("ids", tok)
+            if i == 0:
+                g.prefill_s, t0 = time.perf_counter() - t0, time.perf_counter()
+            g.tokens.append(tok)
+            if on_token:
+                on_token(tok)
+            if tok in eos:
+                g.stopped = "eos"
+                break
+        g.decode_s = time.perf_counter() - t0
+        return g
+
+    def kernel_profile(self, steps: int = 3) -> list[dict]:
+        """Per-kernel time of the decode step, its launches run one by one (not from the graph) from the
+        current position: per op, variant and entry, the launches per step and microseconds per step."""
+        if self.pos + steps > self.S:
+            raise EngineError("no room left in the KV cache to profile the decode step")
+        times: dict[tuple, list] = {}
+        for _ in range(steps):
+            self._set_position()
+            for ln, dt in zip(self.step, self._timed(self.step)):
+                times.setdefault((ln.op, ln.variant, ln.kernel.entry), []).append(dt)
+            self.pos += 1
+        return [{"op": op, "variant": v, "entry": e, "launches_per_step": len(ts) // steps,
+                 "us_per_step": 1e6 * sum(ts) / steps} for (op, v, e), ts in times.items()]
+
+    def _timed(self, launches) -> list[float]:
+        """Seconds of each launch: CUDA events on the GPU, the wall clock on the CPU."""
+        if self.dev.kind == "gpu":
+            cp = self.dev.cp
+            ev = [cp.cuda.Event() for _ in range(len(launches) + 1)]
+            ev[0].record()
+            for ln, e in zip(launches, ev[1:]):
+                ln.run()
+                e.record()
+            ev[-1].synchronize()
+            return [cp.cuda.get_elapsed_time(a, b) / 1e3 for a, b in zip(ev, ev[1:])]
+        out = []
+        for ln in launches:
+            t = time.perf_counter()
+            ln.run()
+            out.append(time.perf_counter() - t)
+        return out

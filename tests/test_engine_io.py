@@ -1,0 +1,165 @@
+"""The engine's model I/O: config.json parsing and its refusals, safetensors loading (one file or
+sharded with an index, tied embeddings with or without an lm_head copy), the tokenizer and the Qwen3
+chat template, the random model maker's round trip, and the float64 reference forward (against Hugging
+Face transformers where torch is installed)."""
+import json
+
+import numpy as np
+import pytest
+
+from kreg.engine.config import generation_defaults, load_config, parse_config
+from kreg.engine.errors import EngineError
+from kreg.engine.random_model import make_random_model, random_tensors, shape_config, write_safetensors
+from kreg.engine.reference import Reference, causal_attention
+from kreg.engine.tokenizer import StreamDecoder, Tokenizer, chat_prompt
+from kreg.engine.weights import Checkpoint, load_globals, load_layer
+
+TINY = dict(vocab_size=512, hidden_size=64, intermediate_size=96, num_hidden_layers=2, num_attention_heads=2,
+            num_key_value_heads=1)
+
+
+def hf(**over):
+    return shape_config("tiny", **TINY).to_hf() | over
+
+
+def test_config_reads_rope_theta_top_level_or_rope_parameters():
+    assert parse_config(hf(rope_theta=5e5)).rope_theta == 5e5
+    raw = hf()
+    del raw["rope_theta"]
+    raw["rope_parameters"] = {"rope_type": "default", "rope_theta": 1e6}
+    c = parse_config(raw)
+    assert c.rope_theta == 1e6 and c.head_dim == 128 and c.q_heads * c.head_dim != c.hidden_size
+
+
+@pytest.mark.parametrize("over, words", [
+    ({"architectures": ["LlamaForCausalLM"], "model_type": "llama"}, "unsupported architecture"),
+    ({"model_type": "qwen3_moe", "num_experts": 128}, "mixture-of-experts"),
+    ({"use_sliding_window": True}, "sliding-window"),
+    ({"torch_dtype": "float8_e4m3fn"}, "dtype"),
+    ({"head_dim": 64}, "head_dim 64"),
+    ({"num_key_value_heads": 3}, "not a multiple"),
+    ({"rope_scaling": {"rope_type": "yarn", "factor": 4.0}}, "RoPE scaling 'yarn'"),
+    ({"hidden_size": None}, "hidden_size"),
+])
+def test_config_refuses_what_the_engine_cannot_run(over, words):
+    with pytest.raises(EngineError, match=words):
+        parse_config(hf(**over))
+
+
+def test_missing_files_are_named(tmp_path):
+    with pytest.raises(EngineError, match="no such model directory"):
+        load_config(tmp_path / "nope")
+    with pytest.raises(EngineError, match="config.json: missing"):
+        load_config(tmp_path)
+    (tmp_path / "config.json").write_text("{not json")
+    with pytest.raises(EngineError, match="cannot be read as JSON"):
+        load_config(tmp_path)
+    with pytest.raises(EngineError, match="no \\*.safetensors"):
+        Checkpoint(tmp_path)
+    with pytest.raises(EngineError, match="tokenizer.json: missing"):
+        Tokenizer(tmp_path)
+
+
+@pytest.mark.parametrize("tied, copy, shard", [(False, False, 1 << 30), (True, False, 1 << 30),
+                                               (True, True, 40_000), (False, False, 40_000)])
+def test_random_model_round_trip_sharded_and_tied(tmp_path, tied, copy, shard):
+    cfg = shape_config("tiny", **TINY, tie_word_embeddings=tied)
+    d = make_random_model(tmp_path, cfg, seed=3, shard_bytes=shard, lm_head_copy=copy)
+    sharded = (d / "model.safetensors.index.json").exists()
+    assert sharded == (shard < 1 << 20) and len(list(d.glob("*.safetensors"))) == (1 if not sharded else
+                                                                                   len(list(d.glob("model-*"))))
+    assert load_config(d) == cfg
+    ck = Checkpoint(d)
+    assert ("lm_head.weight" in ck) == (not tied or copy)
+    g = load_globals(ck, cfg, "bf16")
+    want = dict(random_tensors(cfg, seed=3))
+    assert np.array_equal(g["embed"], want["model.embed_tokens.weight"])
+    assert (g["lm_head"] is g["embed"]) == tied
+    layer = load_layer(ck, cfg, 1, "bf16")
+    D, H, I = 128, cfg.hidden_size, cfg.intermediate_size
+    assert layer["qkv"].shape == ((2 + 2) * D, H) and layer["gate_up"].shape == (2 * I, H)
+    assert np.array_equal(layer["qkv"][2 * D:3 * D], want["model.layers.1.self_attn.k_proj.weight"])
+    assert np.array_equal(layer["gate_up"][I:], want["model.layers.1.mlp.up_proj.weight"])
+    assert layer["qkv"].dtype == np.uint16
+    # f16 from a bf16 checkpoint: converted on load
+    assert load_layer(ck, cfg, 0, "f16")["down"].dtype == np.uint16
+    assert generation_defaults(d)["eos_token_id"] == [151643, 151645]
+
+
+def test_safetensors_files_are_read_by_the_safetensors_library(tmp_path):
+    st = pytest.importorskip("safetensors", reason="the safetensors package cross-checks the format")
+    bits = np.arange(12, dtype=np.uint16).reshape(3, 4)
+    write_safetensors(tmp_path / "a.safetensors", [("w", "BF16", (3, 4), bits.tobytes())])
+    (name, t), = st.deserialize((tmp_path / "a.safetensors").read_bytes())
+    assert name == "w" and t["dtype"] in ("bfloat16", "BF16") and list(t["shape"]) == [3, 4]
+    assert bytes(t["data"]) == bits.tobytes()
+
+
+def test_checkpoint_errors_name_the_tensor(tmp_path):
+    cfg = shape_config("tiny", **TINY)
+    d = make_random_model(tmp_path, cfg)
+    raw = json.loads((d / "config.json").read_text()) | {"intermediate_size": 104}
+    with pytest.raises(EngineError, match="mlp.gate_proj.weight has shape"):
+        load_layer(Checkpoint(d), parse_config(raw), 0, "bf16")
+    write_safetensors(d / "model.safetensors", [("x", "I8", (1,), b"\0")])
+    with pytest.raises(EngineError, match="embed_tokens.weight is missing"):
+        load_globals(Checkpoint(d), cfg, "bf16")
+
+
+def test_chat_template_text_and_tokens(tmp_path):
+    d = make_random_model(tmp_path, shape_config("tiny", **TINY))
+    assert chat_prompt("Hi", enable_thinking=False) == \
+        "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n"
+    assert chat_prompt("Hi", system="Be brief.") == \
+        "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"
+    tok = Tokenizer(d)
+    ids = tok.encode(chat_prompt("Hi"))
+    assert ids[0] == 151644 and ids.count(151645) == 1 and tok.token_id("<|im_end|>") == 151645
+    assert tok.decode(tok.encode("héllo wörld")) == "héllo wörld"
+    s = StreamDecoder(tok)
+    assert "".join(s.push(t) for t in tok.encode("naïve 日本語 text")) == "naïve 日本語 text"
+
+
+def test_chat_template_matches_the_jinja_template(tmp_path):
+    jinja2 = pytest.importorskip("jinja2", reason="jinja2 renders the tokenizer_config.json template")
+    d = make_random_model(tmp_path, shape_config("tiny", **TINY))
+    tmpl = jinja2.Environment().from_string(json.loads((d / "tokenizer_config.json").read_text())["chat_template"])
+    for think in (True, False):
+        for system in (None, "Be brief."):
+            msgs = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": "Hi"}]
+            assert tmpl.render(messages=msgs, add_generation_prompt=True, enable_thinking=think) == \
+                chat_prompt("Hi", system=system, enable_thinking=think)
+
+
+def test_causal_attention_matches_a_direct_softmax():
+    rng = np.random.default_rng(0)
+    q, k, v = rng.standard_normal((3, 4, 128)), rng.standard_normal((7, 2, 128)), rng.standard_normal((7, 2, 128))
+    out = causal_attention(q, k, v, start=2)
+    t, h = 2, 3                                       # query 2 sees positions 0..4 of kv head 1
+    s = k[:5, 1] @ q[t, h] * float(np.float32(1 / np.sqrt(128)))      # the f32 scale a kernel receives
+    p = np.exp(s - s.max()) / np.exp(s - s.max()).sum()
+    assert np.allclose(out[t, h], p @ v[:5, 1], rtol=1e-12, atol=1e-12)
+
+
+def test_reference_forward_is_causal_and_deterministic(tmp_path):
+    d = make_random_model(tmp_path, shape_config("tiny", **TINY))
+    ref = Reference(d)
+    a, b = ref.forward([5, 9, 17, 3]), ref.forward([5, 9, 17, 400])
+    assert a.shape == (4, 512) and np.array_equal(a[:3], b[:3]) and not np.allclose(a[3], b[3])
+    assert np.std(a) > 2                         # the logits spread (clear greedy margins)
+
+
+@pytest.mark.parametrize("tied, hkv", [(True, 1), (False, 2)])
+def test_reference_forward_matches_transformers(tmp_path, tied, hkv):
+    torch = pytest.importorskip("torch", reason="torch is not installed (CI need not install it; the H100 "
+                                                "machine has it): the transformers comparison is skipped")
+    transformers = pytest.importorskip("transformers")
+    cfg = shape_config("tiny", **(TINY | {"num_key_value_heads": hkv, "tie_word_embeddings": tied}))
+    d = make_random_model(tmp_path, cfg, seed=1)
+    model = transformers.Qwen3ForCausalLM.from_pretrained(d, torch_dtype=torch.float32).double().eval()
+    ids = [3, 14, 15, 92, 65, 35]
+    with torch.no_grad():
+        want = model(torch.tensor([ids])).logits[0].numpy()
+    got = Reference(d).forward(ids)
+    # transformers' RMSNorm computes in float32 even in a float64 model: agreement to ~1e-6 relative
+    assert np.max(np.abs(got - want)) <= 1e-4 * np.max(np.abs(want))
