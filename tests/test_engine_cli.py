@@ -23,7 +23,7 @@ from kreg.registry.store import Store
 
 def engine_variants(cat, dtype="bf16", safety="safe"):
     return [e for e in cat.entries if e.op in P.ENGINE_OPS and e.variant.safety == safety
-            and set(e.variant.types.values()) == {dtype}]
+            and (not e.variant.types or set(e.variant.types.values()) == {dtype})]
 
 
 def record(store, e, ptx, verdict="safe", kind=DEVICE_KIND):
