@@ -3,6 +3,8 @@
 #   gpu-tests   pytest -m gpu on the given test files ($GPU_TESTS)
 #   verify      kreg verify --device gpu $VERIFY_ARGS --json (+ bench/verify_summary.py); verify2: $VERIFY2_ARGS
 #   bench:X     python3 bench/X.py $OUT/X.txt
+#   save-store  the results store to $OUT/results.sqlite (carry it back as $KREG_SEED)
+#   engine      python3 bench/engine_gpu.py $OUT/engine_gpu.txt $ENGINE_ARGS
 #   submit      kreg submit --device gpu of a correct candidate (tests/hostile/_common)
 # A results store made on the CPU ($KREG_SEED/results.sqlite, if carried) seeds KREG_HOME, so proofs of
 # the same PTX by the same checker are reused (proofs are device-independent).
@@ -27,6 +29,11 @@ for step in ${STEPS:-gpu-tests}; do
     bench:*)
         b=${step#bench:}
         timeout "$(step_timeout)" python3 "bench/$b.py" "$OUT/$b.txt" > "$OUT/$b.out" 2> "$OUT/$b.err"; rc=$? ;;
+    save-store)
+        cp "$KREG_HOME/results.sqlite" "$OUT/results.sqlite"; rc=$? ;;
+    engine)
+        timeout "${ENGINE_TIMEOUT:-500}" python3 bench/engine_gpu.py "$OUT/engine_gpu.txt" ${ENGINE_ARGS:-} \
+            > "$OUT/engine_gpu.out" 2> "$OUT/engine_gpu.err"; rc=$? ;;
     submit)
         d=$(mktemp -d); cp tests/hostile/_common/src/hadd_ok.cu "$d/hadd_gpu.cu"
         printf 'op: hadd\nname: hadd_gpu\nsafety: safe\nsource: hadd_gpu.cu\nentry: hadd\ntypes: {T: f32}\nargs: [a, b, out, N]\nlaunch:\n  grid: ["cdiv(N, 256)"]\n  block: [256]\n' > "$d/hadd_gpu.yaml"

@@ -146,7 +146,7 @@ def _link(k, L, ins, me, writers, inner):
     if ins.type not in ("s32", "u32", "s64", "u64", "b32", "b64"):
         return None
     if ins.op == "mov" and len(ins.args) == 2 and ins.args[0] == P.Reg(me) and isinstance(ins.args[1], P.Reg) \
-            and ins.pred is None:
+            and ins.pred is None and ins.mods == (ins.type,):
         return ins.args[1].name, 1, P.Imm(0)
     if ins.op not in ("add", "sub") or len(ins.args) != 3 or ins.args[0] != P.Reg(me):
         return None
@@ -327,6 +327,7 @@ def summarize(ex, st0, L: Loop, outer):
             hs.tags[r] = tags[r]
         if B is None:
             hs.epoch = ex.fresh(f"epoch{L.header}", 64)
+            ex.trace.defs.append(z3.ULT(hs.epoch, z3.BitVecVal(1 << 62, 64)))   # a count: no wrap-around
         elif B:
             hs.epoch = st0.epoch + z3.ZeroExt(64 - kw, kk) * B
         if BW is None:
@@ -335,6 +336,7 @@ def summarize(ex, st0, L: Loop, outer):
             hs.wepoch = st0.wepoch + z3.ZeroExt(64 - kw, kk) * BW
         if BA is None:
             hs.aseq = ex.fresh(f"aseq{L.header}", 64)
+            ex.trace.defs.append(z3.ULT(hs.aseq, z3.BitVecVal(1 << 62, 64)))
         elif BA:
             hs.aseq = st0.aseq + z3.ZeroExt(64 - kw, kk) * BA
         hs.pending = ()       # the others pending on entry stay pending through the loop (see the exits)
@@ -379,7 +381,7 @@ def summarize(ex, st0, L: Loop, outer):
     if inherited:             # pending on entry and not completed at the header: still pending after it
         from .symbolic import merge_pending
         for _, st in L2.exits:
-            st.pending = merge_pending([inherited, st.pending])
+            st.pending = merge_pending([(z3.BoolVal(True), inherited), (z3.BoolVal(True), st.pending)])
     return L2.exits
 
 
@@ -419,11 +421,11 @@ def _complete_at_header(ex, st, hwait):
         return st.pending
     bars, events, commits, left = hwait
     rest = []
-    for a, n in st.pending:
+    for a, n, c in st.pending:
         if left is None or n + commits >= left + 1:
-            ex.complete(a, st.pc, st.epoch + bars, st.aseq + events)
+            ex.complete(a, c, st.pc, st.epoch + bars, st.aseq + events)
         else:
-            rest.append((a, n))
+            rest.append((a, n, c))
     return tuple(rest)
 
 

@@ -24,7 +24,8 @@ from .loops import Unsupported
 from .symbolic import Executor, is_block_barrier, is_warp_sync
 from .witness import replay
 
-CHECKER_VERSION = "prover-0.6"   # 0.6: cp.async (pending shared writes), ldmatrix, mma, exact bfe/bfi (helper gemm)
+CHECKER_VERSION = "prover-0.6"   # 0.6: cp.async (pending shared writes), ldmatrix, mma, exact bfe/bfi; race pairs
+                                 # ordered by barrier epochs skipped; leftover queries refuted in bisected groups
                                  # 0.5: counters copied back by mov, steps recomputed in loops; queries combined per buffer
                                  # 0.4: per-query z3 resource limits (deterministic), wall clock only a guard
                                  # 0.3: address-based buffer attribution, early exits, __syncwarp, ...
@@ -286,7 +287,7 @@ def _prove_launch(variant, op, module, launch, timeout_ms, deadline, n=0) -> dic
     if any(is_warp_sync(ins) for ins in kernel.instrs):
         v = _decide("warp", _sync_queries(ta, tb, th, warp=True), solver, env, {}, approx)
         th.warp_sync = v.status == "proven" and v.scope == "all-dims"
-    _races(queries["race_free"], ta.accesses, tb.accesses, just, bufs, disjoint, th)
+    _races(queries["race_free"], ta.accesses, tb.accesses, just, bufs, disjoint, th, solver)
     queries["barrier_safe"] = _sync_queries(ta, tb, th, warp=False)
 
     out = {p: _decide(p, queries[p], solver, env, cases, approx) for p in PROPS}
@@ -517,7 +518,9 @@ def _justify(solver, accs, env, cases) -> tuple[set[int], bool]:
                 continue
             combine = False
         left += group
-    for n, f in left:
+    rest = _refute_together(solver, [f for _, f in left]) if left else set()
+    out |= {n for x, (n, _) in enumerate(left) if x not in rest}      # refuted in a group
+    for n, f in (left[x] for x in sorted(rest)):
         if solver.ints.refutes(f, max(200, solver.timeout_ms // 6)):
             out.add(n)
             continue
@@ -561,8 +564,20 @@ def _read_only(qs, accs, just, bufs, disjoint):
                              f"input {c.name}", {"acc": [a], "buf": c, "unknown": True}))
 
 
-def _races(qs, ta, tb, just, bufs, disjoint, th):
-    """Pairs of instructions, at least one writing, not both atomic, on a common buffer."""
+def _races(qs, ta, tb, just, bufs, disjoint, th, solver=None):
+    """Pairs of instructions, at least one writing, not both atomic, on a common buffer. A pair on
+    shared memory whose two barrier epochs can never be equal in one block (whatever the paths and
+    addresses: a weaker formula than the pair's own) is ordered by a barrier and needs no query; that
+    is decided once per pair of epoch terms (a handful per kernel: the terms are shared by all accesses
+    between two barriers)."""
+    ordered: dict[tuple, bool] = {}
+
+    def apart(a, b2):
+        key = (a.epoch.get_id(), b2.epoch.get_id())
+        if key not in ordered:
+            ordered[key] = solver is not None and solver.ints.refutes(
+                z3.And(th.same_block, a.epoch == b2.epoch), max(200, solver.timeout_ms // 10))
+        return ordered[key]
     by_instr: dict[int, list] = {}
     for n, (a, b2) in enumerate(zip(ta, tb)):
         by_instr.setdefault(a.instr.index, []).append((n, a, b2))
@@ -576,7 +591,7 @@ def _races(qs, ta, tb, just, bufs, disjoint, th):
                     # by symmetry of the two threads, B's access n is justified iff A's is
                     cb = {c.name for c in _candidates(b2, bufs, just, nb)}
                     for c in _candidates(a, bufs, just, na):
-                        if c.name not in cb or c.kind in ("local", "const"):
+                        if c.name not in cb or c.kind in ("local", "const") or c.kind == "shared" and apart(a, b2):
                             continue
                         qs.append(_race(a, b2, c, na in just and nb in just, disjoint, th))
 
@@ -595,7 +610,33 @@ def _race(a, b2, c, tagged, disjoint, th):
               "(by address)", info)
 
 
-BATCH = 12       # queries per batch when the per-buffer groups did not close (many race pairs of a tiled kernel)
+GROUP = 8           # queries refuted together (one disjunction) before any is tried alone
+ALL_AT_ONCE = 32    # up to this many queries are first tried all at once
+
+
+def _refute_in_groups(solver, fs, timeout_ms) -> list[int]:
+    """Indices (in order) of the formulas fs not refuted as part of a group: groups of GROUP formulas are
+    tried as one disjunction each (its unsat refutes every member: one solver instead of many), a group
+    that does not close is halved until its parts do or are single formulas (left to be tried alone)."""
+    left, todo = [], [list(range(i, min(i + GROUP, len(fs)))) for i in range(0, len(fs), GROUP)][::-1]
+    while todo:
+        g = todo.pop()
+        if len(g) == 1:
+            left.append(g[0])
+        elif not solver.ints.refutes(z3.Or(*[fs[i] for i in g]), timeout_ms):
+            todo += [g[len(g) // 2:], g[:len(g) // 2]]
+    return left
+
+
+def _refute_together(solver, fs) -> set[int]:
+    """Indices of the formulas fs not refuted together with others: all at once where there are few
+    (a large disjunction rarely closes in time when its parts are not trivial), else in groups."""
+    if len(fs) > 1 and len(fs) <= ALL_AT_ONCE and \
+            solver.ints.refutes(z3.Or(*fs), max(200, solver.timeout_ms // 3)):
+        return set()
+    if len(fs) <= GROUP:
+        return set(range(len(fs)))
+    return set(_refute_in_groups(solver, fs, max(200, solver.timeout_ms // 6)))
 
 
 def _by_buffer(qs) -> list[list]:
@@ -629,11 +670,8 @@ def _decide(prop, qs, solver, env, cases, approx) -> Verdict:
                 continue
             combine = False
         left += group
-    if len(left) > 2 * BATCH:     # then in batches (refuting a disjunction refutes each of its queries)
-        batches = [left[i:i + BATCH] for i in range(0, len(left), BATCH)]
-        left = [q for b in batches
-                if not solver.ints.refutes(z3.Or(*[x.formula for x in b]), max(200, solver.timeout_ms // 6))
-                for q in b]
+    rest = _refute_together(solver, [q.formula for q in left]) if left else set()
+    left = [left[i] for i in sorted(rest)]      # then the rest in bisected groups (prefill)
     for q in left:
         if solver.ints.refutes(q.formula, max(200, solver.timeout_ms // 6)):
             continue

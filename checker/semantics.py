@@ -449,7 +449,7 @@ def _cp_async(ex, st, ins, guard):
     if "commit_group" in ins.mods:
         if guard is not None:
             raise Unsupported(f"predicated commit: {ins.text.strip()}")
-        st.pending = tuple((a, n + 1) for a, n in st.pending)
+        st.pending = tuple((a, n + 1, c) for a, n, c in st.pending)
         return
     if "wait_all" in ins.mods or "wait_group" in ins.mods:
         if guard is not None:
@@ -461,11 +461,11 @@ def _cp_async(ex, st, ins, guard):
                 raise Unsupported(f"wait_group without an immediate: {ins.text.strip()}")
             need = int(ins.args[0].value) + 1
         keep = []
-        for a, n in st.pending:
+        for a, n, c in st.pending:
             if need is None or n >= need:
-                ex.complete(a, st.pc, st.epoch, st.aseq)
+                ex.complete(a, c, st.pc, st.epoch, st.aseq)
             else:
-                keep.append((a, n))
+                keep.append((a, n, c))
         st.pending = tuple(keep)
         return
     if ins.space != "shared" or "global" not in ins.mods or len(ins.args) < 3 or not isinstance(ins.args[2], P.Imm):

@@ -71,7 +71,8 @@ class State:
     loop_ks: tuple = ()
     wepoch: z3.ExprRef = None
     aseq: z3.ExprRef = None
-    pending: tuple = ()           # (Access of a cp.async shared write, commit groups closed since its issue)
+    pending: tuple = ()           # (Access of a cp.async shared write, commit groups closed since its issue,
+                                  #  the condition under which it is still pending on this state's paths)
 
     def copy(self, pc=None):
         return State(dict(self.regs), dict(self.tags), self.pc if pc is None else pc, self.epoch, self.loop_ks,
@@ -256,7 +257,7 @@ class Executor:
             wp = s.wepoch if wp is None else (wp if wp.eq(s.wepoch) else z3.If(c, s.wepoch, wp))
             aq = s.aseq if aq is None else (aq if aq.eq(s.aseq) else z3.If(c, s.aseq, aq))
         ks = sel_states[0][1].loop_ks
-        return State(regs, tags, pc, ep, ks, wp, aq, merge_pending([s.pending for _, s in sel_states]))
+        return State(regs, tags, pc, ep, ks, wp, aq, merge_pending([(s.pc, s.pending) for _, s in sel_states]))
 
     def alt_tag(self, choices):
         """A tag for a value that points into buffer t_i when c_i holds (c_i disjoint)."""
@@ -371,24 +372,33 @@ class Executor:
                        st.loop_ks)
             if pending:
                 a.end, a.aseq_end = self.fresh(f"cp_end{ins.index}", 64), self.fresh(f"cp_aseq{ins.index}", 64)
-                self.trace.defs += [z3.ULE(a.epoch, a.end), z3.ULT(a.aseq, a.aseq_end)]
-                st.pending = st.pending + ((a, 0),)
+                st.pending = st.pending + ((a, 0, a.pc),)
             self.trace.accesses.append(a)
 
-    def complete(self, a, pc, epoch, aseq):
-        """The pending copy a lands by this point (epoch, aseq) wherever pc and its own issue hold."""
-        self.trace.defs.append(z3.Implies(z3.And(a.pc, pc), z3.And(a.end == epoch, a.aseq_end == aseq)))
+    def complete(self, a, cond, pc, epoch, aseq):
+        """The pending copy a lands by this point (epoch, aseq) wherever pc holds and it is still pending
+        (cond: on the paths that reach here without completing it first)."""
+        self.trace.defs.append(z3.Implies(z3.And(cond, pc), z3.And(a.end == epoch, a.aseq_end == aseq)))
 
 
-def merge_pending(lists):
-    """The copies pending on any of the merged paths; each counts the fewest commit groups closed since
-    its issue among the paths that carry it (a path that did not issue it has no say)."""
-    out: dict[int, tuple] = {}
-    for lst in lists:
-        for a, n in lst:
-            old = out.get(id(a))
-            out[id(a)] = (a, n if old is None else min(n, old[1]))
-    return tuple(out.values())
+def merge_pending(states):
+    """The copies pending on any of the merged paths ([(path condition, pending)] per state): each still
+    pending where one of the states that carry it was (a state that completed it, or never issued it,
+    adds nothing), counting the fewest commit groups closed since its issue among those states."""
+    out: dict[int, list] = {}
+    for pc, lst in states:
+        for a, n, cond in lst:
+            e = out.setdefault(id(a), [a, n, [], []])
+            e[1] = min(e[1], n)
+            e[2].append(cond)
+            e[3].append(pc)
+    res = []
+    for a, n, conds, pcs in out.values():
+        if len(pcs) == len(states) and all(c is conds[0] or c.eq(conds[0]) for c in conds):
+            res.append((a, n, conds[0]))     # pending on every merged path: the merged pc says the rest
+        else:
+            res.append((a, n, z3.Or(*[z3.And(c, p) for c, p in zip(conds, pcs)])))
+    return tuple(res)
 
 
 def _group(outs, ex):

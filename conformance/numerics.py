@@ -1,8 +1,10 @@
 """Numerics and anti-cheat checks of one variant on one device, case by case. Each case runs three
 launches in the same guarded buffers:
   1. seeded inputs, outputs poisoned: guards intact, inputs unchanged bit for bit, every output
-     element written, outputs within the op's tolerance of the float64 reference;
-  2. fresh inputs, outputs left as launch 1 wrote them: the fresh answer, not the previous one;
+     element written, outputs within the op's tolerance of the float64 reference (an index param's
+     first element is the top of its range: a device-scalar length n is S);
+  2. fresh inputs, outputs left as launch 1 wrote them: the fresh answer, not the previous one (an
+     index param's first element the bottom of its range in about half of the cases);
   3. the same inputs as launch 2, outputs re-poisoned with another pattern: the same bits as launch 2
      (unless the variant declares itself non-deterministic).
 Every failure is a sentence that says what happened, where."""

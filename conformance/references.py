@@ -188,3 +188,27 @@ def attention_merge(o_part, lse_part, **_):
     w = np.exp(lse - m)                                           # 0 where lse = -inf
     o = np.where(w[..., None] > 0, _f64(o_part), 0.0)
     return {"out": (w[..., None] * o).sum(axis=0) / w.sum(axis=0)[..., None]}
+
+
+# ---- attention -------------------------------------------------------------------------------------
+
+@reference
+def attention_prefill(q, k_cache, v_cache, T, Hq, Hkv, start, scale=0.08838834764831845, **_):
+    """Causal GQA attention: query t (position start + t) of head h against cache rows 0 .. start + t
+    of kv head h // (Hq // Hkv); exact softmax in float64. Blocks of query rows on the thread pool."""
+    scale = float(np.float32(scale))           # the value the kernel receives
+    G, n = Hq // Hkv, start + T
+    k = _f64(np.asarray(k_cache)[:n]).transpose(1, 0, 2)          # [Hkv, n, 128]
+    v = _f64(np.asarray(v_cache)[:n]).transpose(1, 0, 2)
+    q = np.asarray(q)
+
+    def rows(lo, hi):
+        qb = _f64(q[lo:hi]).reshape(hi - lo, Hkv, G, HEAD_DIM).transpose(1, 0, 2, 3)   # [Hkv, t, G, 128]
+        s = np.einsum("htgd,hjd->htgj", qb, k) * scale
+        masked = np.arange(n)[None, :] > (start + np.arange(lo, hi))[:, None]          # [t, n]
+        s = np.where(masked[None, :, None, :], -np.inf, s)
+        p = np.exp(s - s.max(axis=-1, keepdims=True))
+        o = np.einsum("htgj,hjd->htgd", p, v) / p.sum(axis=-1)[..., None]
+        return o.transpose(1, 0, 2, 3).reshape(hi - lo, Hq, HEAD_DIM)
+    step = max(1, (1 << 22) // max(1, Hq * n))     # about 4M scores per block
+    return {"out": np.concatenate(chunk_map(rows, T, step))}

@@ -229,6 +229,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="variants verified at once (default: 2 on cpu, 4 on gpu, where each is timed alone)")
     s.add_argument("--seed", type=seed_int, default=0, help="seed of the inputs and the seeded ragged shapes")
     s.add_argument("--no-speed", action="store_true", help="skip the speed measurement on the GPU")
+    s.add_argument("--max-case-mb", type=positive_int, default=None, metavar="MB",
+                   help="on the GPU, only the named cases whose buffers fit MB (default: every one; the JSON "
+                        "lists the cases run)")
     s.add_argument("--speed-cases", choices=("all", "largest"), default="all",
                    help="time every named case, or only the one that moves the most bytes")
     s.add_argument("--no-prove", action="store_true", help="skip the checker (proofs stay unknown)")

@@ -100,7 +100,7 @@ def speed_stage(variant, op: Op, ptx: str, opts: Options, turn=None) -> dict:
     from kreg.conformance.devices import open_device
     from kreg.conformance.shapes import named_cases
     from kreg.conformance.speed import measure
-    timed = named_cases(op, variant, None)
+    timed = named_cases(op, variant, opts.gpu_case_bytes)
     if opts.speed_cases == "largest":    # the case moving the most bytes: the one the targets name
         big = max(timed, key=lambda c: op.traffic_bytes(timed[c], variant.types))
         timed = {big: timed[big]}

@@ -1,17 +1,21 @@
 """Unit checks of the prover's soundness rules that the labelled corpus (tests/test_prover.py) exercises
-only end to end: scopes never widen, predicated exits reach the exit, unrolled counters are inductions,
-full-mask __syncwarp is recognised."""
+only end to end: scopes never widen, predicated exits reach the exit, unrolled counters and counters
+copied back at the latch are inductions, full-mask __syncwarp is recognised, grouped refutation keeps
+every satisfiable query, the barrier-epoch filter drops only pairs a barrier orders."""
 from __future__ import annotations
 
+import time
 from types import SimpleNamespace
 
 import pytest
+import z3
 
 import kreg.checker.prove as prove
 from kreg.checker import ptx as P
 from kreg.checker.loops import find_loops, inductions
 from kreg.checker.prove import PROPS, Verdict
-from kreg.checker.symbolic import exit_ipdom, is_warp_sync, sync_branches
+from kreg.checker.env import LaunchEnv
+from kreg.checker.symbolic import Executor, exit_ipdom, is_warp_sync, sync_branches
 
 from test_prover import _ops, _ptx, _variant
 
@@ -124,3 +128,53 @@ def test_step_recomputed_in_the_loop_is_invariant_only_before_its_use():
                                    "\tadd.s32 %r10, %r10, 1;"))
     assert "%rd5" not in loaded
 
+
+def test_counter_copied_back_at_the_latch_is_an_induction():
+    """A rotated loop: `add r2, r, 32; ...; mov r, r2` (the copy is a link of step 0 in the chain)."""
+    k = _kernel("attn_causal_tiled")
+    loops = find_loops(k)
+    found = [steps for L in loops.values() for upd, steps in inductions(k, L, loops)[0].values() if upd.op == "mov"]
+    assert found and all(sum(s.value for _, s in steps) % 32 == 0 and steps[0][1].value == 0 for steps in found)
+    assert all(sum(s.value for _, s in steps) for steps in found)
+
+
+def test_grouped_refutation_keeps_every_satisfiable_query():
+    x = z3.BitVec("x", 32)
+    qs = [prove._Q(x == i if i % 7 == 0 else z3.And(x == i, z3.ULT(x, 3 * i // 4)), f"q{i}") for i in range(1, 40)]
+    solver = SimpleNamespace(ints=prove._IntSolver([z3.ULT(x, 1000)], time.monotonic() + 60))
+    left = prove._refute_in_groups(solver, [q.formula for q in qs], 1000)
+    names = [qs[i].what for i in left]
+    assert {f"q{i}" for i in range(7, 40, 7)} <= set(names)          # never refuted with a group
+    assert names == sorted(names, key=lambda n: int(n[1:])) and len(names) <= 3 * 5   # in order; bisected
+
+
+def _race_queries(name, with_solver):
+    v, op = _variant(name), _ops()[_variant(name).op]
+    module = P.parse(_ptx(name))
+    env = LaunchEnv(v, op, module, v.launches[0])
+    ta, tb = (Executor(module.kernel(name), module, env, t).run_kernel() for t in "AB")
+    base = env.constraints + env.thread_constraints("A") + env.thread_constraints("B") + ta.defs + tb.defs
+    solver = SimpleNamespace(ints=prove._IntSolver(base, time.monotonic() + 60), timeout_ms=4000)
+    qs = []
+    just = set(range(len(ta.accesses)))
+    prove._races(qs, ta.accesses, tb.accesses, just, env.buffers, prove._disjoint(env.buffers), prove._Threads(env),
+                 solver if with_solver else None)
+    return {(q.info["acc"][0].instr.index, q.info["acc"][1].instr.index) for q in qs}
+
+
+def test_epoch_filter_drops_only_pairs_a_barrier_orders():
+    """matmul_tiled: the tile stores and the loads of the other epoch are ordered (dropped); the
+    one-barrier bug keeps its store/load pairs (they share an epoch)."""
+    full, kept = _race_queries("matmul_tiled", False), _race_queries("matmul_tiled", True)
+    assert kept < full
+    bug_full, bug_kept = _race_queries("bug_matmul_one_barrier", False), _race_queries("bug_matmul_one_barrier", True)
+    assert bug_kept == bug_full
+
+
+def test_refuted_together_only_when_every_member_is():
+    x = z3.BitVec("x", 32)
+    fs = [z3.And(x == i, z3.ULT(x, i)) for i in range(50)] + [x == 7]
+    solver = SimpleNamespace(ints=prove._IntSolver([z3.ULT(x, 1000)], time.monotonic() + 60), timeout_ms=3000)
+    assert 50 in prove._refute_together(solver, fs)
+    assert prove._refute_together(solver, fs[:20]) == set()
+    assert prove._refute_together(solver, fs[:3] + [x == 7]) == {0, 1, 2, 3}        # too few to group: all left

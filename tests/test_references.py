@@ -102,7 +102,7 @@ def test_reference_agrees_with_the_op_contract(opname):
     assert set(got) == want
     for k, v in got.items():
         dt = op.dtype_of(k, {t: "bf16" for t in op.types})
-        assert v.shape == op.shape(k, dims) and np.all(np.isfinite(v))
+        assert v.shape == op.shape(k, dims) and np.all(np.isfinite(v) | np.isneginf(v))   # -inf: an empty split's lse
         assert v.dtype == np.float64 or (dt.startswith(("i", "u")) and v.dtype.kind in "iu"), (k, v.dtype)
 
 

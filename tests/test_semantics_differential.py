@@ -105,7 +105,15 @@ def _forms():
           ("add.sat.s32 %d, %a, %b", {"d": "b32", "a": "b32", "b": "b32"}),
           ("sub.sat.s32 %d, %a, %b", {"d": "b32", "a": "b32", "b": "b32"}),
           ("mad.hi.sat.s32 %d, %a, %b, %c", {"d": "b32", "a": "b32", "b": "b32", "c": "b32"}),
-          ("cvt.sat.s8.s32 %d, %a", {"d": "b32", "a": "b32"}), ("cvt.sat.u16.s32 %d, %a", {"d": "b16", "a": "b32"})]
+          ("cvt.sat.s8.s32 %d, %a", {"d": "b32", "a": "b32"}), ("cvt.sat.u16.s32 %d, %a", {"d": "b16", "a": "b32"}),
+          # bit fields with immediate position and length (exact), as NVRTC emits them for tile indices
+          ("bfi.b32 %d, %a, %b, 6, 26", {"d": "b32", "a": "b32", "b": "b32"}),
+          ("bfi.b32 %d, %a, %b, 30, 8", {"d": "b32", "a": "b32", "b": "b32"}),
+          ("bfi.b32 %d, %a, %b, 40, 4", {"d": "b32", "a": "b32", "b": "b32"}),
+          ("bfi.b64 %d, %a, %b, 3, 0", {"d": "b64", "a": "b64", "b": "b64"}),
+          ("bfe.u32 %d, %a, 3, 5", {"d": "b32", "a": "b32"}), ("bfe.s32 %d, %a, 3, 5", {"d": "b32", "a": "b32"}),
+          ("bfe.s64 %d, %a, 60, 4", {"d": "b64", "a": "b64"}), ("bfe.u64 %d, %a, 0, 64", {"d": "b64", "a": "b64"}),
+          ("bfe.u32 %d, %a, 30, 8", {"d": "b32", "a": "b32"})]       # past the top: left to the function
     return f
 
 
@@ -354,3 +362,79 @@ def test_emulator_div_s64_of_minint():
     got = emulate("div.s64 %d, %a, %b", regs, [[1 << 63, 32], [7, 1 << 63], [1 << 63, (1 << 64) - 1]])
     assert got == [[(1 << 64) - (1 << 58)], [0], [1 << 63]]
     assert emulate("rem.s64 %d, %a, %b", regs, [[0x41, 1 << 63]]) == [[0x41]]
+
+
+# ---- tensor-core and asynchronous-copy instructions ---------------------------------------------------------
+
+MMA_FORMS = [     # operands share registers: the harness has 8 input slots per thread
+    ("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%d, %e, %f, %g}, {%a, %b, %c, %a}, {%b, %c}, "
+     "{%c, %h, %a, %b}", {r: "b32" for r in "defgabch"}),
+    ("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%d, %e, %f, %g}, {%a, %b, %c, %a}, {%b, %c}, "
+     "{%c, %h, %a, %b}", {r: "b32" for r in "defgabch"}),
+]
+
+
+@pytest.mark.parametrize("form", MMA_FORMS, ids=lambda f: f[0][:60])
+def test_mma_results_admit_the_emulator(form):
+    """A warp collective (each lane's result depends on every lane's fragments): the prover's fresh
+    values must admit what the emulator computes, for whole warps of edge and random values."""
+    text, regs = form
+    ins, _ = _parts(text, regs)
+    rnd = random.Random(text)
+    rows = [[rnd.choice(_float_edges()) if rnd.random() < 0.3 else rnd.getrandbits(32) for _ in ins] for _ in range(64)]
+    assert not check(text, regs, rows)
+
+
+def _executor(src):
+    module = P.parse(src)
+    k = module.kernel("k")
+
+    class Env(_Env):
+        buffers: dict = {}
+
+        def specials(self, thread):
+            return {"%laneid": z3.BitVec("lane", 32)}
+
+        def buffer_for_symbol(self, name, kernel):
+            return None
+    ex = Executor(k, module, Env(), "A")
+    return k, ex
+
+
+def test_ldmatrix_reads_one_row_per_supplying_lane_and_cp_async_is_pending():
+    """ldmatrix.x2: this thread reads 16 bytes at its own address iff lane < 16; cp.async: a read of the
+    source at issue (under src-size != 0) and a shared write pending until cp.async.wait_all, whose
+    completion fixes its end to the wait's epoch and async count."""
+    src = (".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n"
+           ".reg .b32 %a, %d, %e, %n;\n.reg .b64 %g;\n"
+           "ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%d, %e}, [%a];\n"
+           "cp.async.cg.shared.global [%a], [%g], 16, %n;\n"
+           "cp.async.commit_group;\n"
+           "cp.async.wait_all;\nret;\n}\n")
+    k, ex = _executor(src)
+    st = State({}, {}, z3.BoolVal(True), bv(0, 64), (), bv(0, 64), bv(0, 64))
+    for ins in k.instrs[:-1]:
+        st = ex.step(st, ins)
+    rd, glob, wr = ex.trace.accesses
+    lane = z3.BitVec("lane", 32)
+    s = z3.Solver()
+    assert (rd.kind, rd.width) == ("read", 16)
+    assert s.check(rd.pc, z3.UGE(lane, 16)) == z3.unsat and s.check(rd.pc, lane == 15) == z3.sat
+    assert (glob.kind, glob.width, wr.kind, wr.end is not None) == ("read", 16, "write", True)
+    assert s.check(glob.pc, st.regs["%n"] == 0) == z3.unsat          # nothing read at src-size 0
+    assert st.pending == ()                                          # the wait completed it
+    s.add(*ex.trace.defs)
+    assert s.check(wr.end != st.epoch) == z3.unsat and s.check(wr.aseq_end != st.aseq) == z3.unsat
+    assert s.check(z3.ULT(wr.aseq, wr.aseq_end)) == z3.sat and s.check(wr.aseq == wr.aseq_end) == z3.unsat
+
+
+def test_cp_async_without_a_wait_stays_pending():
+    src = (".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n"
+           ".reg .b32 %a;\n.reg .b64 %g;\n"
+           "cp.async.ca.shared.global [%a], [%g], 8;\ncp.async.commit_group;\ncp.async.wait_group 1;\nret;\n}\n")
+    k, ex = _executor(src)
+    st = State({}, {}, z3.BoolVal(True), bv(0, 64), (), bv(0, 64), bv(0, 64))
+    for ins in k.instrs[:-1]:
+        st = ex.step(st, ins)
+    (a, n, _), = st.pending             # one group committed since, wait_group 1 leaves it pending
+    assert n == 1 and ex.trace.defs == []

@@ -1,9 +1,10 @@
-// Safe flash-decoding split (entries attention_decode_bf16, attention_decode_f16). Block (z, p, g) owns
-// split p of KV head g for the query heads g*G + z*HB + h, h < HB (G = Hq / Hkv): rows of o_part[p] and
-// entries of lse_part[p] that no other block writes. The split covers positions [p*C, min(n, p*C + C)),
-// C = cdiv(n, P), n = n_ptr[0] (1 <= n <= S). Half-warp f (of 8) reads positions p*C + it*8U + f*U + u,
-// u < U: lane l of it loads the 16-byte slice l*8 .. l*8+7 of the K and V rows (16 lanes cover a
-// 256-byte head row) and keeps, per query head, an online softmax in fp32 (base 2: scores times
+// Safe flash-decoding split (entries attention_decode_bf16, attention_decode_f16). Block (b, p, g) owns
+// split p of KV head g for the query heads g*G + b*HB + h, h < min(HB, G - b*HB) (G = Hq / Hkv): rows of
+// o_part[p] and entries of lse_part[p] that no other block writes. The split covers positions
+// [p*C, min(n, p*C + C)), C = cdiv(n, P), n = n_ptr[0] (1 <= n <= S). Half-warp f (of 8) reads positions
+// p*C + it*8U + f*U + u, u < U: lane l of it loads the 16-byte slice l*8 .. l*8+7 of the K and V rows
+// (16 lanes cover a 256-byte head row; the next iteration's rows are loaded before this one's
+// arithmetic) and keeps, per query head, an online softmax in fp32 (base 2: scores times
 // scale*log2(e)): running max, sum of weights, and its 8 dims of the weighted V sum. The two halves of a
 // warp merge through shuffles, the 4 warps through shared memory after one barrier, in a fixed order
 // (identical bits on every launch); thread t then owns dim t of every head's o_part row, thread 0 the
@@ -38,6 +39,22 @@ __device__ __forceinline__ void merge(State& a, float bm, float bl, const float*
     for (int i = 0; i < 8; i++) a.acc[i] = a.acc[i] * fa + bacc[i] * fb;
 }
 
+// The K and V row slices (16 bytes each, packed) of the U positions j .. j+U-1 of KV head g that lie
+// before end; zeros for the others.
+template <class T>
+__device__ __forceinline__ void rows(uint4* kr, uint4* vr, const T* __restrict__ kc, const T* __restrict__ vc,
+                                     int j, int end, int Hkv, int g, int d0) {
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+        kr[u] = vr[u] = make_uint4(0u, 0u, 0u, 0u);
+        if (j + u < end) {
+            const long long row = ((long long)(j + u) * Hkv + g) * D + d0;
+            kr[u] = kreg::load_raw<T>(kc + row);
+            vr[u] = kreg::load_raw<T>(vc + row);
+        }
+    }
+}
+
 template <class T>
 __device__ __forceinline__ void decode(const T* __restrict__ q, const T* __restrict__ kc, const T* __restrict__ vc,
                                        const int* __restrict__ n_ptr, float scale, float* __restrict__ o_part,
@@ -67,32 +84,29 @@ __device__ __forceinline__ void decode(const T* __restrict__ q, const T* __restr
         for (int i = 0; i < 8; i++) st[h].acc[i] = 0.f;
     }
 
+    // rows of the next iteration are loaded before this one's arithmetic (kept packed: 4 registers a
+    // row slice), so every warp has loads in flight while it computes
+    const int step = HALVES * U;
+    int j0 = start + warp * 2 * U;
+    uint4 kr[U], vr[U];
+    rows<T>(kr, vr, kc, vc, j0 + half * U, end, Hkv, g, d0);
 #pragma unroll 1
-    for (int j0 = start + warp * 2 * U; j0 < end; j0 += HALVES * U) {     // warp-uniform trip count
-        kreg::F8 kv[U], vv[U];
+    for (; j0 < end; j0 += step) {                          // warp-uniform trip count
+        uint4 kn[U], vn[U];
+        rows<T>(kn, vn, kc, vc, j0 + step + half * U, end, Hkv, g, d0);
         bool ok[U];
 #pragma unroll
-        for (int u = 0; u < U; u++) {
-            const int j = j0 + half * U + u;
-            ok[u] = j < end;
-            if (ok[u]) {
-                const long long row = ((long long)j * Hkv + g) * D + d0;
-                kv[u] = kreg::load8<T>(kc + row);
-                vv[u] = kreg::load8<T>(vc + row);
-            } else {
-#pragma unroll
-                for (int i = 0; i < 8; i++) kv[u].v[i] = vv[u].v[i] = 0.f;
-            }
-        }
+        for (int u = 0; u < U; u++) ok[u] = j0 + half * U + u < end;
 #pragma unroll
         for (int h = 0; h < HB; h++) {
             float s[U];
             float mx = st[h].m;
 #pragma unroll
             for (int u = 0; u < U; u++) {
+                const kreg::F8 kv = kreg::unpack8<T>(kr[u]);
                 float d = 0.f;
 #pragma unroll
-                for (int i = 0; i < 8; i++) d = fmaf(qv[h].v[i], kv[u].v[i], d);
+                for (int i = 0; i < 8; i++) d = fmaf(qv[h].v[i], kv.v[i], d);
 #pragma unroll
                 for (int o = 8; o > 0; o >>= 1) d += __shfl_xor_sync(0xffffffffu, d, o);   // within the half-warp
                 s[u] = ok[u] ? d * sl2 : -KREG_INF;
@@ -107,10 +121,16 @@ __device__ __forceinline__ void decode(const T* __restrict__ q, const T* __restr
 #pragma unroll
             for (int u = 0; u < U; u++) {
                 const float w = exp2f(s[u] - base);
+                const kreg::F8 vv = kreg::unpack8<T>(vr[u]);
                 st[h].l += w;
 #pragma unroll
-                for (int i = 0; i < 8; i++) st[h].acc[i] = fmaf(w, vv[u].v[i], st[h].acc[i]);
+                for (int i = 0; i < 8; i++) st[h].acc[i] = fmaf(w, vv.v[i], st[h].acc[i]);
             }
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            kr[u] = kn[u];
+            vr[u] = vn[u];
         }
     }
 

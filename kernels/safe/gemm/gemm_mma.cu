@@ -134,12 +134,10 @@ __device__ __forceinline__ void gemm_mma(const T* __restrict__ X, const T* __res
     // Steps go in pairs, stage 0 then stage 1 (constant stage addresses, simple to prove); the copies
     // are issued unconditionally, past K too (zero-filled: a step past the last one adds exact zeros),
     // so that every iteration issues the same copies.
-    int pairs = (K + 2 * BK - 1) / (2 * BK);
     Rows<T> rows = rows_of(X, W, t0, n0, Tn, N, K);
     load_stage(xs[0], ws[0], rows, 0, K);
 #pragma unroll 1
-    for (int p = 0; p < pairs; p++) {
-        int k0 = 2 * BK * p;
+    for (int k0 = 0; k0 < K; k0 += 2 * BK) {
         asm volatile("cp.async.wait_all;" ::: "memory");
         __syncthreads();
         load_stage(xs[1], ws[1], rows, k0 + BK, K);
@@ -177,7 +175,7 @@ __device__ __forceinline__ void gemm_mma(const T* __restrict__ X, const T* __res
         long long t = t0 + r, n = n0 + c8;
         if (t < Tn) {
             if (N % 8 == 0) {
-                if (n < N) *reinterpret_cast<uint4*>(Y + t * N + n) = v;
+                if (n + 8 <= N) *reinterpret_cast<uint4*>(Y + t * N + n) = v;    // = n < N here
             } else {
 #pragma unroll 1
                 for (int j = 0; j < 8 && n + j < N; j++) {

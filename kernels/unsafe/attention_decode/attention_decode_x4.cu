@@ -1,9 +1,9 @@
 // Unsafe flash-decoding split (entries attention_decode_bf16, attention_decode_f16): the safe variant's
-// ownership and arithmetic (see kernels/safe/attention_decode/attention_decode.cu), with more loads in
-// flight: U = 4 positions per half-warp per iteration, kept packed (16 raw bytes per row slice, unpacked
-// where they are used), and no branch around the loads: a position past the split's end reads the
-// split's last row instead (in bounds, its weight forced to 0), so all 2U loads of an iteration issue
-// back to back. Not proven tiling: the clamped reads make the prover's work harder, nothing more.
+// ownership and arithmetic (see kernels/safe/attention_decode/attention_decode.cu: rows of the next
+// iteration loaded before this one's arithmetic), with more loads in flight, U = 4 positions per half-warp
+// per iteration, and no branch around the loads: a position at or past the split's end reads row
+// min(j, end - 1) (a real row, n >= 1; its weight forced to 0 by the score mask), so all 2U loads of an
+// iteration issue back to back. Not proven tiling: the clamped reads only make the prover's work harder.
 #include "kreg_own.cuh"
 
 #define KREG_INF __int_as_float(0x7f800000)
@@ -32,6 +32,19 @@ __device__ __forceinline__ void merge(State& a, float bm, float bl, const float*
     a.l = a.l * fa + bl * fb;
 #pragma unroll
     for (int i = 0; i < 8; i++) a.acc[i] = a.acc[i] * fa + bacc[i] * fb;
+}
+
+// The K and V row slices (16 bytes each, packed) of the U positions j .. j+U-1 of KV head g, each
+// clamped to end - 1 (read, then masked by the caller): no branch between the loads.
+template <class T>
+__device__ __forceinline__ void rows(uint4* kr, uint4* vr, const T* __restrict__ kc, const T* __restrict__ vc,
+                                     int j, int end, int Hkv, int g, int d0) {
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+        const long long row = ((long long)max(0, min(j + u, end - 1)) * Hkv + g) * D + d0;
+        kr[u] = kreg::load_raw<T>(kc + row);
+        vr[u] = kreg::load_raw<T>(vc + row);
+    }
 }
 
 template <class T>
@@ -63,25 +76,26 @@ __device__ __forceinline__ void decode(const T* __restrict__ q, const T* __restr
         for (int i = 0; i < 8; i++) st[h].acc[i] = 0.f;
     }
 
-#pragma unroll 2
-    for (int j0 = start + warp * 2 * U; j0 < end; j0 += HALVES * U) {     // warp-uniform trip count
-        uint4 kraw[U], vraw[U];
+    // rows of the next iteration are loaded before this one's arithmetic (kept packed: 4 registers a
+    // row slice), so every warp has loads in flight while it computes
+    const int step = HALVES * U;
+    int j0 = start + warp * 2 * U;
+    uint4 kr[U], vr[U];
+    rows<T>(kr, vr, kc, vc, j0 + half * U, end, Hkv, g, d0);
+#pragma unroll 1
+    for (; j0 < end; j0 += step) {                          // warp-uniform trip count
+        uint4 kn[U], vn[U];
+        rows<T>(kn, vn, kc, vc, j0 + step + half * U, end, Hkv, g, d0);
         bool ok[U];
 #pragma unroll
-        for (int u = 0; u < U; u++) {
-            const int j = j0 + half * U + u;
-            ok[u] = j < end;
-            const long long row = ((long long)min(j, end - 1) * Hkv + g) * D + d0;
-            kraw[u] = kreg::load_raw<T>(kc + row);
-            vraw[u] = kreg::load_raw<T>(vc + row);
-        }
+        for (int u = 0; u < U; u++) ok[u] = j0 + half * U + u < end;
 #pragma unroll
         for (int h = 0; h < HB; h++) {
             float s[U];
             float mx = st[h].m;
 #pragma unroll
             for (int u = 0; u < U; u++) {
-                const kreg::F8 kv = kreg::unpack8<T>(kraw[u]);
+                const kreg::F8 kv = kreg::unpack8<T>(kr[u]);
                 float d = 0.f;
 #pragma unroll
                 for (int i = 0; i < 8; i++) d = fmaf(qv[h].v[i], kv.v[i], d);
@@ -99,11 +113,16 @@ __device__ __forceinline__ void decode(const T* __restrict__ q, const T* __restr
 #pragma unroll
             for (int u = 0; u < U; u++) {
                 const float w = exp2f(s[u] - base);
-                const kreg::F8 vv = kreg::unpack8<T>(vraw[u]);
+                const kreg::F8 vv = kreg::unpack8<T>(vr[u]);
                 st[h].l += w;
 #pragma unroll
                 for (int i = 0; i < 8; i++) st[h].acc[i] = fmaf(w, vv.v[i], st[h].acc[i]);
             }
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            kr[u] = kn[u];
+            vr[u] = vn[u];
         }
     }
 

@@ -1,0 +1,31 @@
+// The same scores with the fill in slabs (row = tid / 8 + 4 i, 4 floats each) and a do-while over key
+// tiles (every block has at least one key: start + T >= 1); the two barriers of every tile as above.
+extern "C" __global__ void attn_causal_slabs(const float* __restrict__ q, const float* __restrict__ k,
+                                             float* __restrict__ out, int T, int S, int start) {
+    __shared__ float4 ks[32][8];
+    const int t = blockIdx.x * 32 + threadIdx.x, row = threadIdx.x / 8, c4 = threadIdx.x % 8;
+    const int n_keys = start + min(blockIdx.x * 32 + 32, T);
+    float best = -1e30f;
+    int key0 = 0;
+    do {
+#pragma unroll 1
+        for (int i = 0; i < 8; i++) {
+            const int r = row + 4 * i;
+            ks[r][c4] = key0 + r < n_keys ? reinterpret_cast<const float4*>(k)[(key0 + r) * 8 + c4]
+                                          : make_float4(0.f, 0.f, 0.f, 0.f);
+        }
+        __syncthreads();
+        if (t < T)
+            for (int j = 0; j < 32 && key0 + j <= start + t; j++) {
+                float s = 0.f;
+                for (int c = 0; c < 8; c++) {
+                    float4 a = reinterpret_cast<const float4*>(q)[t * 8 + c], b = ks[j][c];
+                    s += a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w;
+                }
+                best = fmaxf(best, s);
+            }
+        __syncthreads();
+        key0 += 32;
+    } while (key0 < n_keys);
+    if (t < T) out[t] = best;
+}
