@@ -144,7 +144,8 @@ def hf_row(d, prompt, new, runs):
     ids = torch.tensor([prompt], device="cuda")
     rates = []
     with torch.no_grad():
-        for r in range(runs + 1):
+        m.generate(ids, max_new_tokens=8, min_new_tokens=8, do_sample=False)        # warm-up
+        for r in range(1, runs + 1):
             torch.cuda.synchronize()
             t0 = time.perf_counter()
             m.generate(ids, max_new_tokens=new, min_new_tokens=new, do_sample=False)
