@@ -29,6 +29,12 @@ for step in ${STEPS:-gpu-tests}; do
     bench:*)
         b=${step#bench:}
         timeout "$(step_timeout)" python3 "bench/$b.py" "$OUT/$b.txt" > "$OUT/$b.out" 2> "$OUT/$b.err"; rc=$? ;;
+    sanitize)          # $SANITIZE: "VARIANT:DIMS VARIANT:DIMS ..." each under compute-sanitizer memcheck
+        rc=0
+        for vd in ${SANITIZE:-}; do
+            timeout 120 compute-sanitizer --tool memcheck --print-limit 5 python3 bench/one_case_gpu.py "${vd%%:*}" "${vd#*:}" \
+                >> "$OUT/sanitize.txt" 2>&1 || rc=$?
+        done ;;
     save-store)
         cp "$KREG_HOME/results.sqlite" "$OUT/results.sqlite"; rc=$? ;;
     engine)

@@ -31,7 +31,7 @@ class GpuModule:
         if fn is None:
             fn = self._fns[entry] = self._mod.get_function(entry)
             fn.kernel                                                # loads the module now
-        if shared > max(48 * 1024, self._shared.get(entry, 0)):   # opt in past 48 KiB of dynamic shared
+        if shared > self._shared.get(entry, 0):   # opt in: static + dynamic past 48 KiB needs it too
             fn.max_dynamic_shared_size_bytes = self._shared[entry] = shared
         return fn
 
@@ -105,8 +105,7 @@ class Gpu(Device):
 
     def _launch(self, kernel, config, args, stream):
         try:
-            fn = kernel.handle if config.shared <= 48 * 1024 else kernel.module.handle.function(kernel.entry,
-                                                                                             config.shared)
+            fn = kernel.handle if not config.shared else kernel.module.handle.function(kernel.entry, config.shared)
             if config.attributes:
                 launch_ex(fn, config, args, stream.handle.ptr)
             else:
