@@ -98,9 +98,8 @@ def test_readme_kreg_run_on_a_tiny_model_on_the_cpu(tmp_path):
         assert p.returncode == 0, p.stderr
     p = _run(["kreg", "run", "--model", str(model), "--prompt", "Hello", "--device", "cpu"], home)
     assert p.returncode == 3 and "kreg verify --device cpu" in p.stderr
-    # one safe variant per op is enough (the tensor-core gemm's proof is the slowest on a CPU); one at a
-    # time, as each proof has a wall-clock budget
-    names = [e.name for e in engine_variants(load_catalog()) if e.name != "gemm_mma_bf16_safe"]
+    # every engine op's safe bf16 variants, one at a time (each proof has a wall-clock budget)
+    names = [e.name for e in engine_variants(load_catalog())]
     p = _run(["kreg", "verify", "--device", "cpu", "--jobs", "1", "--json", *names], home)
     safe_ops = {r["op"] for r in json.loads(p.stdout)["variants"] if r["verdict"] == "safe"}
     assert safe_ops == set(P.ENGINE_OPS), p.stderr[-4000:]
