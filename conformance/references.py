@@ -88,6 +88,13 @@ def gather_row(x, R, **_):
     return {"out": _f64(np.asarray(x)[R]).copy()}
 
 
+@reference
+def decode_advance(pos, **_):
+    """The next decode step's position and attention length."""
+    p = np.asarray(pos, dtype=np.int64) + 1
+    return {"pos": p, "n": p + 1}
+
+
 # ---- Qwen3 attention prologue and greedy sampling -------------------------------------------------
 
 HEAD_DIM = 128
