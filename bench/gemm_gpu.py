@@ -54,7 +54,7 @@ def cublas_us(torch, T: int, N: int, K: int, dtype, l2_bytes: int, batches: int 
     return float(np.median(ts))
 
 
-def main(out_path: str, dt: str = "bf16"):
+def main(out_path: str, dt: str = "bf16", skip: str = ""):
     import torch
     lines = []
 
@@ -69,7 +69,9 @@ def main(out_path: str, dt: str = "bf16"):
     tdt = {"bf16": torch.bfloat16, "f16": torch.float16}[dt]
     variants = sorted((e.variant for e in cat.entries if e.op == "gemm" and e.variant.types["DT"] == dt),
                       key=lambda v: (v.safety, v.name))
-    modules = {v.name: dev.load(compile_cuda(v.source_path.read_text(), v.source_path.name, v.options).ptx)
+    variants = [v for v in variants if v.name not in skip.split(",")]   # e.g. a variant that faults
+    modules = {v.name: dev.load_variant(v, op, None if v.vendor else
+                                        compile_cuda(v.source_path.read_text(), v.source_path.name, v.options).ptx)
                for v in variants}
     say(f"# gemm {dt}: {dev.describe()}  {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC  "
         f"copy {bw / 1e12:.2f} TB/s  torch {torch.__version__}")
@@ -104,4 +106,4 @@ def main(out_path: str, dt: str = "bf16"):
 if __name__ == "__main__":
     if len(sys.argv) < 2:
         sys.exit(__doc__)
-    main(sys.argv[1], *sys.argv[2:3])
+    main(sys.argv[1], *sys.argv[2:4])
