@@ -72,17 +72,14 @@ __device__ __forceinline__ void prefill_own(const T* __restrict__ q, const T* __
 #pragma unroll 1
         for (int i = 0; i < BK / 8; i++) {
             const int r = row + 8 * i;
-            kreg::F8 kv, vv;
+            uint4 kraw = make_uint4(0u, 0u, 0u, 0u), vraw = kraw;       // zero rows past n_keys
             if (key0 + r < n_keys) {
-                long long at = ((long long)(key0 + r) * Hkv + kvh) * D + ch;
-                kv = kreg::load8<T>(kc + at);
-                vv = kreg::load8<T>(vc + at);
-            } else {
-#pragma unroll
-                for (int c = 0; c < 8; c++) kv.v[c] = vv.v[c] = 0.f;
+                const long long at = ((long long)(key0 + r) * Hkv + kvh) * D + ch;
+                kraw = kreg::load_raw<T>(kc + at);
+                vraw = kreg::load_raw<T>(vc + at);
             }
-            store8f(Ks + r * KLD + ch, kv);
-            store8f(Vs + r * VLD + ch, vv);
+            store8f(Ks + r * KLD + ch, kreg::unpack8<T>(kraw));
+            store8f(Vs + r * VLD + ch, kreg::unpack8<T>(vraw));
         }
         __syncthreads();            // K and V staged
 
