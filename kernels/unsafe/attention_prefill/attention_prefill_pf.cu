@@ -11,9 +11,11 @@ constexpr int QLD = D + 4, KLD = D + 4, VLD = D, PLD = BQ + 4, SLD = D + 8;   //
 constexpr int K_OFF = 0, V_OFF = K_OFF + BK * KLD, P_OFF = V_OFF + BK * VLD;   // in the dynamic shared memory
 static_assert((P_OFF + BK * PLD) * 4 == 41984, "the launch's shared bytes");
 
-__device__ __forceinline__ void store8f(float* dst, const kreg::F8& v) {
-    *reinterpret_cast<float4*>(dst) = make_float4(v.v[0], v.v[1], v.v[2], v.v[3]);
-    *reinterpret_cast<float4*>(dst + 4) = make_float4(v.v[4], v.v[5], v.v[6], v.v[7]);
+// v to the 8 floats at base + 4 * i4 (in float4 units, so that the 16-byte alignment is evident)
+__device__ __forceinline__ void store8f(float* base, int i4, const kreg::F8& v) {
+    float4* dst = reinterpret_cast<float4*>(base) + i4;
+    dst[0] = make_float4(v.v[0], v.v[1], v.v[2], v.v[3]);
+    dst[1] = make_float4(v.v[4], v.v[5], v.v[6], v.v[7]);
 }
 
 template <class T>
@@ -46,7 +48,7 @@ __device__ __forceinline__ void prefill_own(const T* __restrict__ q, const T* __
 #pragma unroll
             for (int c = 0; c < 8; c++) v.v[c] = 0.f;
         }
-        store8f(Qs + r * QLD + ch, v);
+        store8f(Qs, r * (QLD / 4) + ch / 4, v);
     }
     __syncthreads();
 
@@ -78,8 +80,8 @@ __device__ __forceinline__ void prefill_own(const T* __restrict__ q, const T* __
 #pragma unroll
         for (int i = 0; i < BK / 8; i++) {
             const int r = row + 8 * i;
-            store8f(Ks + r * KLD + ch, kreg::unpack8<T>(kraw[i]));
-            store8f(Vs + r * VLD + ch, kreg::unpack8<T>(vraw[i]));
+            store8f(Ks, r * (KLD / 4) + ch / 4, kreg::unpack8<T>(kraw[i]));
+            store8f(Vs, r * (VLD / 4) + ch / 4, kreg::unpack8<T>(vraw[i]));
         }
         __syncthreads();            // K and V staged
         if (key0 + BK < n_keys) fetch(key0 + BK);
