@@ -594,7 +594,7 @@ def _refute_together(solver, fs) -> set[int]:
         return set()
     if len(fs) <= GROUP:
         return set(range(len(fs)))
-    return set(_refute_in_groups(solver, fs, max(200, solver.timeout_ms // 15)))
+    return set(_refute_in_groups(solver, fs, max(200, solver.timeout_ms // 6)))
 
 
 def _decide(prop, qs, solver, env, cases, approx) -> Verdict:
