@@ -35,8 +35,9 @@ __device__ __forceinline__ void prefill_own(const T* __restrict__ q, const T* __
     const int tid = threadIdx.x, ty = tid >> 3, tx = tid & 7;
     const int row = tid >> 4, ch = (tid & 15) * 8;        // this thread's part of a 16 x 128 slab
     const int q0 = blockIdx.x * BQ, h = blockIdx.y;
-    // kv head h / (Hq / Hkv), unsigned; the min is a no-op (Hq % Hkv == 0) that bounds it plainly
-    const unsigned kvh = min(blockIdx.y / ((unsigned)Hq / (unsigned)Hkv), (unsigned)Hkv - 1u);
+    // kv head h / (Hq / Hkv) = h * Hkv / Hq (Hq % Hkv == 0), unsigned: one division by a dim (never 0);
+    // the min is a no-op that bounds it plainly
+    const unsigned kvh = min(blockIdx.y * (unsigned)Hkv / (unsigned)Hq, (unsigned)Hkv - 1u);
     const int n_keys = start + min(q0 + BQ, n_q);      // keys 0 .. n_keys - 1 are seen by some query
     const float qscale = scale * 1.4426950408889634f;  // scores in base 2 (exp2)
     const float NEG_INF = __int_as_float(0xff800000);
