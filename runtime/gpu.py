@@ -24,17 +24,14 @@ class GpuModule:
         self.sha256 = hashlib.sha256(ptx.encode()).hexdigest()
         path = exact_file(_home() / "cache" / "ptx", ptx)
         self._mod = cupy.RawModule(path=str(path))
-        self._fns, self._shared, self._static = {}, {}, {}
+        self._fns, self._shared = {}, {}
 
     def function(self, entry: str, shared: int = 0):
         fn = self._fns.get(entry)
         if fn is None:
             fn = self._fns[entry] = self._mod.get_function(entry)
             fn.kernel                                                # loads the module now
-            self._static[entry] = fn.shared_size_bytes
-        # opt in past 48 KiB of shared memory, dynamic plus the kernel's static arrays (a kernel with static
-        # arrays is allowed only 48 KiB less those unless its dynamic maximum is raised)
-        if shared > self._shared.get(entry, 0) and shared + self._static[entry] > 48 * 1024:
+        if shared > max(48 * 1024, self._shared.get(entry, 0)):   # opt in past 48 KiB of dynamic shared
             fn.max_dynamic_shared_size_bytes = self._shared[entry] = shared
         return fn
 
@@ -108,7 +105,8 @@ class Gpu(Device):
 
     def _launch(self, kernel, config, args, stream):
         try:
-            fn = kernel.module.handle.function(kernel.entry, config.shared)    # opts in where it must
+            fn = kernel.handle if config.shared <= 48 * 1024 else kernel.module.handle.function(kernel.entry,
+                                                                                             config.shared)
             if config.attributes:
                 launch_ex(fn, config, args, stream.handle.ptr)
             else:
