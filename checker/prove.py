@@ -18,13 +18,15 @@ from kreg.registry.results import PROPS, Status
 from kreg.registry.schema import Op, Variant
 
 from . import ptx as P
+from . import toolchain
 from .env import AXES, LaunchEnv
 from .intabs import IntAbs
 from .loops import Unsupported
 from .symbolic import Executor, is_block_barrier, is_warp_sync
 from .witness import replay
 
-CHECKER_VERSION = "prover-0.6"   # 0.6: cp.async (pending shared writes), ldmatrix, mma, exact bfe/bfi; race pairs
+CHECKER_VERSION = "prover-0.7"   # 0.7: toolchain hazards (a module global named SMEM or LOCAL) are unknown
+                                 # 0.6: cp.async (pending shared writes), ldmatrix, mma, exact bfe/bfi; race pairs
                                  # ordered by barrier epochs skipped; leftover queries refuted in bisected groups
                                  # 0.5: counters copied back by mov, steps recomputed in loops; queries combined per buffer
                                  # 0.4: per-query z3 resource limits (deterministic), wall clock only a guard
@@ -237,6 +239,10 @@ def _prove_here(variant: Variant, op: Op, ptx: str, timeout_ms: int, budget_ms: 
         module = P.parse(ptx)
     except P.ParseError as e:
         return {p: Verdict("unknown", None, f"PTX not parsed: {e}", ptx_sha256=sha) for p in PROPS}
+    hazards = toolchain.hazards(module)
+    if hazards:     # the machine code would not be this PTX: nothing proven about it would hold
+        return {p: Verdict("unknown", None, "toolchain hazard: " + "; ".join(hazards), ptx_sha256=sha)
+                for p in PROPS}
     total: dict[str, Verdict] = {}
     # 5% of the budget is kept for what follows the last query (verdict assembly, witness replay)
     deadline = time.monotonic() + 0.95 * (budget_ms or timeout_ms) / 1000
