@@ -33,7 +33,9 @@ CHECKER_VERSION = "prover-0.7"   # 0.7: toolchain hazards (a module global named
                                  # 0.3: address-based buffer attribution, early exits, __syncwarp, ...
 ASSUMPTIONS = ("pointer params are distinct, non-overlapping buffers of the sizes their shapes give, "
                "256-byte aligned (extern shared arrays all alias the dynamic shared memory); launch geometry "
-               "within CUDA limits; inputs (role in) are not modified by anyone else during the launch")
+               "within CUDA limits; inputs (role in) are not modified by anyone else during the launch; the "
+               "assembler translates the PTX as the PTX ISA says (its known exceptions are never proven: "
+               "checker/toolchain.py)")
 
 
 @dataclass
