@@ -28,7 +28,8 @@ for step in ${STEPS:-gpu-tests}; do
         python3 bench/verify_summary.py "$OUT/$step.json" > "$OUT/$step.txt" 2>&1 ;;
     bench:*)
         b=${step#bench:}
-        timeout "$(step_timeout)" python3 "bench/$b.py" "$OUT/$b.txt" > "$OUT/$b.out" 2> "$OUT/$b.err"; rc=$? ;;
+        v="BENCH_ARGS_$b"
+        timeout "$(step_timeout)" python3 "bench/$b.py" "$OUT/$b.txt" ${!v:-} > "$OUT/$b.out" 2> "$OUT/$b.err"; rc=$? ;;
     sanitize)          # $SANITIZE: "VARIANT:DIMS VARIANT:DIMS ..." each under compute-sanitizer memcheck
         rc=0
         for vd in ${SANITIZE:-}; do

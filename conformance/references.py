@@ -68,14 +68,14 @@ def silu_mul(gate_up, I, **_):
 
 @reference
 def gemv(W, x, **_):
-    x = _f64(x)
-    return _by_rows(lambda W: {"y": _f64(W) @ x}, W=W)
+    # one BLAS call (it runs on every core itself): BLAS calls from the chunk pool's threads would each
+    # start their own threads, which on a 16-core host made a gemm reference take minutes
+    return {"y": _f64(W) @ _f64(x)}
 
 
 @reference
 def gemm(X, W, **_):
-    W = _f64(W)
-    return _by_rows(lambda X: {"Y": _f64(X) @ W.T}, X=X)
+    return {"Y": _f64(X) @ _f64(W).T}
 
 
 @reference
@@ -86,6 +86,13 @@ def embedding(table, ids, **_):
 @reference
 def gather_row(x, R, **_):
     return {"out": _f64(np.asarray(x)[R]).copy()}
+
+
+@reference
+def decode_advance(pos, **_):
+    """The next decode step's position and attention length."""
+    p = np.asarray(pos, dtype=np.int64) + 1
+    return {"pos": p, "n": p + 1}
 
 
 # ---- Qwen3 attention prologue and greedy sampling -------------------------------------------------

@@ -1,7 +1,8 @@
 """The engine: the model resident on the device (resident.py), a one-pass prefill, and the decode step
 (launches.py) captured once as a graph and replayed. The token id stays on the device (argmax writes
 the buffer the next step's embedding reads); the position and the attention length are device
-scalars the host sets before each replay. Every launch is a variant of the plan (plan.py)."""
+scalars the host sets once after a prefill, and the step's last launch (decode_advance) moves on by
+one, so a replay needs no host write. Every launch is a variant of the plan (plan.py)."""
 from __future__ import annotations
 
 import time
@@ -53,7 +54,7 @@ class Engine:
         self.S = min(max_seq or 4096, cfg.max_position_embeddings)
         self.P = self._splits()
         self.m = Resident(self.dev, ck, cfg, self.dtype, self.S)
-        self.pos = 0
+        self.pos, self.device_pos = 0, None       # the next position; what the device's pos holds
         # the most tokens one prefill pass takes: the smallest T range of the prefill ops
         self.prefill_chunk = min(int(self.plan[op].op.dims["T"][1])
                                  for op in ("gemm", "attention_prefill", "qk_norm_rope_prefill", "embedding"))
@@ -89,10 +90,14 @@ class Engine:
         return self.m.read(self.m.bufs["pf.logits"], T * V).reshape(T, V) if all_logits else None
 
     def _set_position(self) -> None:
+        """Refuse a step past the KV cache; write pos and n to the device only where the device's do
+        not already hold them (after a prefill: the step's decode_advance keeps them from then on)."""
         if self.pos >= self.S:
             raise EngineError(f"the context is longer than the KV cache ({self.S} positions; raise --max-seq)")
-        self.m.write_i32("pos", self.pos)
-        self.m.write_i32("n", self.pos + 1)
+        if self.device_pos != self.pos:
+            self.m.write_i32("pos", self.pos)
+            self.m.write_i32("n", self.pos + 1)
+        self.device_pos = self.pos + 1            # what the step's decode_advance leaves there
 
     def decode_step(self) -> None:
         """One token through the captured graph: the token in the ids buffer at position pos."""

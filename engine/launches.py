@@ -1,7 +1,7 @@
 """The launch lists of a decode step and of a prefill pass: every op of every layer bound to the
 resident model's buffers (plan.OpKernel.launches -> checker/bind.py). Decode: T = 1, gemv, the
 qk_norm_rope_kv prologue at the device position, split attention_decode + attention_merge over the
-device length n. Prefill: T tokens at `start`, gemm and attention_prefill."""
+device length n, and decode_advance moving both on. Prefill: T tokens at `start`, gemm and attention_prefill."""
 from __future__ import annotations
 
 from .plan import Launch, Plan
@@ -62,7 +62,7 @@ def decode_buffers(m: Resident, splits: int) -> dict:
 
 def decode(p: Plan, m: Resident, splits: int) -> list[Launch]:
     """One decode step: the token in bufs["ids"] at position bufs["pos"] (n = pos + 1 cached positions
-    after it) -> logits, and their argmax written back to bufs["ids"]."""
+    after it) -> logits, their argmax written back to bufs["ids"], pos and n advanced by one."""
     c, a = m.cfg, decode_buffers(m, splits)
     out = p["embedding"].launches({"T": 1, "V": c.vocab_size, "H": c.hidden_size},
                                   {"table": m.w["embed"], "ids": a["ids"], "out": a["resid"]})
@@ -70,6 +70,7 @@ def decode(p: Plan, m: Resident, splits: int) -> list[Launch]:
     out += p["gemv"].launches({"N": c.vocab_size, "K": c.hidden_size}, {"W": m.w["lm_head"], "x": a["h"],
                                                                         "y": a["logits"]})
     out += p["argmax"].launches({"B": 1, "V": c.vocab_size}, {"logits": a["logits"], "out": a["ids"]})
+    out += p["decode_advance"].launches({"S": m.S}, {"pos": a["pos"], "n": a["n"]})
     return out
 
 

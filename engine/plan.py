@@ -17,7 +17,7 @@ from kreg.registry.store import Store, StoreError
 from .errors import EngineError
 
 DECODE_OPS = ("embedding", "rms_norm", "gemv", "qk_norm_rope_kv", "attention_decode", "attention_merge",
-              "add_rms_norm", "silu_mul", "argmax")
+              "add_rms_norm", "silu_mul", "argmax", "decode_advance")
 PREFILL_OPS = ("embedding", "rms_norm", "gemm", "qk_norm_rope_prefill", "attention_prefill", "add_rms_norm",
                "silu_mul", "gemv", "argmax")
 ENGINE_OPS = tuple(dict.fromkeys(PREFILL_OPS + DECODE_OPS))
@@ -84,8 +84,9 @@ class Plan:
                  "ptx_sha256": k.module.sha256, "why": k.why} for op, k in sorted(self.ops.items())]
 
 
-def _types_match(e: Entry, dtype: str) -> bool:
-    return set(e.variant.types.values()) == {dtype}
+def _types_match(types: dict, dtype: str) -> bool:
+    """A variant of the model's dtype, or of an op with no type variable (decode_advance)."""
+    return not types or set(types.values()) == {dtype}
 
 
 def _dtype_of(e: Entry) -> str:
@@ -132,7 +133,7 @@ def from_profile(profile: str, dev: runtime.Device, dtype: str, ops=ENGINE_OPS, 
                           f"`{verify}` first", exit_code=3)
     chosen, missing = {}, {}
     for op in ops:
-        cands = [c for c in res.choices if c.op == op and set(c.types.values()) == {dtype}]
+        cands = [c for c in res.choices if c.op == op and _types_match(c.types, dtype)]
         c = next((c for c in cands if c.variant), None)
         if c is None:
             why = "; ".join(f"{n}: {w}" for cc in cands for n, w in cc.passed_over.items()) or \
@@ -161,7 +162,7 @@ def explicit(dev: runtime.Device, dtype: str, variants: dict[str, str] | None = 
     out = {}
     for op in ops:
         name = (variants or {}).get(op)
-        cands = [e for e in catalog.entries if e.op == op and _types_match(e, dtype)
+        cands = [e for e in catalog.entries if e.op == op and _types_match(e.variant.types, dtype)
                  and (e.name == name if name else e.variant.safety == "safe")]
         if not cands:
             raise EngineError(f"no {dtype} variant {name or '(safe)'} of op {op} in the registry")

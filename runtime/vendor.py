@@ -16,6 +16,7 @@ from .ptx import typed
 
 _CUDA_TYPE = {"bf16": 14, "f16": 2}          # cudaDataType: CUDA_R_16BF, CUDA_R_16F
 _COMPUTE_32F, _GEMM_DEFAULT, _OP_N, _OP_T = 68, -1, 0, 1
+_DISALLOW_REDUCED_PRECISION_REDUCTION = 16          # cublasMath_t CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION
 
 
 def signature(library: str, op: str) -> list[P.Param]:
@@ -78,8 +79,16 @@ def _gemm(cp, dtype: str, op: str, v: list[int]) -> None:
     else:
         x, w, y, t, n, k = v
     ct = _CUDA_TYPE[dtype]
-    cublas.gemmEx(cp.cuda.device.get_cublas_handle(), _OP_T, _OP_N, n, t, k, _ONE.ctypes.data, w, ct, k,
-                  x, ct, k, _ZERO.ctypes.data, y, ct, n, _COMPUTE_32F, _GEMM_DEFAULT)
+    h = cp.cuda.device.get_cublas_handle()
+    mode = cublas.getMathMode(h)
+    # the op's contract is fp32 accumulation with one rounding: no split-K partials reduced in bf16/fp16
+    # (cuBLAS's default; at K = 12288 it missed the tolerance on the H100)
+    cublas.setMathMode(h, mode | _DISALLOW_REDUCED_PRECISION_REDUCTION)
+    try:
+        cublas.gemmEx(h, _OP_T, _OP_N, n, t, k, _ONE.ctypes.data, w, ct, k,
+                      x, ct, k, _ZERO.ctypes.data, y, ct, n, _COMPUTE_32F, _GEMM_DEFAULT)
+    finally:
+        cublas.setMathMode(h, mode)
 
 
 def _version(device, library: str) -> str:

@@ -38,7 +38,7 @@ def fastest_plan(dev):
     from kreg.registry.catalog import load_catalog
     cat, names = load_catalog(), {}
     for op in P.ENGINE_OPS:
-        alts = sorted(e.name for e in cat.entries if e.op == op and set(e.variant.types.values()) == {"bf16"}
+        alts = sorted(e.name for e in cat.entries if e.op == op and set(e.variant.types.values()) <= {"bf16"}
                       and e.variant.safety in (("unsafe", "vendor") if dev.kind == "gpu" else ("unsafe",)))
         if alts:
             names[op] = alts[0]

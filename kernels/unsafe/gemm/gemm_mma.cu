@@ -1,4 +1,5 @@
-// Safe tensor-core GEMM (entries gemm_mma_bf16, gemm_mma_f16): Y = X W^T, fp32 accumulation in
+// Tensor-core GEMM in the safe discipline, registered unsafe until its proof closes in budget (entries
+// gemm_mma_bf16, gemm_mma_f16): Y = X W^T, fp32 accumulation in
 // mma.sync.m16n8k16, one rounding to DT. Block (bx, by) of 8 warps owns the 128 x 128 tile of Y at rows
 // t0 = 128 * by, columns n0 = 128 * bx; warp w owns the 64 x 32 sub-tile at rows 64 * (w / 4), columns
 // 32 * (w % 4) of it (4 x 4 mma tiles of 16 x 8, 64 fp32 accumulators per thread).

@@ -1,0 +1,7 @@
+// Unsafe decode_advance: no guard; correct only because the launch has exactly one thread (the
+// metadata's geometry, not the kernel, keeps it race-free).
+extern "C" __global__ void decode_advance_one(int* pos, int* n) {
+    int p = pos[0] + 1;
+    pos[0] = p;
+    n[0] = p + 1;
+}
