@@ -11,12 +11,13 @@ ptxas on the PATH (no GPU):
 from __future__ import annotations
 
 import shutil
-import struct
 import subprocess
 import sys
 import tempfile
 from collections import Counter
 from pathlib import Path
+
+from kreg.checker.toolchain import text_relocations
 
 ENTRIES = ("k_zq_1", "k_zq_2")
 _BODY = """.visible .entry {k}(.param .u64 p, .param .u32 n)
@@ -56,28 +57,6 @@ def assemble(ptx: str) -> bytes:
         src.write_text(ptx)
         subprocess.run(["ptxas", "-arch=sm_90", str(src), "-o", str(out)], check=True, capture_output=True)
         return out.read_bytes()
-
-
-def text_relocations(elf: bytes) -> Counter:
-    """Symbol name -> number of relocations applied to .text.* sections (ELF64, little-endian)."""
-    shoff, = struct.unpack_from("<Q", elf, 0x28)
-    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", elf, 0x3A)
-    secs = [struct.unpack_from("<IIQQQQIIQQ", elf, shoff + i * shentsize) for i in range(shnum)]
-
-    def name(strtab, off):
-        base = secs[strtab][4] + off
-        return elf[base:elf.index(b"\0", base)].decode()
-    names = [name(shstrndx, s[0]) for s in secs]
-    out = Counter()
-    for s in secs:
-        if s[1] != 4 or not names[s[7]].startswith(".text."):      # SHT_RELA applied to a text section
-            continue
-        symtab = secs[s[6]]
-        for off in range(s[4], s[4] + s[5], 24):
-            _, info, _ = struct.unpack_from("<QQq", elf, off)
-            sym = symtab[4] + (info >> 32) * 24
-            out[name(symtab[6], struct.unpack_from("<I", elf, sym)[0])] += 1
-    return out
 
 
 def main(argv) -> int:

@@ -264,11 +264,30 @@ def _prove_here(variant: Variant, op: Op, ptx: str, timeout_ms: int, budget_ms: 
             if old is None or Status.of(v.status) < Status.of(old.status) or (     # the worst launch wins
                     v.status == old.status == "proven" and v.scope != "all-dims"):
                 total[p] = v
+    _check_assembly(total, variant, ptx)
     for v in total.values():
         v.ptx_sha256 = sha
         if v.status == "proven" and v.scope != "all-dims" and not (v.scope or "").startswith("cases:"):
             v.status, v.reason, v.scope = "unknown", f"a proof without a valid scope ({v.scope})", None
     return total
+
+
+def _check_assembly(total: dict[str, Verdict], variant: Variant, ptx: str) -> None:
+    """A proof is kept only if the sm_90 assembler leaves the entries' code unrelocated (checker/toolchain.py),
+    where the variant's source is at hand and gives these PTX bytes."""
+    if not any(v.status == "proven" for v in total.values()) or variant.library:
+        return
+    try:
+        source = variant.source_path.read_text()
+    except OSError:                   # PTX without its source: the name rule (toolchain.hazards) is all there is
+        return
+    try:
+        found = toolchain.assembled_hazards(ptx, source, variant.source_path.name, variant.options)
+    except Exception as e:            # unchecked is not proven
+        found = [f"the cubin could not be checked: {type(e).__name__}: {e}"]
+    for v in total.values():
+        if found and v.status == "proven":
+            v.status, v.scope, v.reason = "unknown", None, "toolchain hazard: " + "; ".join(found)
 
 
 def _prove_launch(variant, op, module, launch, timeout_ms, deadline, n=0) -> dict[str, Verdict]:

@@ -11,7 +11,8 @@ import pytest
 from kreg import runtime
 from kreg.checker import ptx as P
 from kreg.checker import toolchain
-from kreg.checker.compile import compile_cuda
+from kreg.checker import prove as prove_mod
+from kreg.checker.compile import assemble_cuda, compile_cuda
 from kreg.checker.prove import PROPS, prove_variant
 from kreg.registry.catalog import load_catalog
 from kreg.registry.schema import load_op, load_variant
@@ -50,6 +51,20 @@ def test_runtime_refuses_to_load_a_hazard_and_loads_the_renamed_one():
     assert set(dev.load(_ptx(renamed=True)).entries) == {"bug_smem_symbol", "bug_smem_symbol_128"}
 
 
+def test_the_cubin_check_sees_the_hazard_without_the_name_rule(monkeypatch):
+    src, renamed = SOURCE.read_text(), SOURCE.read_text().replace("SMEM", "SMEM_BYTES")
+    found = toolchain.assembled_hazards(_ptx(), src, SOURCE.name)
+    assert found and all("SMEM" in f for f in found)
+    assert toolchain.assembled_hazards(_ptx(renamed=True), renamed, SOURCE.name) == []
+    assert toolchain.assembled_hazards(_ptx(renamed=True), src, SOURCE.name) is None     # not that source's PTX
+    monkeypatch.setattr(toolchain, "RESERVED_NAMES", {})                                  # a name nobody knew
+    ops = {o.name: o for o in (load_op(p) for p in sorted((CORPUS / "ops").glob("*.yaml")))}
+    v = load_variant(SOURCE.with_suffix(".yaml"), ops)
+    res = prove_mod.prove_variant(v, ops[v.op], _ptx(), timeout_ms=4000, budget_ms=60000, isolate=False)
+    assert all(r.status != "proven" for r in res.values())
+    assert any("relocates" in (r.reason or "") for r in res.values())
+
+
 def test_no_shipped_kernel_has_a_hazard():
     cat = load_catalog()
     seen = set()
@@ -61,8 +76,10 @@ def test_no_shipped_kernel_has_a_hazard():
         if key in seen:
             continue
         seen.add(key)
-        ptx = compile_cuda(v.source_path.read_text(), v.source_path.name, v.options).ptx
+        src = v.source_path.read_text()
+        ptx = compile_cuda(src, v.source_path.name, v.options).ptx
         assert toolchain.hazards(P.parse(ptx)) == [], v.name
+        assert toolchain.assembled_hazards(ptx, src, v.source_path.name, v.options) == [], v.name
 
 
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas is not on the PATH")
