@@ -105,6 +105,15 @@ def compile_cuda(source: str, name: str = "kernel.cu", options=(), use_cache: bo
         ptx = entry.get()
         if ptx is not None:
             return Compiled(ptx, hashlib.sha256(ptx.encode()).hexdigest(), "", True)
+    buf, _, log = _nvrtc_run(nvrtc, source, name, opts, cubin=False)
+    ptx = bytes(buf).rstrip(b"\0").decode()
+    if use_cache:
+        entry.put(ptx)
+    return Compiled(ptx, hashlib.sha256(ptx.encode()).hexdigest(), log, False)
+
+
+def _nvrtc_run(nvrtc, source: str, name: str, opts: list[str], cubin: bool):
+    """(PTX bytes, CUBIN bytes or None, log) of one NVRTC compile; CompileError with the log on failure."""
     err, prog = nvrtc.nvrtcCreateProgram(source.encode(), name.encode(), 0, [], [])
     _check(err, name)
     try:
@@ -116,6 +125,12 @@ def compile_cuda(source: str, name: str = "kernel.cu", options=(), use_cache: bo
         log = bytes(log).rstrip(b"\0 ").decode(errors="replace")
         if int(cerr) != 0:
             raise CompileError(name, log or str(cerr))
+        if cubin:
+            err, n = nvrtc.nvrtcGetCUBINSize(prog)
+            _check(err, name)
+            code = bytearray(n)
+            (err,) = nvrtc.nvrtcGetCUBIN(prog, code)
+            _check(err, name)
         err, n = nvrtc.nvrtcGetPTXSize(prog)
         _check(err, name)
         buf = bytearray(n)
@@ -123,10 +138,19 @@ def compile_cuda(source: str, name: str = "kernel.cu", options=(), use_cache: bo
         _check(err, name)
     finally:
         nvrtc.nvrtcDestroyProgram(prog)
-    ptx = bytes(buf).rstrip(b"\0").decode()
-    if use_cache:
-        entry.put(ptx)
-    return Compiled(ptx, hashlib.sha256(ptx.encode()).hexdigest(), log, False)
+    return buf, bytes(code) if cubin else None, log
+
+
+def assemble_cuda(source: str, name: str = "kernel.cu", options=()) -> tuple[str, bytes]:
+    """The PTX and the sm_90 cubin that NVRTC's own assembler (ptxas 13.0) makes of it, in one compile
+    (the PTX is the same bytes compile_cuda gives: only the last stage differs). Never cached."""
+    why = source_problem(source)
+    if why:
+        raise SourceRefused(name, why)
+    nvrtc = _nvrtc()
+    opts = [o.replace(f"={ARCH}", "=sm_90") for o in nvrtc_options(options)]
+    buf, code, _ = _nvrtc_run(nvrtc, source, name, opts, cubin=True)
+    return bytes(buf).rstrip(b"\0").decode(), code
 
 
 def ptx_isa_version(ptx: str) -> tuple[int, int]:

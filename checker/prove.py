@@ -18,20 +18,24 @@ from kreg.registry.results import PROPS, Status
 from kreg.registry.schema import Op, Variant
 
 from . import ptx as P
+from . import toolchain
 from .env import AXES, LaunchEnv
 from .intabs import IntAbs
 from .loops import Unsupported
 from .symbolic import Executor, is_block_barrier, is_warp_sync
 from .witness import replay
 
-CHECKER_VERSION = "prover-0.6"   # 0.6: cp.async (pending shared writes), ldmatrix, mma, exact bfe/bfi; race pairs
+CHECKER_VERSION = "prover-0.7"   # 0.7: toolchain hazards (a module global named SMEM or LOCAL) are unknown
+                                 # 0.6: cp.async (pending shared writes), ldmatrix, mma, exact bfe/bfi; race pairs
                                  # ordered by barrier epochs skipped; leftover queries refuted in bisected groups
                                  # 0.5: counters copied back by mov, steps recomputed in loops; queries combined per buffer
                                  # 0.4: per-query z3 resource limits (deterministic), wall clock only a guard
                                  # 0.3: address-based buffer attribution, early exits, __syncwarp, ...
 ASSUMPTIONS = ("pointer params are distinct, non-overlapping buffers of the sizes their shapes give, "
                "256-byte aligned (extern shared arrays all alias the dynamic shared memory); launch geometry "
-               "within CUDA limits; inputs (role in) are not modified by anyone else during the launch")
+               "within CUDA limits; inputs (role in) are not modified by anyone else during the launch; the "
+               "assembler translates the PTX as the PTX ISA says (its known exceptions are never proven: "
+               "checker/toolchain.py)")
 
 
 @dataclass
@@ -237,6 +241,10 @@ def _prove_here(variant: Variant, op: Op, ptx: str, timeout_ms: int, budget_ms: 
         module = P.parse(ptx)
     except P.ParseError as e:
         return {p: Verdict("unknown", None, f"PTX not parsed: {e}", ptx_sha256=sha) for p in PROPS}
+    hazards = toolchain.hazards(module)
+    if hazards:     # the machine code would not be this PTX: nothing proven about it would hold
+        return {p: Verdict("unknown", None, "toolchain hazard: " + "; ".join(hazards), ptx_sha256=sha)
+                for p in PROPS}
     total: dict[str, Verdict] = {}
     # 5% of the budget is kept for what follows the last query (verdict assembly, witness replay)
     deadline = time.monotonic() + 0.95 * (budget_ms or timeout_ms) / 1000
@@ -256,11 +264,30 @@ def _prove_here(variant: Variant, op: Op, ptx: str, timeout_ms: int, budget_ms: 
             if old is None or Status.of(v.status) < Status.of(old.status) or (     # the worst launch wins
                     v.status == old.status == "proven" and v.scope != "all-dims"):
                 total[p] = v
+    _check_assembly(total, variant, ptx)
     for v in total.values():
         v.ptx_sha256 = sha
         if v.status == "proven" and v.scope != "all-dims" and not (v.scope or "").startswith("cases:"):
             v.status, v.reason, v.scope = "unknown", f"a proof without a valid scope ({v.scope})", None
     return total
+
+
+def _check_assembly(total: dict[str, Verdict], variant: Variant, ptx: str) -> None:
+    """A proof is kept only if the sm_90 assembler leaves the entries' code unrelocated (checker/toolchain.py),
+    where the variant's source is at hand and gives these PTX bytes."""
+    if not any(v.status == "proven" for v in total.values()) or variant.library:
+        return
+    try:
+        source = variant.source_path.read_text()
+    except OSError:                   # PTX without its source: the name rule (toolchain.hazards) is all there is
+        return
+    try:
+        found = toolchain.assembled_hazards(ptx, source, variant.source_path.name, variant.options)
+    except Exception as e:            # unchecked is not proven
+        found = [f"the cubin could not be checked: {type(e).__name__}: {e}"]
+    for v in total.values():
+        if found and v.status == "proven":
+            v.status, v.scope, v.reason = "unknown", None, "toolchain hazard: " + "; ".join(found)
 
 
 def _prove_launch(variant, op, module, launch, timeout_ms, deadline, n=0) -> dict[str, Verdict]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from functools import cache
 
+from kreg.checker import toolchain
+
 from .errors import LoadError, ShaMismatch
 from .graph import Graph
 from .module import Module
@@ -33,6 +35,9 @@ class Device:
                 ir = parsed(ptx)
             except Exception as e:
                 raise LoadError(f"cannot parse PTX {digest[:12]}: {e}") from e
+            hazards = toolchain.hazards(ir)     # the GPU would run other code than this PTX: refused everywhere
+            if hazards:
+                raise LoadError(f"refused PTX {digest[:12]}: toolchain hazard: {'; '.join(hazards)}")
             mod = self._modules[digest] = Module(self, ptx, digest, ir, self._load(ptx, digest))
         return mod
 

@@ -15,7 +15,7 @@ constexpr int LD = BK + 8;                 // shared row length in elements (48 
 constexpr int VPR = BK / 8;                // 16-byte vectors per tile row
 constexpr int HV = BM * VPR / 256;         // vectors of each tile per thread
 constexpr int STAGES_BYTES = STAGES * (BM + BN) * LD * 2, YS_BYTES = BM * (BN + 8) * 2;
-constexpr int SMEM = STAGES_BYTES > YS_BYTES ? STAGES_BYTES : YS_BYTES;
+constexpr int SMEM_BYTES = STAGES_BYTES > YS_BYTES ? STAGES_BYTES : YS_BYTES;
 constexpr int WM = 64, WN = 32;            // warp tile
 constexpr int MT = WM / 16, NT = WN / 8;   // mma tiles per warp: 4 x 4
 
@@ -113,7 +113,7 @@ __device__ __forceinline__ void mma_step(float (&acc)[MT][NT][4], T (*xa)[LD], T
 template <class T>
 __device__ __forceinline__ void gemm_mma(const T* __restrict__ X, const T* __restrict__ W, T* __restrict__ Y,
                                          int Tn, int N, int K) {
-    __shared__ __align__(16) T smem[SMEM / 2];    // STAGES stages of X and W tiles; then the Y tile
+    __shared__ __align__(16) T smem[SMEM_BYTES / 2];    // STAGES stages of X and W tiles; then the Y tile
     T (*xs)[BM][LD] = reinterpret_cast<T (*)[BM][LD]>(smem);
     T (*ws)[BN][LD] = reinterpret_cast<T (*)[BN][LD]>(smem + STAGES * BM * LD);
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
