@@ -643,15 +643,14 @@ ALL_AT_ONCE = 32    # up to this many queries are first tried all at once
 
 def _refute_in_groups(solver, fs, timeout_ms) -> list[int]:
     """Indices (in order) of the formulas fs not refuted as part of a group: groups of GROUP formulas are
-    tried as one disjunction each (its unsat refutes every member: one solver instead of many), a group
-    that does not close is halved until its parts do or are single formulas (left to be tried alone)."""
-    left, todo = [], [list(range(i, min(i + GROUP, len(fs)))) for i in range(0, len(fs), GROUP)][::-1]
-    while todo:
-        g = todo.pop()
-        if len(g) == 1:
-            left.append(g[0])
-        elif not solver.ints.refutes(z3.Or(*[fs[i] for i in g]), timeout_ms):
-            todo += [g[len(g) // 2:], g[:len(g) // 2]]
+    tried as one disjunction each (its unsat refutes every member: one solver instead of many); the
+    members of a group that does not close are left to be tried alone (halving it would spend the
+    group's limit again on every half that holds the hard member)."""
+    left = []
+    for i in range(0, len(fs), GROUP):
+        g = list(range(i, min(i + GROUP, len(fs))))
+        if len(g) == 1 or not solver.ints.refutes(z3.Or(*[fs[j] for j in g]), timeout_ms):
+            left += g
     return left
 
 

@@ -87,7 +87,8 @@ def test_the_plan_loads_only_the_ptx_the_store_names(tmp_path):
 
 
 def _run(cmd, home, timeout=900):
-    env = dict(os.environ, KREG_HOME=str(home), PYTHONUNBUFFERED="1")
+    env = dict(os.environ, KREG_HOME=str(home), PYTHONUNBUFFERED="1",     # the `kreg` of this interpreter's env
+               PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
     return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
 
 

@@ -140,12 +140,11 @@ def test_counter_copied_back_at_the_latch_is_an_induction():
 
 def test_grouped_refutation_keeps_every_satisfiable_query():
     x = z3.BitVec("x", 32)
-    qs = [prove._Q(x == i if i % 7 == 0 else z3.And(x == i, z3.ULT(x, 3 * i // 4)), f"q{i}") for i in range(1, 40)]
+    qs = [prove._Q(x == i if i in (7, 35) else z3.And(x == i, z3.ULT(x, 3 * i // 4)), f"q{i}") for i in range(1, 40)]
     solver = SimpleNamespace(ints=prove._IntSolver([z3.ULT(x, 1000)], time.monotonic() + 60))
     left = prove._refute_in_groups(solver, [q.formula for q in qs], 1000)
     names = [qs[i].what for i in left]
-    assert {f"q{i}" for i in range(7, 40, 7)} <= set(names)          # never refuted with a group
-    assert names == sorted(names, key=lambda n: int(n[1:])) and len(names) <= 3 * 5   # in order; bisected
+    assert names == [f"q{i}" for i in range(1, 9)] + [f"q{i}" for i in range(33, 40)]   # the two groups with q7, q35
 
 
 def _race_queries(name, with_solver):

@@ -178,3 +178,31 @@ def test_runtime_imports_only_registry_and_checker():
             "assert 'cupy' not in sys.modules and 'kreg.conformance' not in sys.modules")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr[-2000:]
+
+
+STATIC_PLUS_DYNAMIC = r"""
+extern "C" __global__ void two_smem(const float* x, float* out, int n) {
+    __shared__ float st[8192];                       // 32 KiB static
+    extern __shared__ float dyn[];                   // 24 KiB dynamic: 56 KiB in all, past 48 KiB
+    int t = threadIdx.x;
+    for (int i = t; i < 8192; i += blockDim.x) st[i] = x[i % n];
+    for (int i = t; i < 6144; i += blockDim.x) dyn[i] = 2.f * x[i % n];
+    __syncthreads();
+    if (t < n) out[t] = st[t] + dyn[t];
+}
+"""
+
+
+@pytest.mark.parametrize("kind", DEVICES)
+def test_static_plus_dynamic_shared_past_48k_launches(kind):
+    """A kernel whose static arrays and dynamic shared memory together pass 48 KiB (each under it):
+    the runtime opts in for the dynamic part (the GPU refuses the launch otherwise)."""
+    dev = runtime.device(kind)
+    k = dev.load(compile_cuda(STATIC_PLUS_DYNAMIC, "two_smem.cu").ptx).kernel("two_smem")
+    n = 128
+    x, out = dev.alloc(4 * n), dev.alloc(4 * n)
+    hx = np.random.default_rng(3).standard_normal(n).astype(np.float32)
+    x.copy_from(hx)
+    k.launch(LaunchConfig(grid=1, block=128, shared=6144 * 4), x, out, n)
+    dev.sync()
+    np.testing.assert_allclose(f32(out)[:n], 3 * hx, rtol=1e-6)

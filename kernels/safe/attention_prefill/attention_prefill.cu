@@ -35,8 +35,9 @@ __device__ __forceinline__ void prefill_own(const T* __restrict__ q, const T* __
     const int tid = threadIdx.x, ty = tid >> 3, tx = tid & 7;
     const int row = tid >> 4, ch = (tid & 15) * 8;        // this thread's part of a 16 x 128 slab
     const int q0 = blockIdx.x * BQ, h = blockIdx.y;
-    // kv head h / (Hq / Hkv), unsigned; the min is a no-op (Hq % Hkv == 0) that bounds it plainly
-    const unsigned kvh = min(blockIdx.y / ((unsigned)Hq / (unsigned)Hkv), (unsigned)Hkv - 1u);
+    // kv head h / (Hq / Hkv) = h * Hkv / Hq (Hq % Hkv == 0), unsigned: one division by a dim (never 0);
+    // the min is a no-op that bounds it plainly
+    const unsigned kvh = min(blockIdx.y * (unsigned)Hkv / (unsigned)Hq, (unsigned)Hkv - 1u);
     const int n_keys = start + min(q0 + BQ, n_q);      // keys 0 .. n_keys - 1 are seen by some query
     const float qscale = scale * 1.4426950408889634f;  // scores in base 2 (exp2)
     const float NEG_INF = __int_as_float(0xff800000);
@@ -72,17 +73,14 @@ __device__ __forceinline__ void prefill_own(const T* __restrict__ q, const T* __
 #pragma unroll 1
         for (int i = 0; i < BK / 8; i++) {
             const int r = row + 8 * i;
-            kreg::F8 kv, vv;
+            uint4 kraw = make_uint4(0u, 0u, 0u, 0u), vraw = kraw;       // zero rows past n_keys
             if (key0 + r < n_keys) {
-                long long at = ((long long)(key0 + r) * Hkv + kvh) * D + ch;
-                kv = kreg::load8<T>(kc + at);
-                vv = kreg::load8<T>(vc + at);
-            } else {
-#pragma unroll
-                for (int c = 0; c < 8; c++) kv.v[c] = vv.v[c] = 0.f;
+                const long long at = ((long long)(key0 + r) * Hkv + kvh) * D + ch;
+                kraw = kreg::load_raw<T>(kc + at);
+                vraw = kreg::load_raw<T>(vc + at);
             }
-            store8f(Ks + r * KLD + ch, kv);
-            store8f(Vs + r * VLD + ch, vv);
+            store8f(Ks + r * KLD + ch, kreg::unpack8<T>(kraw));
+            store8f(Vs + r * VLD + ch, kreg::unpack8<T>(vraw));
         }
         __syncthreads();            // K and V staged
 
