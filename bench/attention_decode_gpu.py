@@ -24,6 +24,9 @@ from kreg.conformance.speed import copy_bandwidth
 from kreg.conformance.splits import choose_splits
 from kreg.registry.catalog import load_catalog
 
+sys.path.insert(0, str(__import__('pathlib').Path(__file__).resolve().parent))
+from torch_peer import graph_us as torch_graph_us  # noqa: E402
+
 HQ, HKV, D = 32, 8, 128
 LENGTHS = (8192, 32768)
 TARGET = {8192: 0.75, 32768: 0.85}
@@ -81,28 +84,7 @@ def sdpa(torch, q, k, v):
 
 def sdpa_us(torch, q, ks, vs) -> float:
     """torch SDPA (GQA) of one query token over each cache copy in turn, in a torch CUDA graph."""
-    per = max(len(ks), 32)
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for i in range(3):
-            sdpa(torch, q, ks[i % len(ks)], vs[i % len(vs)])
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        for i in range(per):
-            sdpa(torch, q, ks[i % len(ks)], vs[i % len(vs)])
-    g.replay()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(BATCHES):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        g.replay()
-        b.record()
-        b.synchronize()
-        ts.append(a.elapsed_time(b) * 1e3 / per)
-    return float(np.median(ts))
+    return torch_graph_us(torch, lambda i: sdpa(torch, q, ks[i % len(ks)], vs[i % len(vs)]), max(len(ks), 32), BATCHES)
 
 
 def main(path: str | None) -> None:

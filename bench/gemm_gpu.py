@@ -11,15 +11,16 @@ Numerics are not checked here: `kreg verify --device gpu --op gemm` does that.
 from __future__ import annotations
 
 import datetime
-import math
 import sys
 
-import numpy as np
 
 from kreg.checker.compile import compile_cuda
 from kreg.conformance.devices import open_device
 from kreg.conformance.speed import copy_bandwidth, time_case
 from kreg.registry.catalog import load_catalog
+
+sys.path.insert(0, str(__import__('pathlib').Path(__file__).resolve().parent))
+from torch_peer import linear_us  # noqa: E402
 
 CASES = ("qwen3-4b-qkv", "qwen3-4b-o", "qwen3-4b-gate-up", "qwen3-4b-down", "qwen3-4b-qkv-t8192")
 LAYER = CASES[:4]
@@ -27,31 +28,7 @@ LAYER = CASES[:4]
 
 def cublas_us(torch, T: int, N: int, K: int, dtype, l2_bytes: int, batches: int = 21) -> float:
     """Median microseconds of F.linear(X, W) over weight copies past twice the L2, in a CUDA graph."""
-    nsets = max(1, math.ceil(2 * l2_bytes / (N * K * 2)))
-    Ws = [torch.randn(N, K, device="cuda", dtype=dtype) for _ in range(nsets)]
-    X = torch.randn(T, K, device="cuda", dtype=dtype)
-    per = max(nsets, 8)
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for i in range(3):
-            torch.nn.functional.linear(X, Ws[i % nsets])
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        for i in range(per):
-            torch.nn.functional.linear(X, Ws[i % nsets])
-    g.replay()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(batches):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        g.replay()
-        b.record()
-        b.synchronize()
-        ts.append(a.elapsed_time(b) * 1e3 / per)
-    return float(np.median(ts))
+    return linear_us(torch, T, N, K, dtype, l2_bytes, batches)
 
 
 def main(out_path: str, dt: str = "bf16", skip: str = ""):

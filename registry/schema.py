@@ -479,12 +479,7 @@ def load_variant(path: Path, ops: dict[str, Op]) -> Variant:
                 vco.fail(f"compile option {o!r} is not allowed (allowed prefixes: {' '.join(ALLOWED_OPTIONS)})",
                          "options")
         options = tuple(opts)
-    det = v.get("deterministic", True)
-    if not isinstance(det, bool):
-        v.fail("expected true or false", "deterministic")
-    prov = v.get("provenance", {}) or {}
-    if not isinstance(prov, dict):
-        v.fail("expected a mapping (author, generator, date, from)", "provenance")
+    det, prov = _det_prov(v)
     variant = Variant(opname, name, safety, source, types, launches, scratch, options, det, prov, str(path), v.data)
     _evaluate_at_cases(v, op, [(f"scratch.{s.name}.shape", e) for s in scratch.values() for e in s.shape])
     _evaluate_at_cases(v, op, [(f"launch {ln.entry} argument", a.expr) for ln in launches for a in ln.args
@@ -515,13 +510,19 @@ def _load_vendor(v: _V, path: Path, ops: dict[str, Op]) -> Variant:
     buffers, dims = ROUTINES[(library, opname)]
     args = tuple(Arg(param=a) for a in buffers) + tuple(Arg(expr=parse(d)) for d in dims)
     launch = Launch(routine(library, opname), args, (parse(1),), (parse(1),), parse(0))
+    det, prov = _det_prov(v)
+    return Variant(opname, name, "vendor", "", types, (launch,), {}, (), det, prov, str(path), v.data, library)
+
+
+def _det_prov(v: _V) -> tuple[bool, dict]:
+    """The `deterministic` flag (default true) and the `provenance` mapping of a variant."""
     det = v.get("deterministic", True)
     if not isinstance(det, bool):
         v.fail("expected true or false", "deterministic")
     prov = v.get("provenance", {}) or {}
     if not isinstance(prov, dict):
         v.fail("expected a mapping (author, generator, date, from)", "provenance")
-    return Variant(opname, name, "vendor", "", types, (launch,), {}, (), det, prov, str(path), v.data, library)
+    return det, prov
 
 
 def _load_types(v: _V, op: Op) -> dict[str, str]:
