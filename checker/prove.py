@@ -275,12 +275,12 @@ def _prove_here(variant: Variant, op: Op, ptx: str, timeout_ms: int, budget_ms: 
 def _check_assembly(total: dict[str, Verdict], variant: Variant, ptx: str) -> None:
     """A proof is kept only if the sm_90 assembler leaves the entries' code unrelocated (checker/toolchain.py),
     where the variant's source is at hand and gives these PTX bytes."""
-    if not any(v.status == "proven" for v in total.values()) or variant.library:
+    if not any(v.status == "proven" for v in total.values()) or getattr(variant, "library", ""):
         return
     try:
         source = variant.source_path.read_text()
-    except OSError:                   # PTX without its source: the name rule (toolchain.hazards) is all there is
-        return
+    except (AttributeError, ValueError, OSError):   # PTX without its source: the name rule (toolchain.hazards)
+        return                                      # is all there is
     try:
         found = toolchain.assembled_hazards(ptx, source, variant.source_path.name, variant.options)
     except Exception as e:            # unchecked is not proven
