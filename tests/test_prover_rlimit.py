@@ -72,11 +72,12 @@ def test_wall_clock_guard_is_reported_as_such(monkeypatch):
     assert any("wall-clock guard of 1 ms" in (res[p].reason or "") for p in PROPS)
 
 
-@pytest.mark.xfail(reason="KNOWN REGRESSION (2026-11-23, prover-0.6/0.7): the grouped refutation merged this "
-                          "session makes z3's work on matmul_tiled differ by a few rlimit units between hash seeds "
-                          "(5080 vs 5082 on the first query); verdicts near a query's limit may then differ "
-                          "between machines. Not a soundness issue (unknown, never a wrong proven); to be fixed "
-                          "by ordering the integer translation's side constraints structurally", strict=False)
+@pytest.mark.xfail(reason="KNOWN FAILING CHECK, left open on purpose (2026-11-23, prover-0.7): z3's work on "
+                          "matmul_tiled differs by a few rlimit units between hash seeds (5080 vs 5082) because "
+                          "checker/intabs.py orders a product's factors by term id. Ordering them by name makes "
+                          "this test pass but then bug_tc_no_wait is wrongly proven race-free: a latent soundness "
+                          "bug that depends on term order. That must be found first (see the closing note)",
+                   strict=True)
 def test_solver_work_does_not_depend_on_the_hash_seed(tmp_path):
     """A fresh process (as verify's proof stage is) does the same solver work whatever Python's hash seed
     (the symbolic executor iterates over sets of register names, so the main context's term ids change
