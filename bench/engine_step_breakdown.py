@@ -1,0 +1,96 @@
+"""Where a decode step's time goes on the GPU: the engine's decode launches (named variants, not the
+store's profile) captured as CUDA graphs — the whole step, and each op's launches alone (and each gemv
+shape alone) — and replayed; microseconds per step, with each gemv shape's bytes over the copy bandwidth
+of the same process. The sum of the parts against the whole shows the cost of the boundaries.
+
+    python bench/engine_step_breakdown.py OUT [--shape 4b] [--set fast|safe] [--pos 640] [--variants op=name,...]
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from kreg.engine import Engine
+from kreg.engine import plan as P
+from kreg.engine.random_model import make_random_model, shape_config
+from kreg.engine.config import load_config
+
+SETS = {"safe": {},
+        "fast": {"argmax": "argmax_bf16_vec", "attention_decode": "attention_decode_bf16_x4",
+                 "attention_merge": "attention_merge_bf16_fast", "decode_advance": "decode_advance_one",
+                 "embedding": "embedding_bf16_fast", "qk_norm_rope_kv": "qk_norm_rope_kv_bf16_x4",
+                 "rms_norm": "rms_norm_bf16_fast"}}
+
+
+def replay_us(eng, launches, reps: int = 50) -> float:
+    cp = eng.dev.cp
+    g = eng.dev.capture(lambda s: [ln.run(s) for ln in launches])
+    for _ in range(3):
+        g.replay(eng.dev.default_stream)
+    a, b = cp.cuda.Event(), cp.cuda.Event()
+    a.record()
+    for _ in range(reps):
+        g.replay(eng.dev.default_stream)
+    b.record()
+    b.synchronize()
+    return cp.cuda.get_elapsed_time(a, b) * 1e3 / reps
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("--shape", default="4b")
+    ap.add_argument("--set", default="fast", choices=sorted(SETS))
+    ap.add_argument("--variants", default="", help="op=variant,... on top of --set")
+    ap.add_argument("--pos", type=int, default=640, help="cached positions during the step")
+    a = ap.parse_args(argv)
+    variants = dict(SETS[a.set]) | dict(kv.split("=") for kv in a.variants.split(",") if kv)
+    d = Path(f"/tmp/kreg-bench-qwen3-{a.shape}")
+    cfg = shape_config(a.shape)
+    if not (d / "config.json").is_file() or load_config(d) != cfg:
+        make_random_model(d, cfg, seed=0)
+    from kreg.conformance.devices import GpuDevice
+    from kreg.conformance.speed import copy_bandwidth
+    gd = GpuDevice()
+    bw = copy_bandwidth(gd)
+    import kreg.runtime as runtime
+    dev = runtime.device("gpu")
+    plan = P.explicit(dev, "bf16", variants, ops=P.ENGINE_OPS)
+    eng = Engine(d, device="gpu", plan=plan, max_seq=a.pos + 256)
+    eng.generate(list(range(1, 129)), 2)
+    eng.pos = a.pos
+    eng._set_position()
+    lines = [f"device: {gd.rt.describe()}; Qwen3-{a.shape} random bf16, decode step at {a.pos} cached positions, "
+             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; copy {bw / 1e12:.2f} TB/s",
+             "variants: " + ", ".join(f"{op}={k.name}" for op, k in sorted(plan.ops.items()) if op in P.DECODE_OPS)]
+    step = eng.step
+    whole = replay_us(eng, step)
+    lines.append(f"whole step: {whole:8.1f} us  ({1e6 / whole:.1f} tok/s), {len(step)} launches")
+    parts = 0.0
+    for op in dict.fromkeys(ln.op for ln in step):
+        ls = [ln for ln in step if ln.op == op]
+        t = replay_us(eng, ls)
+        parts += t
+        lines.append(f"  {op:<18} {ls[0].variant:<30} {t:8.1f} us  {len(ls):4d} launches  {t / len(ls):6.2f} us each")
+    lines.append(f"  sum of ops alone: {parts:8.1f} us")
+    c = eng.cfg
+    H, I = c.hidden_size, c.intermediate_size
+    shapes = {"qkv": (c.qkv_rows, H), "o": (H, c.q_heads * 128), "gate_up": (2 * I, H), "down": (H, I),
+              "lm_head": (c.vocab_size, H)}
+    gemvs = [ln for ln in step if ln.op == "gemv"]
+    per_layer = {"qkv": gemvs[0:-1:4], "o": gemvs[1:-1:4], "gate_up": gemvs[2:-1:4], "down": gemvs[3:-1:4],
+                 "lm_head": gemvs[-1:]}
+    for name, ls in per_layer.items():
+        N, K = shapes[name]
+        t = replay_us(eng, ls) / len(ls)
+        lines.append(f"  gemv {name:<8} N={N:<7} K={K:<6} {t:7.2f} us each  {2 * N * K / t / 1e6 / (bw / 1e12):6.1%} of copy")
+    Path(a.out).write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
