@@ -418,7 +418,7 @@ class IntAbs:
         z3's nonlinear arithmetic does not find these by itself in time."""
         c1, a1 = _factors(t)
         c2, a2 = _factors(u)
-        atoms = sorted(a1 + a2, key=lambda x: x.get_id())
+        atoms = sorted(a1 + a2, key=lambda x: (x.hash(), x.get_id()))   # structural hash: not the hash seed
         if len(atoms) < 2:
             return t * u
         mono = atoms[0]

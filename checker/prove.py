@@ -25,7 +25,7 @@ from .loops import Unsupported
 from .symbolic import Executor, is_block_barrier, is_warp_sync
 from .witness import replay
 
-CHECKER_VERSION = "prover-0.7"   # 0.7: toolchain hazards (a module global named SMEM or LOCAL) are unknown
+CHECKER_VERSION = "prover-0.8"   # 0.8: the barrier-epoch filter honours a pending cp.async write's span; 0.7: toolchain hazards (a module global named SMEM or LOCAL) are unknown
                                  # 0.6: cp.async (pending shared writes), ldmatrix, mma, exact bfe/bfi; race pairs
                                  # ordered by barrier epochs skipped; leftover queries refuted in bisected groups
                                  # 0.5: counters copied back by mov, steps recomputed in loops; queries combined per buffer
@@ -600,10 +600,13 @@ def _races(qs, ta, tb, just, bufs, disjoint, th, solver=None):
     ordered: dict[tuple, bool] = {}
 
     def apart(a, b2):
-        key = (a.epoch.get_id(), b2.epoch.get_id())
+        # a pending cp.async write spans the epochs from its issue to its completing wait: the pair is
+        # apart only when those spans cannot meet (th.unordered's condition without paths or addresses)
+        key = (a.epoch.get_id(), _end(a).get_id(), b2.epoch.get_id(), _end(b2).get_id())
         if key not in ordered:
+            meet = z3.And(z3.ULE(a.epoch, _end(b2)), z3.ULE(b2.epoch, _end(a)))
             ordered[key] = solver is not None and solver.ints.refutes(
-                z3.And(th.same_block, a.epoch == b2.epoch), max(200, solver.timeout_ms // 10))
+                z3.And(th.same_block, meet), max(200, solver.timeout_ms // 10))
         return ordered[key]
     by_instr: dict[int, list] = {}
     for n, (a, b2) in enumerate(zip(ta, tb)):

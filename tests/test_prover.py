@@ -178,3 +178,15 @@ def test_registry_safe_variant_is_proven_for_all_dims(variant, op):
         assert res[p].status == "proven", f"{variant.name}: {p} {res[p].status}: {res[p].reason}"
         assert res[p].scope == "all-dims", f"{variant.name}: {p} proven for {res[p].scope} only"
         assert res[p].ptx_sha256 and res[p].checker_version == CHECKER_VERSION
+
+
+def test_pending_copy_is_not_skipped_by_the_epoch_filter():
+    """bug_tc_no_wait reads a tile after a barrier while its cp.async writes may still be pending (no
+    wait before the barrier). The write's issue epoch differs from the read's, so a filter that compared
+    issue epochs alone skipped the pair and proved the kernel race-free once the budget sufficed (the
+    buggy-corpus test above only caught it when its budget ran out first). With a budget that lets the
+    proof finish, the race must be refuted, its witness replayed by the emulator."""
+    v = _variant("bug_tc_no_wait")
+    res = prove_variant(v, _ops()[v.op], _ptx("bug_tc_no_wait"), timeout_ms=10000, budget_ms=240000)
+    assert res["race_free"].status == "refuted", res["race_free"].reason
+    assert "shared" in str(res["race_free"].witness) or "xs" in res["race_free"].reason
