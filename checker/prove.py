@@ -73,11 +73,14 @@ class _Q:
 # as a guard (a phase of z3 that counts little work): on the reference machine a query that closes takes at
 # most 1.9 x its nominal ms and one stopped by its resource limit at most 3.3 x, so the verdicts are the same
 # on a machine up to ~5 x slower (at 4 x, a proof on one core shared with two busy loops lost a query to the
-# guard). The per-variant deadline still bounds it all. A query stopped by any of these is `unknown` (never
-# `proven`), and the verdict's reason says which stopped it.
+# guard). The variant's budget is counted in the same units (_Budget): the solver work of all its queries, so
+# that a loaded machine gives the same verdicts too; a wall-clock guard of VARIANT_WALL_GUARD x the budget
+# bounds it all. A query stopped by any of these is `unknown` (never `proven`), and the verdict's reason
+# says which stopped it.
 RLIMIT_PER_MS = {"bv": 12_000, "int": 5_000}
 RLIMIT_BASE = {"bv": 0, "int": 1_500_000}
 WALL_GUARD = 10
+VARIANT_WALL_GUARD = 10     # as WALL_GUARD: symbolic execution (Python) and all, up to ~5 x slower gives the same verdicts
 CALIBRATE = False       # bench/prover_rlimit.py: no rlimit, the nominal ms as wall-clock timeout (0.3's limits)
 QUERY_LOG: list | None = None     # bench/prover_rlimit.py: one dict per query
 
@@ -90,28 +93,58 @@ def _rcount(s) -> int:
         return 0
 
 
-def _limited_check(s, kind, nominal_ms, left_s):
-    """s.check() under the resource limit for nominal_ms and the wall-clock guard (no more than left_s):
-    (result, why) where why, for unknown, says what stopped it."""
+class _Budget:
+    """A variant's proof budget: ms of solver work as the reference machine does it (rlimit units over
+    RLIMIT_PER_MS, past each fresh solver's RLIMIT_BASE), charged by every query, and a wall-clock guard
+    of VARIANT_WALL_GUARD x those ms. Only the guard depends on the machine and its load."""
+
+    def __init__(self, ms: float):
+        self.ms_left = ms
+        self.deadline = time.monotonic() + VARIANT_WALL_GUARD * ms / 1000
+
+    def left_s(self) -> float:
+        return self.deadline - time.monotonic()
+
+    def spent(self) -> str | None:
+        if self.ms_left <= 0:
+            return "work budget of the variant exhausted"
+        if self.left_s() <= 0:
+            return "wall-clock guard of the variant reached"
+        return None
+
+    def units(self, kind) -> int:
+        return int(RLIMIT_BASE[kind] + RLIMIT_PER_MS[kind] * self.ms_left)
+
+    def charge(self, kind, used: int) -> None:
+        self.ms_left -= max(0, used - RLIMIT_BASE[kind]) / RLIMIT_PER_MS[kind]
+
+
+def _limited_check(s, kind, nominal_ms, budget: _Budget):
+    """s.check() under the resource limit for nominal_ms (no more than the variant's budget has left)
+    and the wall-clock guard: (result, why) where why, for unknown, says what stopped it."""
     rl = int(RLIMIT_BASE[kind] + RLIMIT_PER_MS[kind] * nominal_ms)
+    capped = budget.units(kind) < rl
+    rl = max(1, min(rl, budget.units(kind)))      # never 0: to z3 that is no limit
     guard_ms = WALL_GUARD * nominal_ms
     if CALIBRATE:
-        rl, guard_ms = 0, nominal_ms
-    wall_ms = int(max(1, min(guard_ms, left_s * 1000)))
+        rl, guard_ms, capped = 0, nominal_ms, False
+    wall_ms = int(max(1, min(guard_ms, budget.left_s() * 1000)))
     s.set("rlimit", rl)          # relative to the context's count at check(), not cumulative (z3 5.4.1)
     s.set("timeout", wall_ms)
     c0, t0 = _rcount(s), time.monotonic()
     r = s.check()
     used, ms = _rcount(s) - c0, (time.monotonic() - t0) * 1000
+    budget.charge(kind, used)
     why = None
     if r == z3.unknown:
         why = s.reason_unknown()
         if rl and used >= rl:
-            why = f"resource limit of {rl} rlimit units reached"
+            why = ("work budget of the variant exhausted" if capped else
+                   f"resource limit of {rl} rlimit units reached")
         elif "timeout" in why or "canceled" in why:
             of = f"{used} of {rl} rlimit units used" if rl else f"{used} rlimit units used"
             why = (f"wall-clock guard of {wall_ms} ms reached ({of})" if wall_ms >= guard_ms else
-                   f"time budget of the variant ran out after {ms:.0f} ms ({of})")
+                   f"wall-clock guard of the variant reached after {ms:.0f} ms ({of})")
     if QUERY_LOG is not None:
         QUERY_LOG.append({"kind": kind, "nominal_ms": nominal_ms, "result": str(r), "rlimit": used,
                           "ms": round(ms, 1), "why": why})
@@ -144,23 +177,22 @@ class _Model:
 
 class _Solver:
     """One incremental solver holding the launch's constraints (in a z3 context of its own); each query
-    is pushed and popped with its own limits, under a per-variant deadline."""
+    is pushed and popped with its own limits, under the variant's budget."""
 
-    def __init__(self, base, timeout_ms, deadline):
+    def __init__(self, base, timeout_ms, budget: _Budget):
         self.ctx = z3.Context()
         self.s = z3.Solver(ctx=self.ctx)
         self.s.add(*_into(self.ctx, base))
-        self.deadline = deadline
+        self.budget = budget
         self.timeout_ms = timeout_ms
 
     def check(self, f, extra=(), timeout_ms=None):
-        left = self.deadline - time.monotonic()
-        if left <= 0:
-            return "unknown", None, "time budget of the variant exhausted"
+        if self.budget.spent():
+            return "unknown", None, self.budget.spent()
         self.s.push()
         try:
             self.s.add(*_into(self.ctx, [f, *extra]))
-            r, why = _limited_check(self.s, "bv", timeout_ms or self.timeout_ms, left)
+            r, why = _limited_check(self.s, "bv", timeout_ms or self.timeout_ms, self.budget)
             if r == z3.sat:
                 return "sat", _Model(self.s.model(), self.ctx), None
             if r == z3.unsat:
@@ -177,14 +209,13 @@ class _IntSolver:
     each query gets a fresh solver (z3's non-incremental tactics close these far faster than its
     incremental core), in a z3 context of its own. Only `unsat` is used."""
 
-    def __init__(self, base, deadline):
-        self.base, self.deadline = base, deadline
+    def __init__(self, base, budget: _Budget):
+        self.base, self.budget = base, budget
         self.ia = None
 
     def refutes(self, f, timeout_ms) -> bool:
         """True when the integer translation of f (with the base constraints) is unsatisfiable."""
-        left = self.deadline - time.monotonic()
-        if left <= 0:
+        if self.budget.spent():
             return False
         try:
             if self.ia is None:
@@ -198,13 +229,18 @@ class _IntSolver:
             ctx = z3.Context()
             s = z3.Solver(ctx=ctx)
             s.add(*_into(ctx, [*self.gbase, *[self.ia.side[i] for i in sorted(idx)], *self.ia.lemmas_for(monos), g]))
-            return _limited_check(s, "int", timeout_ms, left)[0] == z3.unsat
+            return _limited_check(s, "int", timeout_ms, self.budget)[0] == z3.unsat
         except z3.Z3Exception:
             return False
 
 
 MEMORY_MB = int(os.environ.get("KREG_PROVER_MEMORY_MB", "6144"))
-GRACE_S = 10.0      # the hard limit of an isolated proof: 1.5 x its budget + this
+GRACE_S = 10.0      # the hard limit of an isolated proof: (VARIANT_WALL_GUARD + 0.5) x its budget + this
+
+
+def hard_limit_s(budget_ms: int) -> float:
+    """Wall-clock seconds after which an isolated proof of that budget is killed (an `unknown`)."""
+    return (VARIANT_WALL_GUARD + 0.5) * budget_ms / 1000 + GRACE_S
 
 
 def prove_variant(variant: Variant, op: Op, ptx: str, *, timeout_ms: int = 10000,
@@ -217,7 +253,7 @@ def prove_variant(variant: Variant, op: Op, ptx: str, *, timeout_ms: int = 10000
     costs an `unknown`, not the caller; inside an isolated child already, it runs in place."""
     if not isolate:
         return _prove_here(variant, op, ptx, timeout_ms, budget_ms)
-    limit_s = 1.5 * (budget_ms or timeout_ms) / 1000 + GRACE_S
+    limit_s = hard_limit_s(budget_ms or timeout_ms)
     got = isolation.run(prove_json, variant, op, ptx, timeout_ms, budget_ms, timeout_s=limit_s,
                         memory_mb=MEMORY_MB, start="fork", address_limit=True)
     if got.ok:
@@ -246,11 +282,10 @@ def _prove_here(variant: Variant, op: Op, ptx: str, timeout_ms: int, budget_ms: 
         return {p: Verdict("unknown", None, "toolchain hazard: " + "; ".join(hazards), ptx_sha256=sha)
                 for p in PROPS}
     total: dict[str, Verdict] = {}
-    # 5% of the budget is kept for what follows the last query (verdict assembly, witness replay)
-    deadline = time.monotonic() + 0.95 * (budget_ms or timeout_ms) / 1000
+    budget = _Budget(budget_ms or timeout_ms)
     for n, launch in enumerate(variant.launches):
         try:
-            res = _prove_launch(variant, op, module, launch, timeout_ms, deadline, n)
+            res = _prove_launch(variant, op, module, launch, timeout_ms, budget, n)
         except (Unsupported, P.ParseError) as e:
             res = {p: Verdict("unknown", None, f"unsupported: {e}") for p in PROPS}
         except Exception as e:     # never let a prover bug become a verdict other than unknown
@@ -290,7 +325,7 @@ def _check_assembly(total: dict[str, Verdict], variant: Variant, ptx: str) -> No
             v.status, v.scope, v.reason = "unknown", None, "toolchain hazard: " + "; ".join(found)
 
 
-def _prove_launch(variant, op, module, launch, timeout_ms, deadline, n=0) -> dict[str, Verdict]:
+def _prove_launch(variant, op, module, launch, timeout_ms, budget, n=0) -> dict[str, Verdict]:
     kernel = module.kernel(launch.entry)
     env = LaunchEnv(variant, op, module, launch)
     ta = Executor(kernel, module, env, "A").run_kernel()
@@ -299,8 +334,8 @@ def _prove_launch(variant, op, module, launch, timeout_ms, deadline, n=0) -> dic
         raise Unsupported("the two symbolic threads disagree")
     base = env.constraints + env.thread_constraints("A") + env.thread_constraints("B") + ta.defs + tb.defs
     approx = ta.approx | tb.approx
-    solver = _Solver(base, timeout_ms, deadline)
-    solver.ints = _IntSolver(base, deadline)
+    solver = _Solver(base, timeout_ms, budget)
+    solver.ints = _IntSolver(base, budget)
     cases = {name: c for name, c in op.cases.items()}
 
     th = _Threads(env)

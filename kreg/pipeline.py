@@ -25,7 +25,8 @@ class Options:
     seeded shapes that fit cpu_ragged_bytes; on the GPU: every named case (up to gpu_case_bytes if set)
     plus `ragged` seeded shapes that fit gpu_ragged_bytes and `ragged` more of at least 1/64 of it,
     and the speed of every named case. Limits: compile_timeout_s for NVRTC, the prover's budget
-    (1.5 x prove_budget_ms + 10 s hard), timeout_s for conformance, memory_mb for every stage."""
+    (prove_budget_ms of solver work; killed after checker.prove.hard_limit_s), timeout_s for
+    conformance, memory_mb for every stage."""
     seed: int = 0
     ragged: int = 3
     cpu_case_bytes: int = 256 << 10
@@ -35,7 +36,7 @@ class Options:
     speed: bool = True
     prove: bool = True
     prove_timeout_ms: int = 10_000
-    prove_budget_ms: int | None = 30_000    # the whole variant's proof (a loaded machine slows z3 down)
+    prove_budget_ms: int | None = 30_000    # the whole variant's proof, in ms of solver work on the reference machine
     speed_cases: str = "all"                # "all" named cases, or only the "largest" (most bytes moved)
     timeout_s: float = 300.0
     compile_timeout_s: float = 60.0
@@ -163,9 +164,10 @@ def verify_variant(entry: Entry, op: Op, device: str, opts: Options | None = Non
         _take_proofs(res, reused)
         res.proof_reused = True
     elif opts.prove:
+        from kreg.checker.prove import hard_limit_s
         budget = opts.prove_budget_ms or opts.prove_timeout_ms
         got = isolate.run(prove_stage, v, op, ptx, opts.prove_timeout_ms, opts.prove_budget_ms,
-                          timeout_s=1.5 * budget / 1000 + 10, memory_mb=opts.memory_mb)
+                          timeout_s=hard_limit_s(budget), memory_mb=opts.memory_mb)
         res.seconds["prove"] = round(got.seconds, 2)
         if got.status == "interrupted":
             return _decide(res, got)

@@ -38,15 +38,33 @@ def test_resource_limit_is_per_check_not_cumulative(monkeypatch):
     for _ in range(3):
         s.push()
         s.add(_hard())
-        r, why = prove._limited_check(s, "bv", 200, 60.0)
+        r, why = prove._limited_check(s, "bv", 200, prove._Budget(60000))
         s.pop()
         assert r == z3.unknown and why.startswith("resource limit of 200000")
     # each stop used its own 200000 units (not a shared, cumulative allowance)
     assert all(200000 <= e["rlimit"] < 260000 for e in log)
     s.push()
     s.add(z3.BitVec("x", 32) == 3)
-    assert prove._limited_check(s, "bv", 200, 60.0)[0] == z3.sat
+    assert prove._limited_check(s, "bv", 200, prove._Budget(60000))[0] == z3.sat
     s.pop()
+
+
+def test_variant_budget_counts_solver_work_not_the_clock(monkeypatch):
+    """The variant's budget is solver work: with the wall-clock guard out of the way, a clock running
+    three times as fast (a slower machine, as far as the budget can tell) gives the same verdicts and
+    reasons, the budget's stop among them."""
+    monkeypatch.setattr(prove, "VARIANT_WALL_GUARD", 1000)
+    v = _variant("tc_tile")
+
+    def run():
+        res = prove_variant(v, _ops()[v.op], _ptx("tc_tile"), timeout_ms=4000, budget_ms=1000, isolate=False)
+        return {p: (r.status, r.scope, r.reason) for p, r in res.items()}
+    quiet = run()
+    assert any("work budget of the variant exhausted" in (r or "") for _, _, r in quiet.values())
+    real = prove.time.monotonic
+    t0 = real()
+    monkeypatch.setattr(prove.time, "monotonic", lambda: t0 + 3 * (real() - t0))
+    assert run() == quiet
 
 
 def _corpus(name):
@@ -60,7 +78,9 @@ def test_resource_stop_is_unknown_and_says_so(monkeypatch):
     res = _corpus("rows_shared")
     assert all(res[p].status != "refuted" for p in PROPS)
     assert all(res[p].status != "proven" or res[p].scope != "all-dims" for p in PROPS)
-    assert any("resource limit of" in (res[p].reason or "") for p in PROPS)
+    # stopped by the query's limit or, once those stops have used it up, the variant's (also rlimit units)
+    assert any("resource limit of" in (res[p].reason or "") or "work budget of the variant" in (res[p].reason or "")
+               for p in PROPS)
     assert not any("wall-clock" in (res[p].reason or "") for p in PROPS)
 
 

@@ -141,7 +141,7 @@ def test_counter_copied_back_at_the_latch_is_an_induction():
 def test_grouped_refutation_keeps_every_satisfiable_query():
     x = z3.BitVec("x", 32)
     qs = [prove._Q(x == i if i % 7 == 0 else z3.And(x == i, z3.ULT(x, 3 * i // 4)), f"q{i}") for i in range(1, 40)]
-    solver = SimpleNamespace(ints=prove._IntSolver([z3.ULT(x, 1000)], time.monotonic() + 60))
+    solver = SimpleNamespace(ints=prove._IntSolver([z3.ULT(x, 1000)], prove._Budget(60000)))
     left = prove._refute_in_groups(solver, [q.formula for q in qs], 1000)
     names = [qs[i].what for i in left]
     assert {f"q{i}" for i in range(7, 40, 7)} <= set(names)          # never refuted with a group
@@ -154,12 +154,13 @@ def _race_queries(name, with_solver):
     env = LaunchEnv(v, op, module, v.launches[0])
     ta, tb = (Executor(module.kernel(name), module, env, t).run_kernel() for t in "AB")
     base = env.constraints + env.thread_constraints("A") + env.thread_constraints("B") + ta.defs + tb.defs
-    solver = SimpleNamespace(ints=prove._IntSolver(base, time.monotonic() + 60), timeout_ms=4000)
+    solver = SimpleNamespace(ints=prove._IntSolver(base, prove._Budget(60000)), timeout_ms=4000)
     qs = []
     just = set(range(len(ta.accesses)))
     prove._races(qs, ta.accesses, tb.accesses, just, env.buffers, prove._disjoint(env.buffers), prove._Threads(env),
                  solver if with_solver else None)
-    return {(q.info["acc"][0].instr.index, q.info["acc"][1].instr.index) for q in qs}
+    return {(q.info["acc"][0].instr.index, q.info["acc"][1].instr.index, any(a.end is not None for a in q.info["acc"]))
+            for q in qs}
 
 
 def test_epoch_filter_drops_only_pairs_a_barrier_orders():
@@ -171,10 +172,25 @@ def test_epoch_filter_drops_only_pairs_a_barrier_orders():
     assert bug_kept == bug_full
 
 
+def test_epoch_filter_keeps_a_pending_copy_with_the_reads_its_span_meets():
+    """bug_tc_no_wait: the cp.async writes issued between the loop's two barriers (no wait before the
+    second) are still pending after it, so they are unordered with the ldmatrix reads after it, though
+    their epochs differ: the filter must keep those pairs (prover-0.7 compared issue epochs, dropped them
+    and proved the kernel race-free)."""
+    k = P.parse(_ptx("bug_tc_no_wait")).kernel("bug_tc_no_wait")
+    ops = [(i, ins.op, ins.mods) for i, ins in enumerate(k.instrs)]
+    bars = [i for i, op, _ in ops if op == "bar"]
+    copies = [i for i, op, m in ops if op == "cp" and "global" in m and bars[0] < i < bars[1]]
+    reads = [i for i, op, _ in ops if op == "ldmatrix" and i > bars[1]]
+    assert copies and reads
+    kept = _race_queries("bug_tc_no_wait", True)
+    assert any((w, r, True) in kept for w in copies for r in reads), sorted(q for q in kept if q[2])
+
+
 def test_refuted_together_only_when_every_member_is():
     x = z3.BitVec("x", 32)
     fs = [z3.And(x == i, z3.ULT(x, i)) for i in range(50)] + [x == 7]
-    solver = SimpleNamespace(ints=prove._IntSolver([z3.ULT(x, 1000)], time.monotonic() + 60), timeout_ms=3000)
+    solver = SimpleNamespace(ints=prove._IntSolver([z3.ULT(x, 1000)], prove._Budget(60000)), timeout_ms=3000)
     assert 50 in prove._refute_together(solver, fs)
     assert prove._refute_together(solver, fs[:20]) == set()
     assert prove._refute_together(solver, fs[:3] + [x == 7]) == {0, 1, 2, 3}        # too few to group: all left
