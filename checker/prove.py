@@ -95,7 +95,7 @@ def _rcount(s) -> int:
 
 class _Budget:
     """A variant's proof budget: ms of solver work as the reference machine does it (rlimit units over
-    RLIMIT_PER_MS, past each fresh solver's RLIMIT_BASE), charged by every query, and a wall-clock guard
+    RLIMIT_PER_MS, a fresh solver's preprocessing included), charged by every query, and a wall-clock guard
     of VARIANT_WALL_GUARD x those ms. Only the guard depends on the machine and its load."""
 
     def __init__(self, ms: float):
@@ -116,7 +116,7 @@ class _Budget:
         return int(RLIMIT_BASE[kind] + RLIMIT_PER_MS[kind] * self.ms_left)
 
     def charge(self, kind, used: int) -> None:
-        self.ms_left -= max(0, used - RLIMIT_BASE[kind]) / RLIMIT_PER_MS[kind]
+        self.ms_left -= used / RLIMIT_PER_MS[kind]
 
 
 def _limited_check(s, kind, nominal_ms, budget: _Budget):
