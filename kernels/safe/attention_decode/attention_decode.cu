@@ -14,7 +14,7 @@
 #define KREG_INF __int_as_float(0x7f800000)
 
 #ifndef KREG_U
-#define KREG_U 2          // positions per half-warp per iteration (loads in flight)
+#define KREG_U 4          // positions per half-warp per iteration (loads in flight)
 #endif
 #ifndef KREG_HB
 #define KREG_HB 4         // query heads per block (the grid's x dim covers G in batches of HB)
