@@ -32,20 +32,19 @@ SAFE_DEC = "kernels/safe/attention_decode/attention_decode.cu"
 X4_DEC = "kernels/unsafe/attention_decode/attention_decode_x4.cu"
 SAFE_MER = "kernels/safe/attention_merge/attention_merge.cu"
 FAST_MER = "kernels/unsafe/attention_merge/attention_merge_fast.cu"
+TILE_DEC = "kernels/safe/attention_decode/attention_decode_tile.cu"
 # (label, decode source, options, merge source)
 CANDIDATES = [
     ("safe-u2", SAFE_DEC, ["-DKREG_U=2"], SAFE_MER),
-    ("safe-u3", SAFE_DEC, ["-DKREG_U=3"], SAFE_MER),
     ("safe-u4", SAFE_DEC, ["-DKREG_U=4"], SAFE_MER),
-    ("safe-u3m3", SAFE_DEC, ["-DKREG_U=3", "-DKREG_MINB=3"], SAFE_MER),
     ("x4-u4", X4_DEC, ["-DKREG_U=4"], FAST_MER),
-    ("x4-u4+sm", X4_DEC, ["-DKREG_U=4"], SAFE_MER),
+    ("x4+smerge", X4_DEC, ["-DKREG_U=4"], SAFE_MER),
+    ("tile-u4m4", TILE_DEC, ["-DKREG_U=4", "-DKREG_MINB=4"], SAFE_MER),
+    ("tile-u4m3", TILE_DEC, ["-DKREG_U=4", "-DKREG_MINB=3"], SAFE_MER),
+    ("tile-u2m4", TILE_DEC, ["-DKREG_U=2", "-DKREG_MINB=4"], SAFE_MER),
 ]
-EXTRA = pathlib.Path(ROOT / "kernels/safe/attention_decode/attention_decode_tile.cu")
-if EXTRA.exists():
-    CANDIDATES += [("tile", str(EXTRA.relative_to(ROOT)), [], SAFE_MER)]
 LENGTHS = (640, 2048, 8192, 32768)
-SPLITS = (8, 16, 24, 33, 44, 66, 99, 132)
+SPLITS = (8, 16, 24, 33, 44, 49, 66, 99, 132)
 BATCHES = 15
 
 
