@@ -43,7 +43,7 @@ CANDIDATES = [
     ("tile-u4m3", TILE_DEC, ["-DKREG_U=4", "-DKREG_MINB=3"], SAFE_MER),
     ("tile-u2m4", TILE_DEC, ["-DKREG_U=2", "-DKREG_MINB=4"], SAFE_MER),
 ]
-LENGTHS = (640, 2048, 8192, 32768)
+LENGTHS = (8192, 640, 32768, 2048)
 SPLITS = (8, 16, 24, 33, 44, 49, 66, 99, 132)
 BATCHES = 15
 
@@ -140,7 +140,7 @@ def main(path: str, quick: bool) -> None:
                     f"{merge_us[mer]:8.2f} {err:8.1e}")
         del ks, vs
         torch.cuda.empty_cache()
-    say("# fastest P per candidate and n (us, P, % copy):")
+    say("# fastest P per candidate and n (us, P):")
     for label, *_ in CANDIDATES:
         say(f"#  {label:>10s}: " + "  ".join(f"n={S} {best[(S, label)][0]:.2f} P={best[(S, label)][1]}"
                                             for S in lengths if (S, label) in best))
