@@ -9,15 +9,15 @@ set -u
 . bench/device_env.sh
 rm -f "$OUT/pip.log"
 E="$OUT/attn.err"; : > "$E"
-run() {   # run LIMIT NAME CMD...: stderr to /tmp, its tail and the exit code into $E
+run() {   # run LIMIT NAME CMD...: stdout to /tmp/attn_NAME.txt, stderr's tail and the exit code into $E
     local limit=$1 name=$2; shift 2
     local t0=$(date +%s)
-    timeout "$limit" "$@" > /dev/null 2> "/tmp/attn_$name.err"
+    timeout "$limit" "$@" > "/tmp/attn_$name.txt" 2> "/tmp/attn_$name.err"
     echo "== $name exit $? after $(( $(date +%s) - t0 )) s" >> "$E"
     tail -15 "/tmp/attn_$name.err" >> "$E"
 }
 run 115 sweep python3 bench/attention_decode_sweep.py "$OUT/attn_sweep.txt"
-run 30 check python3 bench/attention_prefill_check.py /tmp/attn_check.txt bf16 mma
-run 60 bench python3 bench/attention_prefill_gpu.py /tmp/attn_bench.txt bf16
+run 30 check python3 bench/attention_prefill_check.py /tmp/attn_check_out.txt bf16 mma
+run 60 bench python3 bench/attention_prefill_gpu.py /tmp/attn_bench_out.txt bf16
 cat /tmp/attn_check.txt /tmp/attn_bench.txt > "$OUT/attn_prefill.txt" 2>> "$E"
 cat "$E"
