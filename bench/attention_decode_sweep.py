@@ -42,6 +42,7 @@ CANDIDATES = [
     ("tile-u4m4", TILE_DEC, ["-DKREG_U=4", "-DKREG_MINB=4"], SAFE_MER),
     ("tile-u4m3", TILE_DEC, ["-DKREG_U=4", "-DKREG_MINB=3"], SAFE_MER),
     ("tile-u2m4", TILE_DEC, ["-DKREG_U=2", "-DKREG_MINB=4"], SAFE_MER),
+    ("tile+mer9", TILE_DEC, ["-DKREG_U=4", "-DKREG_MINB=4"], SAFE_MER + " -DKREG_U=9"),
 ]
 LENGTHS = (8192, 640, 32768, 2048)
 SPLITS = (8, 16, 24, 33, 44, 49, 66, 99, 132)
@@ -79,8 +80,9 @@ def main(path: str, quick: bool) -> None:
     mods = {}
     for label, src, opts, mer in CANDIDATES:
         for s, o in ((src, tuple(opts)), (mer, ())):
-            if (s, o) not in mods:
-                mods[(s, o)] = dev.load(compile_cuda((ROOT / s).read_text(), pathlib.Path(s).name, list(o)).ptx)
+            if (s, o) not in mods:          # a merge named "path -Dopt ..." compiles with those options
+                f, *mo = s.split()
+                mods[(s, o)] = dev.load(compile_cuda((ROOT / f).read_text(), pathlib.Path(f).name, list(o) + mo).ptx)
     out = open(path, "w")
 
     def say(s=""):
@@ -91,7 +93,8 @@ def main(path: str, quick: bool) -> None:
         f"{sms} SMs, {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC, copy {bw / 1e12:.2f} TB/s, "
         f"compile {time.time() - t_start:.0f} s")
     say("# candidates: " + "; ".join(f"{lb}={pathlib.Path(s).stem}{''.join(' ' + o for o in op)}+"
-                                     f"{pathlib.Path(m).stem}" for lb, s, op, m in CANDIDATES))
+                                     f"{pathlib.Path(m.split()[0]).stem}{''.join(' ' + o for o in m.split()[1:])}"
+                                     for lb, s, op, m in CANDIDATES))
     g = torch.Generator(device="cuda").manual_seed(0)
     lengths = (640, 8192) if quick else LENGTHS
     best: dict = {}
