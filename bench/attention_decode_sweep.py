@@ -33,16 +33,17 @@ X4_DEC = "kernels/unsafe/attention_decode/attention_decode_x4.cu"
 SAFE_MER = "kernels/safe/attention_merge/attention_merge.cu"
 FAST_MER = "kernels/unsafe/attention_merge/attention_merge_fast.cu"
 TILE_DEC = "kernels/safe/attention_decode/attention_decode_tile.cu"
-# (label, decode source, options, merge source)
+TILE3_DEC = "kernels/unsafe/attention_decode/attention_decode_tile3.cu"
+# (label, decode source, its -D options, merge source and its options)
 CANDIDATES = [
-    ("safe-u2", SAFE_DEC, ["-DKREG_U=2"], SAFE_MER),
     ("safe-u4", SAFE_DEC, ["-DKREG_U=4"], SAFE_MER),
     ("x4-u4", X4_DEC, ["-DKREG_U=4"], FAST_MER),
-    ("x4+smerge", X4_DEC, ["-DKREG_U=4"], SAFE_MER),
     ("tile-u4m4", TILE_DEC, ["-DKREG_U=4", "-DKREG_MINB=4"], SAFE_MER),
     ("tile-u4m3", TILE_DEC, ["-DKREG_U=4", "-DKREG_MINB=3"], SAFE_MER),
     ("tile-u2m4", TILE_DEC, ["-DKREG_U=2", "-DKREG_MINB=4"], SAFE_MER),
     ("tile+mer9", TILE_DEC, ["-DKREG_U=4", "-DKREG_MINB=4"], SAFE_MER + " -DKREG_U=9"),
+    ("tile3-u3", TILE3_DEC, ["-DKREG_U=3", "-DKREG_NST=3"], SAFE_MER),
+    ("tile4-u2", TILE3_DEC, ["-DKREG_U=2", "-DKREG_NST=4"], SAFE_MER),
 ]
 LENGTHS = (8192, 640, 32768, 2048)
 SPLITS = (8, 16, 24, 33, 44, 49, 66, 99, 132)
