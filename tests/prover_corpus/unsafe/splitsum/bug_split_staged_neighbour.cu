@@ -5,7 +5,8 @@
 // two stages (zero-filled at or past the split's end) and reads back only its own slots after
 // cp.async.wait_all, so no barrier is needed; iteration it reads stage it % 2 while stage (it + 1) % 2
 // is in flight. Flag BUG_NEIGHBOUR: thread h reads the slot of thread h ^ 1, which only that thread's
-// wait orders: a race (no barrier between the two threads).
+// wait orders: a race (no barrier between the two threads). Flag BUG_NO_WAIT: the loop-top wait is
+// missing, so a stage is read while this thread's own copies into it may still be landing.
 __device__ __forceinline__ void cp4(float* smem, const float* src, bool valid) {
     unsigned d = (unsigned)__cvta_generic_to_shared(smem);
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" :: "r"(d), "l"(src), "r"(valid ? 4 : 0));
@@ -32,7 +33,9 @@ __device__ __forceinline__ void split_sum_staged_body(const int* __restrict__ n_
     stage(stg[0], x, start, end, H, h);
 #pragma unroll 1
     for (int it = 0, j = start; j < end; j += 4, it++) {
+#ifndef BUG_NO_WAIT
         asm volatile("cp.async.wait_all;" ::: "memory");
+#endif
         stage(stg[(it + 1) & 1], x, j + 4, end, H, h);
 #pragma unroll
         for (int u = 0; u < 4; u++) {
