@@ -16,8 +16,8 @@ run() {   # run LIMIT NAME CMD...: stdout to /tmp/attn_NAME.txt, stderr's tail a
     echo "== $name exit $? after $(( $(date +%s) - t0 )) s" >> "$E"
     tail -15 "/tmp/attn_$name.err" >> "$E"
 }
-run 115 sweep python3 bench/attention_decode_sweep.py "$OUT/attn_sweep.txt"
-run 30 check python3 bench/attention_prefill_check.py /tmp/attn_check_out.txt bf16 mma
-run 60 bench python3 bench/attention_prefill_gpu.py /tmp/attn_bench_out.txt bf16
+run 100 sweep python3 bench/attention_decode_sweep.py "$OUT/attn_sweep.txt"
+run 25 check python3 bench/attention_prefill_check.py /tmp/attn_check_out.txt bf16 mma
+run 70 bench python3 bench/attention_prefill_gpu.py /tmp/attn_bench_out.txt bf16
 cat /tmp/attn_check.txt /tmp/attn_bench.txt > "$OUT/attn_prefill.txt" 2>> "$E"
 cat "$E"
