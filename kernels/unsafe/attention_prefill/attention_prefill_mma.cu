@@ -14,7 +14,10 @@
 
 namespace {
 
-constexpr int BM = 64, BN = 64, D = 128, LD = D + 8, NT = 128;
+#ifndef KREG_BM
+#define KREG_BM 64        // query rows per block: 16 per warp
+#endif
+constexpr int BM = KREG_BM, BN = 64, D = 128, LD = D + 8, NT = 2 * BM;
 #define KREG_INF __int_as_float(0x7f800000)
 
 template <class T> struct Mma;
@@ -106,18 +109,23 @@ __device__ __forceinline__ void prefill(const T* __restrict__ q, const T* __rest
     for (int kb = 0; kb < tiles; kb++) {
         asm volatile("cp.async.wait_group 1;" ::: "memory");   // this tile's K (its V may be in flight)
         __syncthreads();
+        // warp-uniform: some key of the tile is visible to the warp's last row (else the warp only keeps
+        // the barriers and copies); the tile reaches past the warp's first row (else no mask)
+        const bool live = kb * BN <= qpos0 - gr + 15, diag = kb * BN + BN - 1 > qpos0 - gr;
         float s[8][4];
 #pragma unroll
         for (int j = 0; j < 8; j++) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
+        if (live) {
 #pragma unroll
-        for (int j = 0; j < 8; j++) {
+            for (int j = 0; j < 8; j++) {
 #pragma unroll
-            for (int kk = 0; kk < 8; kk += 2) {
-                unsigned b[4];
-                // matrices: keys 8j + (lane % 8), dims 16 kk + 8 (lane / 8): b0, b1 of k-step kk, then kk + 1
-                ldsm_x4(b, &Ks[8 * j + (lane & 7)][16 * kk + 8 * (lane >> 3)]);
-                Mma<T>::run(s[j], qa[kk], b[0], b[1]);
-                Mma<T>::run(s[j], qa[kk + 1], b[2], b[3]);
+                for (int kk = 0; kk < 8; kk += 2) {
+                    unsigned b[4];
+                    // matrices: keys 8j + (lane % 8), dims 16 kk + 8 (lane / 8): b0, b1 of k-step kk, then kk + 1
+                    ldsm_x4(b, &Ks[8 * j + (lane & 7)][16 * kk + 8 * (lane >> 3)]);
+                    Mma<T>::run(s[j], qa[kk], b[0], b[1]);
+                    Mma<T>::run(s[j], qa[kk + 1], b[2], b[3]);
+                }
             }
         }
         __syncthreads();                                     // every warp is done with Ks
@@ -131,8 +139,8 @@ __device__ __forceinline__ void prefill(const T* __restrict__ q, const T* __rest
 #pragma unroll
             for (int e = 0; e < 2; e++) {
                 const int key = key0 + 8 * j + e;
-                s[j][e] = key <= qpos0 ? s[j][e] * sl2 : -KREG_INF;
-                s[j][2 + e] = key <= qpos1 ? s[j][2 + e] * sl2 : -KREG_INF;
+                s[j][e] = key <= qpos0 || !diag ? s[j][e] * sl2 : -KREG_INF;
+                s[j][2 + e] = key <= qpos1 || !diag ? s[j][2 + e] * sl2 : -KREG_INF;
                 mx0 = fmaxf(mx0, s[j][e]);
                 mx1 = fmaxf(mx1, s[j][2 + e]);
             }
@@ -175,17 +183,19 @@ __device__ __forceinline__ void prefill(const T* __restrict__ q, const T* __rest
 
         asm volatile("cp.async.wait_group 1;" ::: "memory");   // this tile's V (the next K may be in flight)
         __syncthreads();
+        if (live) {
 #pragma unroll
-        for (int kv = 0; kv < 4; kv++) {
+            for (int kv = 0; kv < 4; kv++) {
 #pragma unroll
-            for (int d = 0; d < 16; d += 2) {
-                unsigned b[4];
-                // matrices: keys 16 kv + 8 ((lane / 8) % 2) + lane % 8, dims 8 d + 8 (lane / 16)
-                ldsm_x4_t(b, &Vs[16 * kv + 8 * ((lane >> 3) & 1) + (lane & 7)][8 * d + 8 * (lane >> 4)]);
-                Mma<T>::run(o[d], pl[kv], b[0], b[1]);
-                Mma<T>::run(o[d + 1], pl[kv], b[2], b[3]);
-                Mma<T>::run(o[d], ph[kv], b[0], b[1]);
-                Mma<T>::run(o[d + 1], ph[kv], b[2], b[3]);
+                for (int d = 0; d < 16; d += 2) {
+                    unsigned b[4];
+                    // matrices: keys 16 kv + 8 ((lane / 8) % 2) + lane % 8, dims 8 d + 8 (lane / 16)
+                    ldsm_x4_t(b, &Vs[16 * kv + 8 * ((lane >> 3) & 1) + (lane & 7)][8 * d + 8 * (lane >> 4)]);
+                    Mma<T>::run(o[d], pl[kv], b[0], b[1]);
+                    Mma<T>::run(o[d + 1], pl[kv], b[2], b[3]);
+                    Mma<T>::run(o[d], ph[kv], b[0], b[1]);
+                    Mma<T>::run(o[d + 1], ph[kv], b[2], b[3]);
+                }
             }
         }
         __syncthreads();                                     // every warp is done with Vs
@@ -214,7 +224,7 @@ __device__ __forceinline__ void prefill(const T* __restrict__ q, const T* __rest
 }  // namespace
 
 #define ENTRY(NAME, T)                                                                                          \
-    extern "C" __global__ void __launch_bounds__(128) NAME(const T* __restrict__ q, const T* __restrict__ k_cache, \
+    extern "C" __global__ void __launch_bounds__(NT) NAME(const T* __restrict__ q, const T* __restrict__ k_cache, \
                                                            const T* __restrict__ v_cache, float scale,            \
                                                            T* __restrict__ out, int T_, int Hq, int Hkv, int start) { \
         prefill<T>(q, k_cache, v_cache, scale, out, T_, Hq, Hkv, start);                                        \
