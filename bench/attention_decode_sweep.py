@@ -7,12 +7,13 @@ registry's safe decode / merge variants (same arguments and grid: 4 query heads 
 source and its -D options change. Output: one line per (n, P, candidate) with us, % of copy on the K/V
 bytes and max|out - SDPA|; the fastest P per candidate and n; a summary for choose_splits.
 
-    python3 bench/attention_decode_sweep.py OUT.txt [--quick]
+    [ATTN_HQ=64] [ATTN_LENGTHS=8192,640] python3 bench/attention_decode_sweep.py OUT.txt [--quick]
 """
 from __future__ import annotations
 
 import datetime
 import math
+import os
 import pathlib
 import sys
 import time
@@ -20,7 +21,7 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
-from attention_decode_gpu import HKV, HQ, D, graph_us, sdpa, sdpa_us  # noqa: E402
+from attention_decode_gpu import HKV, D, graph_us, sdpa, sdpa_us  # noqa: E402
 
 from kreg.checker.bind import bind  # noqa: E402
 from kreg.checker.compile import compile_cuda  # noqa: E402
@@ -28,26 +29,23 @@ from kreg.conformance.devices import config, open_device, ptx_module  # noqa: E4
 from kreg.conformance.speed import copy_bandwidth  # noqa: E402
 from kreg.registry.catalog import load_catalog  # noqa: E402
 
-SAFE_DEC = "kernels/safe/attention_decode/attention_decode.cu"
-X4_DEC = "kernels/unsafe/attention_decode/attention_decode_x4.cu"
+SAFE_DEC = "kernels/safe/attention_decode/attention_decode.cu"        # cp.async stages (was attention_decode_tile.cu)
+TILE3_DEC = "kernels/unsafe/attention_decode/attention_decode_tile3.cu"
 SAFE_MER = "kernels/safe/attention_merge/attention_merge.cu"
 FAST_MER = "kernels/unsafe/attention_merge/attention_merge_fast.cu"
-TILE_DEC = "kernels/safe/attention_decode/attention_decode_tile.cu"
-TILE3_DEC = "kernels/unsafe/attention_decode/attention_decode_tile3.cu"
-# (label, decode source, its -D options, merge source and its options)
+# (label, decode source, its -D options, merge source and its options); the 00:02 UTC run
+# (bench/results/attention_decode_sweep.txt) also had the register-prefetch kernels, now gone
 CANDIDATES = [
-    ("safe-u4", SAFE_DEC, ["-DKREG_U=4"], SAFE_MER),
-    ("x4-u4", X4_DEC, ["-DKREG_U=4"], FAST_MER),
-    ("tile-u4m4", TILE_DEC, ["-DKREG_U=4", "-DKREG_MINB=4"], SAFE_MER),
-    ("tile-u4m3", TILE_DEC, ["-DKREG_U=4", "-DKREG_MINB=3"], SAFE_MER),
-    ("tile-u2m4", TILE_DEC, ["-DKREG_U=2", "-DKREG_MINB=4"], SAFE_MER),
-    ("tile+mer9", TILE_DEC, ["-DKREG_U=4", "-DKREG_MINB=4"], SAFE_MER + " -DKREG_U=9"),
-    ("tile3-u3", TILE3_DEC, ["-DKREG_U=3", "-DKREG_NST=3"], SAFE_MER),
+    ("safe", SAFE_DEC, [], SAFE_MER),
+    ("safe-u2", SAFE_DEC, ["-DKREG_U=2"], SAFE_MER),
+    ("unsafe", TILE3_DEC, [], FAST_MER),
+    ("tile3+smer", TILE3_DEC, [], SAFE_MER),
     ("tile4-u2", TILE3_DEC, ["-DKREG_U=2", "-DKREG_NST=4"], SAFE_MER),
 ]
 LENGTHS = (8192, 640, 32768, 2048)
 SPLITS = (8, 16, 24, 33, 44, 49, 66, 99, 132)
 BATCHES = 15
+HQ = int(os.environ.get("ATTN_HQ", 32))     # query heads (Hkv 8)
 
 
 def launches(dev, cat, variant, op, module, dims, bufs, names, nsets):
@@ -90,14 +88,15 @@ def main(path: str, quick: bool) -> None:
         print(s, flush=True)
         out.write(s + "\n")
         out.flush()
-    say(f"# attention decode+merge sweep, Qwen3-4B heads (Hq {HQ}, Hkv {HKV}), bf16: {torch.cuda.get_device_name(0)}, "
+    say(f"# attention decode+merge sweep, Hq {HQ}, Hkv {HKV} (Qwen3-0.6B 16, 4B / 8B 32, 32B 64), bf16: {torch.cuda.get_device_name(0)}, "
         f"{sms} SMs, {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC, copy {bw / 1e12:.2f} TB/s, "
         f"compile {time.time() - t_start:.0f} s")
     say("# candidates: " + "; ".join(f"{lb}={pathlib.Path(s).stem}{''.join(' ' + o for o in op)}+"
                                      f"{pathlib.Path(m.split()[0]).stem}{''.join(' ' + o for o in m.split()[1:])}"
                                      for lb, s, op, m in CANDIDATES))
     g = torch.Generator(device="cuda").manual_seed(0)
-    lengths = (640, 8192) if quick else LENGTHS
+    lengths = tuple(int(x) for x in os.environ["ATTN_LENGTHS"].split(",")) if "ATTN_LENGTHS" in os.environ \
+        else (640, 8192) if quick else LENGTHS
     best: dict = {}
     for S in lengths:
         kv_bytes = 2 * S * HKV * D * 2

@@ -11,7 +11,7 @@
 #define KREG_INF __int_as_float(0x7f800000)
 
 #ifndef KREG_U
-#define KREG_U 8          // splits per warp per iteration (their loads in flight together)
+#define KREG_U 9          // splits per warp per iteration (their loads in flight together): P <= 72 in one pass
 #endif
 constexpr int WARPS = 8, D = 128, U = KREG_U;
 

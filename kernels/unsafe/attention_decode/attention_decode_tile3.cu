@@ -1,6 +1,7 @@
-// Unsafe flash-decoding split (entries attention_decode_bf16, attention_decode_f16), a sweep candidate:
-// kernels/safe/attention_decode/attention_decode_tile.cu with NST stages of cp.async in flight (a stage
-// read while NST - 1 land: cp.async.wait_group NST - 2 at the loop top; the stage index it % NST).
+// Unsafe flash-decoding split (entries attention_decode_bf16, attention_decode_f16; registered as
+// attention_decode_*_x4): the safe kernel (kernels/safe/attention_decode/attention_decode.cu) with NST
+// stages of cp.async in flight (a stage read while NST - 1 land: cp.async.wait_group NST - 2 at the loop
+// top; the stage index it % NST), U = 3 positions per half-warp a stage. Not proven (it % 3).
 #include "kreg_own.cuh"
 
 #define KREG_INF __int_as_float(0x7f800000)
