@@ -29,15 +29,15 @@ from kreg.conformance.devices import config, open_device, ptx_module  # noqa: E4
 from kreg.conformance.speed import copy_bandwidth  # noqa: E402
 from kreg.registry.catalog import load_catalog  # noqa: E402
 
-SAFE_DEC = "kernels/safe/attention_decode/attention_decode.cu"        # cp.async stages (was attention_decode_tile.cu)
+SAFE_DEC = "kernels/safe/attention_decode/attention_decode.cu"        # register prefetch, U = 4
 TILE3_DEC = "kernels/unsafe/attention_decode/attention_decode_tile3.cu"
 SAFE_MER = "kernels/safe/attention_merge/attention_merge.cu"
 FAST_MER = "kernels/unsafe/attention_merge/attention_merge_fast.cu"
 # (label, decode source, its -D options, merge source and its options); the 00:02 UTC run
-# (bench/results/attention_decode_sweep.txt) also had the register-prefetch kernels, now gone
+# (bench/results/attention_decode_sweep.txt): tile-* = the cp.async kernel with NST = 2 (tile2 here)
 CANDIDATES = [
     ("safe", SAFE_DEC, [], SAFE_MER),
-    ("safe-u2", SAFE_DEC, ["-DKREG_U=2"], SAFE_MER),
+    ("tile2", TILE3_DEC, ["-DKREG_U=4", "-DKREG_NST=2"], SAFE_MER),
     ("unsafe", TILE3_DEC, [], FAST_MER),
     ("tile3+smer", TILE3_DEC, [], SAFE_MER),
     ("tile4-u2", TILE3_DEC, ["-DKREG_U=2", "-DKREG_NST=4"], SAFE_MER),

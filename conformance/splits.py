@@ -11,8 +11,9 @@ from __future__ import annotations
 
 H100_SMS = 132
 HEADS_PER_BLOCK = 4     # query heads of one KV head a decode block computes (the grid's x dim covers G)
-BLOCKS_PER_SM = 2       # decode blocks (128 threads) per SM in the wave: 4 fit, but 2 (P = 33 for 8 KV heads) measured
-                        # fastest from 640 to 32768 positions (bench/results/attention_decode_sweep.txt)
+BLOCKS_PER_SM = 2       # decode blocks (128 threads) per SM in the wave: the safe kernel's 199 registers fit 2; P = 33
+                        # for 8 KV heads was the fastest from 640 to 32768 positions on the H100, also for the
+                        # cp.async kernels that fit 4 (bench/results/attention_decode_sweep.txt)
 MIN_CHUNK = 32          # positions one decode block takes per loop iteration (8 half-warps x 4)
 MAX_SPLITS = 1024       # the op's range of P
 

@@ -1,30 +1,28 @@
 // Safe flash-decoding split (entries attention_decode_bf16, attention_decode_f16). Block (b, p, g) owns
 // split p of KV head g for the query heads g*G + b*HB + h, h < min(HB, G - b*HB) (G = Hq / Hkv): rows of
 // o_part[p] and entries of lse_part[p] that no other block writes. The split covers positions
-// [p*C, min(n, p*C + C)), C = cdiv(n, P), n = n_ptr[0] (1 <= n <= S). Half-warp f (of 8) takes positions
-// j + f*U + u, u < U, of each stage of 8U positions; lane l copies the 16-byte slices l*8 .. l*8+7 of
-// those K and V rows with cp.async into shared slots that only it reads back (no barrier: each thread
-// waits for its own copies), zero-filled past the split's end. Two stages alternate: while one is read,
-// the next is in flight, and the registers hold no K/V rows (128 registers: 4 blocks fit on an SM; the
-// first version prefetched rows into registers, 199 registers at U = 4, and was ~3% slower). Per query
-// head an online softmax in fp32 (base 2: scores times scale*log2(e)): running max, sum of weights, and
-// the lane's 8 dims of the weighted V sum. The two halves of a warp merge through shuffles, the 4 warps
-// through shared memory after one barrier, in a fixed order (identical bits on every launch); thread t
-// then owns dim t of every head's o_part row, thread 0 the lse. An empty split writes o 0 and lse -inf.
+// [p*C, min(n, p*C + C)), C = cdiv(n, P), n = n_ptr[0] (1 <= n <= S). Half-warp f (of 8) reads positions
+// p*C + it*8U + f*U + u, u < U: lane l of it loads the 16-byte slice l*8 .. l*8+7 of the K and V rows
+// (16 lanes cover a 256-byte head row; the next iteration's rows are loaded before this one's
+// arithmetic) and keeps, per query head, an online softmax in fp32 (base 2: scores times
+// scale*log2(e)): running max, sum of weights, and its 8 dims of the weighted V sum. The two halves of a
+// warp merge through shuffles, the 4 warps through shared memory after one barrier, in a fixed order
+// (identical bits on every launch); thread t then owns dim t of every head's o_part row, thread 0 the
+// lse. An empty split writes o 0 and lse -inf.
 #include "kreg_own.cuh"
 
 #define KREG_INF __int_as_float(0x7f800000)
 
 #ifndef KREG_U
-#define KREG_U 4          // positions per half-warp per stage (16 KB a stage per block at U = 4)
+#define KREG_U 4          // positions per half-warp per iteration (loads in flight)
 #endif
 #ifndef KREG_HB
 #define KREG_HB 4         // query heads per block (the grid's x dim covers G in batches of HB)
 #endif
 #ifndef KREG_MINB
-#define KREG_MINB 4       // blocks per SM the compiler must fit (a register cap: 65536 / (128 * MINB))
+#define KREG_MINB 1       // blocks per SM the compiler must fit (a register cap: 65536 / (128 * MINB))
 #endif
-constexpr int U = KREG_U, HB = KREG_HB, WARPS = 4, HALVES = 2 * WARPS, D = 128, NT = 32 * WARPS;
+constexpr int U = KREG_U, HB = KREG_HB, WARPS = 4, HALVES = 2 * WARPS, D = 128;
 #define LOG2E 1.4426950408889634f
 #define LN2 0.6931471805599453f
 
@@ -46,70 +44,16 @@ __device__ __forceinline__ void merge(State& a, float bm, float bl, const float*
 
 // The K and V row slices (16 bytes each, packed) of the U positions j .. j+U-1 of KV head g that lie
 // before end; zeros for the others.
-// One 16-byte cp.async (zero-filled when !valid: src is then not read).
-__device__ __forceinline__ void cp16(void* smem, const void* src, bool valid) {
-    unsigned d = (unsigned)__cvta_generic_to_shared(smem);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(d), "l"(src), "r"(valid ? 16 : 0));
-}
-
-// This thread's K and V slices of the U positions j .. j+U-1 of KV head g into its slots of stage buf
-// (zeros for positions at or past end), as one commit group.
 template <class T>
-__device__ __forceinline__ void stage_copy(uint4 (*buf)[2][NT], const T* __restrict__ kc, const T* __restrict__ vc,
-                                           int j, int end, int Hkv, int g, int d0) {
+__device__ __forceinline__ void rows(uint4* kr, uint4* vr, const T* __restrict__ kc, const T* __restrict__ vc,
+                                     int j, int end, int Hkv, int g, int d0) {
 #pragma unroll
     for (int u = 0; u < U; u++) {
-        const bool valid = j + u < end;
-        const long long row = valid ? ((long long)(j + u) * Hkv + g) * D + d0 : 0;
-        cp16(&buf[u][0][threadIdx.x], kc + row, valid);
-        cp16(&buf[u][1][threadIdx.x], vc + row, valid);
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");
-}
-
-// The online-softmax update of every head of this thread with the U positions j .. j+U-1 of stage buf
-// (positions at or past end masked out): all scores first (one K slice unpacked at a time), then the
-// rescale, then the V slices (one at a time), so few registers stay live.
-template <class T>
-__device__ __forceinline__ void stage_math(State* st, const kreg::F8* qv, uint4 (*buf)[2][NT], int j, int end,
-                                           float sl2) {
-    float s[HB][U];
-#pragma unroll
-    for (int u = 0; u < U; u++) {
-        const kreg::F8 kv = kreg::unpack8<T>(buf[u][0][threadIdx.x]);
-        const bool ok = j + u < end;
-#pragma unroll
-        for (int h = 0; h < HB; h++) {
-            float d = 0.f;
-#pragma unroll
-            for (int i = 0; i < 8; i++) d = fmaf(qv[h].v[i], kv.v[i], d);
-#pragma unroll
-            for (int o = 8; o > 0; o >>= 1) d += __shfl_xor_sync(0xffffffffu, d, o);   // within the half-warp
-            s[h][u] = ok ? d * sl2 : -KREG_INF;
-        }
-    }
-    float base[HB];
-#pragma unroll
-    for (int h = 0; h < HB; h++) {
-        float mx = st[h].m;
-#pragma unroll
-        for (int u = 0; u < U; u++) mx = fmaxf(mx, s[h][u]);
-        base[h] = mx == -KREG_INF ? 0.f : mx;
-        const float corr = exp2f(st[h].m - base[h]);
-        st[h].m = mx;
-        st[h].l *= corr;
-#pragma unroll
-        for (int i = 0; i < 8; i++) st[h].acc[i] *= corr;
-    }
-#pragma unroll
-    for (int u = 0; u < U; u++) {
-        const kreg::F8 vv = kreg::unpack8<T>(buf[u][1][threadIdx.x]);
-#pragma unroll
-        for (int h = 0; h < HB; h++) {
-            const float w = exp2f(s[h][u] - base[h]);
-            st[h].l += w;
-#pragma unroll
-            for (int i = 0; i < 8; i++) st[h].acc[i] = fmaf(w, vv.v[i], st[h].acc[i]);
+        kr[u] = vr[u] = make_uint4(0u, 0u, 0u, 0u);
+        if (j + u < end) {
+            const long long row = ((long long)(j + u) * Hkv + g) * D + d0;
+            kr[u] = kreg::load_raw<T>(kc + row);
+            vr[u] = kreg::load_raw<T>(vc + row);
         }
     }
 }
@@ -118,7 +62,6 @@ template <class T>
 __device__ __forceinline__ void decode(const T* __restrict__ q, const T* __restrict__ kc, const T* __restrict__ vc,
                                        const int* __restrict__ n_ptr, float scale, float* __restrict__ o_part,
                                        float* __restrict__ lse_part, int Hq, int Hkv, int P) {
-    __shared__ __align__(16) uint4 stg[2][U][2][NT];          // [stage][position][K, V][thread]: 16 B slots
     __shared__ __align__(16) float red_acc[HB][WARPS][D];
     __shared__ __align__(16) float2 red_ml[HB][WARPS];        // (max, weight sum) per head and warp
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, half = lane >> 4, d0 = (lane & 15) * 8;
@@ -144,18 +87,55 @@ __device__ __forceinline__ void decode(const T* __restrict__ q, const T* __restr
         for (int i = 0; i < 8; i++) st[h].acc[i] = 0.f;
     }
 
-    // iteration it reads stage it % 2 (positions j0 + half*U + u of this warp) while the copies of the
-    // next 8U positions of the block land in the other stage
+    // rows of the next iteration are loaded before this one's arithmetic (kept packed: 4 registers a
+    // row slice), so every warp has loads in flight while it computes
     const int step = HALVES * U;
     int j0 = start + warp * 2 * U;
-    stage_copy<T>(stg[0], kc, vc, j0 + half * U, end, Hkv, g, d0);
+    uint4 kr[U], vr[U];
+    rows<T>(kr, vr, kc, vc, j0 + half * U, end, Hkv, g, d0);
 #pragma unroll 1
-    for (int it = 0; j0 < end; j0 += step, it++) {          // warp-uniform trip count
-        asm volatile("cp.async.wait_all;" ::: "memory");
-        stage_copy<T>(stg[(it + 1) & 1], kc, vc, j0 + step + half * U, end, Hkv, g, d0);
-        stage_math<T>(st, qv, stg[it & 1], j0 + half * U, end, sl2);
+    for (; j0 < end; j0 += step) {                          // warp-uniform trip count
+        uint4 kn[U], vn[U];
+        rows<T>(kn, vn, kc, vc, j0 + step + half * U, end, Hkv, g, d0);
+        bool ok[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) ok[u] = j0 + half * U + u < end;
+#pragma unroll
+        for (int h = 0; h < HB; h++) {
+            float s[U];
+            float mx = st[h].m;
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                const kreg::F8 kv = kreg::unpack8<T>(kr[u]);
+                float d = 0.f;
+#pragma unroll
+                for (int i = 0; i < 8; i++) d = fmaf(qv[h].v[i], kv.v[i], d);
+#pragma unroll
+                for (int o = 8; o > 0; o >>= 1) d += __shfl_xor_sync(0xffffffffu, d, o);   // within the half-warp
+                s[u] = ok[u] ? d * sl2 : -KREG_INF;
+                mx = fmaxf(mx, s[u]);
+            }
+            const float base = mx == -KREG_INF ? 0.f : mx;
+            const float corr = exp2f(st[h].m - base);
+            st[h].m = mx;
+            st[h].l *= corr;
+#pragma unroll
+            for (int i = 0; i < 8; i++) st[h].acc[i] *= corr;
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                const float w = exp2f(s[u] - base);
+                const kreg::F8 vv = kreg::unpack8<T>(vr[u]);
+                st[h].l += w;
+#pragma unroll
+                for (int i = 0; i < 8; i++) st[h].acc[i] = fmaf(w, vv.v[i], st[h].acc[i]);
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            kr[u] = kn[u];
+            vr[u] = vn[u];
+        }
     }
-    asm volatile("cp.async.wait_all;" ::: "memory");        // the last (zero-filled) stage lands before exit
 
     // the two half-warps (same dims, other positions) merge into the lower one, which writes shared memory
 #pragma unroll

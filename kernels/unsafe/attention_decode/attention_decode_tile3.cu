@@ -1,7 +1,13 @@
 // Unsafe flash-decoding split (entries attention_decode_bf16, attention_decode_f16; registered as
-// attention_decode_*_x4): the safe kernel (kernels/safe/attention_decode/attention_decode.cu) with NST
-// stages of cp.async in flight (a stage read while NST - 1 land: cp.async.wait_group NST - 2 at the loop
-// top; the stage index it % NST), U = 3 positions per half-warp a stage. Not proven (it % 3).
+// attention_decode_*_x4). Ownership and arithmetic as the safe kernel
+// (kernels/safe/attention_decode/attention_decode.cu), but the K/V rows go through shared memory: half-warp
+// f (of 8) takes positions j + f*U + u, u < U, of each stage of 8U positions; lane l copies the 16-byte
+// slices l*8 .. l*8+7 of those K and V rows with cp.async into shared slots that only it reads back (no
+// barrier: each thread waits for its own copies), zero-filled past the split's end. NST stages rotate: a
+// stage is read while NST - 1 land (cp.async.wait_group NST - 2 at the loop top), and the registers hold
+// no K/V rows (~124 registers). With NST = 2 (it & 1 for the stage) the prover closes it for all dims,
+// but in ~3x the time of the safe kernel (20-35 s on a loaded machine: too close to the 30 s budget to
+// register it safe); it was 2-3% faster than the safe kernel on the H100, NST = 3 (U = 3) a little more.
 #include "kreg_own.cuh"
 
 #define KREG_INF __int_as_float(0x7f800000)

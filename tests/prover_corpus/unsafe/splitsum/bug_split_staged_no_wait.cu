@@ -1,7 +1,7 @@
 // kreg prover corpus: bug_split_staged_no_wait
 #define BUG_NO_WAIT
 // The split sums of split_sum, with the positions staged through shared memory by cp.async the way
-// attention_decode_tile stages K/V rows: thread h copies x[j + u, h] (u < 4) into its own slots of one of
+// attention_decode_tile3 (the unsafe decode) stages K/V rows: thread h copies x[j + u, h] (u < 4) into its own slots of one of
 // two stages (zero-filled at or past the split's end) and reads back only its own slots after
 // cp.async.wait_all, so no barrier is needed; iteration it reads stage it % 2 while stage (it + 1) % 2
 // is in flight. Flag BUG_NEIGHBOUR: thread h reads the slot of thread h ^ 1, which only that thread's
