@@ -128,7 +128,7 @@ def main(path: str | None) -> None:
         del kt, vt
         say(f"{S:6d} {'':>4s} {'SDPA':>8s} {peer:8.2f} {kv_bytes / peer / 1e6:8.2f} "
             f"{100 * kv_bytes / peer / 1e6 / (bw / 1e12):6.1f}% {1.0:7.2f}")
-        P0 = choose_splits(S, HKV, sms)
+        P0 = choose_splits(S, HKV, sms, HQ)
         sweep = sorted({max(1, P0 // 2), P0, min(1024, 2 * P0), min(1024, 4 * P0)})
         at_p0, best = {}, {}
         for P in sweep:

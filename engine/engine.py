@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kreg import runtime
+from kreg.conformance.splits import choose_splits
 
 from . import launches as L
 from . import plan as P
@@ -62,13 +63,13 @@ class Engine:
         self.graph = None
 
     def _splits(self) -> int:
-        """P, the attention_decode splits: on the GPU enough blocks to fill it (two per SM over the
-        heads), at most one per 64 cached positions; on the CPU 4 (so the tests see several splits,
-        empty ones included while the context is short)."""
+        """P, the attention_decode splits: on the GPU kreg.conformance.splits.choose_splits (one wave of
+        decode blocks over the SMs, as the bench and the named cases use it); on the CPU 4 (so the tests
+        see several splits, empty ones included while the context is short)."""
         if self.dev.kind != "gpu":
             return max(1, min(4, self.S))
         sms = self.dev.cp.cuda.Device().attributes["MultiProcessorCount"]
-        return max(1, min(-(-2 * sms // self.cfg.q_heads), -(-self.S // 64), 1024))
+        return choose_splits(self.S, self.cfg.kv_heads, sms, self.cfg.q_heads)
 
     # ---- running ------------------------------------------------------------------------------
     def prefill(self, ids, all_logits: bool = False) -> np.ndarray | None:

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from kreg.conformance.references import REFERENCES, split_bounds
-from kreg.conformance.splits import H100_SMS, MAX_SPLITS, choose_splits
+from kreg.conformance.splits import BLOCKS_PER_SM, H100_SMS, HEADS_PER_BLOCK, MAX_SPLITS, MIN_CHUNK, choose_splits
 from kreg.registry.catalog import load_catalog
 
 SCALE = float(np.float32(0.08838834764831845))
@@ -51,15 +51,21 @@ def test_merge_ignores_empty_splits_even_with_nan_rows():
     assert np.allclose(out, 1.0)
 
 
-def test_choose_splits_fills_the_gpu_but_keeps_splits_long():
+def test_choose_splits_fills_one_wave_but_keeps_splits_long():
     assert choose_splits(1, 8, H100_SMS) == 1
-    assert choose_splits(127, 8, H100_SMS) == 2                  # >= 64 positions per split
+    assert choose_splits(127, 8, H100_SMS) == -(-127 // MIN_CHUNK)          # >= MIN_CHUNK positions per split
     for n in (8192, 32768, 131072):
-        P = choose_splits(n, 8, H100_SMS)
-        assert P * 8 >= 4 * H100_SMS and -(-n // P) >= 64       # a wave of 4 blocks per SM
+        for hq in (None, 8, 32, 40, 64):
+            P = choose_splits(n, 8, H100_SMS, hq)
+            blocks = P * 8 * (-(-(hq or 8) // 8 // HEADS_PER_BLOCK))
+            assert blocks <= BLOCKS_PER_SM * H100_SMS < blocks + 8 * HEADS_PER_BLOCK * 2     # one full wave
+            assert -(-n // P) >= MIN_CHUNK
+    assert choose_splits(8192, 8, H100_SMS, 64) == choose_splits(8192, 8, H100_SMS, 32) // 2   # G = 8: 2 blocks
     assert choose_splits(131072, 1, 1000) == MAX_SPLITS
     with pytest.raises(ValueError):
         choose_splits(0, 8, 132)
+    with pytest.raises(ValueError):
+        choose_splits(64, 8, 132, 12)                                        # hq not a multiple of hkv
 
 
 def test_named_model_cases_use_the_engines_split_count():
@@ -68,7 +74,7 @@ def test_named_model_cases_use_the_engines_split_count():
     models = {name: d for name, d in dec.cases.items() if name.startswith("qwen3-")}
     assert len(models) == 20
     for name, d in models.items():
-        assert d["P"] == choose_splits(d["S"], d["Hkv"], H100_SMS), name
+        assert d["P"] == choose_splits(d["S"], d["Hkv"], H100_SMS, d["Hq"]), name
         assert (d["Hq"], d["P"]) in {(m["Hq"], m["P"]) for m in mer.cases.values()}, name
     groups = {d["Hq"] // d["Hkv"] for d in dec.cases.values()}
     assert {1, 2, 4, 5, 8} <= groups

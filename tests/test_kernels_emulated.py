@@ -103,7 +103,7 @@ def test_every_op_has_a_safe_and_an_unsafe_variant_per_dtype(opname):
     ("attention_decode_bf16_safe", "end = min(n, start + C)", "end = min(n, start + C - 1)"),   # position lost
     ("attention_decode_f16_safe", "for (int w = 0; w < WARPS; w++) mx = fmaxf(mx, wm[w]);",
      "for (int w = 1; w < WARPS; w++) mx = fmaxf(mx, wm[w]);"),                       # warp 0's max ignored
-    ("attention_merge_bf16_safe", "const int p = p0 + WARPS * u;", "const int p = p0 + WARPS * u + 1;"),  # split lost
+    ("attention_merge_bf16_safe", "const int p = pb + WARPS * u;", "const int p = pb + WARPS * u + 1;"),  # split lost
     ("decode_advance_safe", "n[0] = p + 1;", "n[0] = p;"),                              # length one short
     ("gemm_mma_bf16", 'asm volatile("cp.async.wait_all;" ::: "memory");', ""),    # no wait: stale tiles
     ("gemm_mma_f16", "b[j][0] = r[0]; b[j][1] = r[1];", "b[j][0] = r[1]; b[j][1] = r[0];"),  # k halves swapped

@@ -14,10 +14,13 @@
 #define KREG_INF __int_as_float(0x7f800000)
 
 #ifndef KREG_U
-#define KREG_U 2          // positions per half-warp per iteration (loads in flight)
+#define KREG_U 4          // positions per half-warp per iteration (loads in flight)
 #endif
 #ifndef KREG_HB
 #define KREG_HB 4         // query heads per block (the grid's x dim covers G in batches of HB)
+#endif
+#ifndef KREG_MINB
+#define KREG_MINB 1       // blocks per SM the compiler must fit (a register cap: 65536 / (128 * MINB))
 #endif
 constexpr int U = KREG_U, HB = KREG_HB, WARPS = 4, HALVES = 2 * WARPS, D = 128;
 #define LOG2E 1.4426950408889634f
@@ -176,7 +179,7 @@ __device__ __forceinline__ void decode(const T* __restrict__ q, const T* __restr
 }
 
 #define ENTRY(NAME, T)                                                                                             \
-    extern "C" __global__ void __launch_bounds__(128) NAME(                                                        \
+    extern "C" __global__ void __launch_bounds__(128, KREG_MINB) NAME(                                                        \
         const T* __restrict__ q, const T* __restrict__ k_cache, const T* __restrict__ v_cache,                    \
         const int* __restrict__ n, float scale, float* __restrict__ o_part, float* __restrict__ lse_part, int Hq, \
         int Hkv, int P) {                                                                                          \

@@ -1,74 +1,85 @@
 // Safe flash-decoding merge (entries attention_merge_bf16, attention_merge_f16). Block h owns row h of
-// out. Every warp finds max_p lse_part[p, h] (lanes stride over p, shuffles); then warp w takes the
-// splits p = w + WARPS * i, U of them per iteration (their loads in flight together): weight
-// w_p = exp(lse - max) (0 for lse = -inf, whose o_part row is not read); lane l adds w_p * o_part[p, h,
-// 4l .. 4l+3] (16-byte loads) and w_p to its sums. The warps' sums meet in shared memory after one
-// barrier; thread t < 128 adds them in a fixed order and owns out[h, t].
+// out. Warp w takes the splits p = w + WARPS * i, U of them per iteration, and issues the loads of their
+// lse_part entries and o_part rows together (lane l: dims 4l .. 4l+3, one 16-byte load), so a merge of
+// P <= WARPS * U splits costs one memory round trip. Each warp keeps an online softmax of its splits
+// (running max m, weight sum l, weighted row sum; base e): weight w_p = exp(lse_p - m); a split with
+// lse = -inf gets weight 0 and its row (read, in bounds) is selected away, never multiplied (no NaN from
+// whatever it holds). The warps' (m, l, sums) meet in shared memory after one barrier; thread t < 128
+// rescales them to the common max in a fixed order and owns out[h, t].
 #include "kreg_own.cuh"
 
 #define KREG_INF __int_as_float(0x7f800000)
 
-constexpr int WARPS = 8, D = 128, U = 4;
+#ifndef KREG_U
+#define KREG_U 9          // splits per warp per iteration (their loads in flight together): P <= 72 in one pass
+#endif
+constexpr int WARPS = 8, D = 128, U = KREG_U;
 
 template <class T>
 __device__ __forceinline__ void merge(const float* __restrict__ o_part, const float* __restrict__ lse_part,
                                       T* __restrict__ out, int Hq, int P) {
-    __shared__ float red_o[WARPS][D], red_l[WARPS];
+    __shared__ __align__(16) float red_o[WARPS][D];
+    __shared__ float red_m[WARPS], red_l[WARPS];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, h = blockIdx.x;
-    float mx = -KREG_INF;
-#pragma unroll 1
-    for (int p0 = lane; p0 < P; p0 += 32 * U) {
-#pragma unroll
-        for (int u = 0; u < U; u++) {
-            const int p = p0 + 32 * u;
-            if (p < P) mx = fmaxf(mx, lse_part[(long long)p * Hq + h]);
-        }
-    }
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
-    const float base = mx == -KREG_INF ? 0.f : mx;
-    float l = 0.f;
+    float m = -KREG_INF, l = 0.f;
     float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
 #pragma unroll 1
     for (int p0 = warp; p0 < P; p0 += WARPS * U) {
-        float w[U];
+        int pb = p0;
+        asm volatile("" : "+r"(pb));      // opaque to the compiler: rows are computed from p each iteration,
+        float lse[U];                     // not strength-reduced into pointer steps computed in the loop
         float4 o[U];
 #pragma unroll
         for (int u = 0; u < U; u++) {
-            const int p = p0 + WARPS * u;
-            w[u] = 0.f;
+            const int p = pb + WARPS * u;
+            lse[u] = -KREG_INF;
             o[u] = make_float4(0.f, 0.f, 0.f, 0.f);
             if (p < P) {
                 const long long row = (long long)p * Hq + h;
-                const float lse = lse_part[row];
-                if (lse != -KREG_INF) {
-                    w[u] = expf(lse - base);
-                    o[u] = *reinterpret_cast<const float4*>(o_part + row * D + lane * 4);
-                }
+                lse[u] = lse_part[row];
+                o[u] = *reinterpret_cast<const float4*>(o_part + row * D + lane * 4);
             }
         }
+        float mx = m;
+#pragma unroll
+        for (int u = 0; u < U; u++) mx = fmaxf(mx, lse[u]);
+        const float base = mx == -KREG_INF ? 0.f : mx;
+        const float corr = expf(m - base);                  // 0 while nothing was seen (m = -inf)
+        m = mx;
+        l *= corr;
+        acc.x *= corr;
+        acc.y *= corr;
+        acc.z *= corr;
+        acc.w *= corr;
 #pragma unroll
         for (int u = 0; u < U; u++) {
-            l += w[u];
-            acc.x = fmaf(w[u], o[u].x, acc.x);
-            acc.y = fmaf(w[u], o[u].y, acc.y);
-            acc.z = fmaf(w[u], o[u].z, acc.z);
-            acc.w = fmaf(w[u], o[u].w, acc.w);
+            const bool live = lse[u] != -KREG_INF;
+            const float w = live ? expf(lse[u] - base) : 0.f;
+            l += w;
+            acc.x = live ? fmaf(w, o[u].x, acc.x) : acc.x;
+            acc.y = live ? fmaf(w, o[u].y, acc.y) : acc.y;
+            acc.z = live ? fmaf(w, o[u].z, acc.z) : acc.z;
+            acc.w = live ? fmaf(w, o[u].w, acc.w) : acc.w;
         }
     }
-    red_o[warp][lane * 4 + 0] = acc.x;
-    red_o[warp][lane * 4 + 1] = acc.y;
-    red_o[warp][lane * 4 + 2] = acc.z;
-    red_o[warp][lane * 4 + 3] = acc.w;
-    if (lane == 0) red_l[warp] = l;
+    *reinterpret_cast<float4*>(&red_o[warp][lane * 4]) = acc;
+    if (lane == 0) {
+        red_m[warp] = m;
+        red_l[warp] = l;
+    }
     __syncthreads();
     const int t = threadIdx.x;
     if (t < D) {
+        float mx = -KREG_INF;
+#pragma unroll
+        for (int w = 0; w < WARPS; w++) mx = fmaxf(mx, red_m[w]);
+        const float base = mx == -KREG_INF ? 0.f : mx;
         float o = 0.f, tot = 0.f;
 #pragma unroll
         for (int w = 0; w < WARPS; w++) {
-            o += red_o[w][t];
-            tot += red_l[w];
+            const float f = expf(red_m[w] - base);          // 0 for a warp that saw no live split
+            o = fmaf(red_o[w][t], f, o);
+            tot = fmaf(red_l[w], f, tot);
         }
         out[(long long)h * D + t] = kreg::Cvt<T>::from(o / tot);
     }

@@ -1,0 +1,233 @@
+// Unsafe (unproven) causal prefill attention on tensor cores (entries attention_prefill_bf16,
+// attention_prefill_f16), flash-attention-2 style. Block (x, h) of 4 warps owns the 64 query rows
+// t0 .. t0+63 of query head h (t0 = 64 * (gridDim.x - 1 - x): the longest rows start first); warp w owns
+// rows t0 + 16w .. +15 and keeps them in registers: Q as mma A fragments (8 k-steps of 16 dims), the
+// output as 16 fp32 accumulator tiles of 16 x 8, and per row a running max and weight sum (base 2).
+// Keys go in tiles of 64 through shared memory (K and V tiles [64][136], rows padded: conflict-free
+// ldmatrix), copied by cp.async (zero-filled past start + T) in four commit groups per tile so that
+// the next K tile lands while softmax and P.V run, and the next V tile while Q.K^T runs. Per tile:
+// S = Q K^T (mma m16n8k16, B fragments by ldmatrix), scaled to base 2, causal mask (key > query
+// position: -inf), online softmax in fp32, P split into two DT parts (hi + lo) as the A fragments of
+// O += P V (V's B fragments by ldmatrix.trans). The epilogue divides by the row sums (reduced over the 4 lanes of a
+// row) and writes each output element once (rows past T skipped). Not proven: registered unsafe.
+#include "kreg_own.cuh"
+
+namespace {
+
+#ifndef KREG_BM
+#define KREG_BM 64        // query rows per block: 16 per warp
+#endif
+constexpr int BM = KREG_BM, BN = 64, D = 128, LD = D + 8, NT = 2 * BM;
+#define KREG_INF __int_as_float(0x7f800000)
+
+template <class T> struct Mma;
+template <> struct Mma<__nv_bfloat16> {
+    static __device__ __forceinline__ void run(float* d, const unsigned* a, unsigned b0, unsigned b1) {
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                     "{%0,%1,%2,%3};"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+    }
+};
+template <> struct Mma<__half> {
+    static __device__ __forceinline__ void run(float* d, const unsigned* a, unsigned b0, unsigned b1) {
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                     "{%0,%1,%2,%3};"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+    }
+};
+
+__device__ __forceinline__ void ldsm_x4(unsigned* r, const void* smem) {
+    unsigned a = (unsigned)__cvta_generic_to_shared(smem);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
+}
+
+__device__ __forceinline__ void ldsm_x4_t(unsigned* r, const void* smem) {
+    unsigned a = (unsigned)__cvta_generic_to_shared(smem);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
+}
+
+__device__ __forceinline__ void cp16(void* smem, const void* src, bool valid) {
+    unsigned d = (unsigned)__cvta_generic_to_shared(smem);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(d), "l"(src), "r"(valid ? 16 : 0));
+}
+
+// The 64 x 128 tile of keys kb*64 .. kb*64+63 (kv head g) of cache c into shared tile s: thread i copies the
+// 16-byte vectors i + 128 p (row v / 16, dims 8 (v % 16) ..), zero-filled at or past n_keys; one group.
+template <class T>
+__device__ __forceinline__ void tile_copy(T (*s)[LD], const T* __restrict__ c, int kb, int n_keys, int Hkv, int g) {
+#pragma unroll
+    for (int p = 0; p < BN * D / 8 / NT; p++) {
+        const int v = threadIdx.x + NT * p, r = v >> 4, col = (v & 15) * 8, key = kb * BN + r;
+        const bool valid = key < n_keys;
+        cp16(&s[r][col], c + (valid ? ((long long)key * Hkv + g) * D + col : 0), valid);
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");
+}
+
+template <class T>
+__device__ __forceinline__ void prefill(const T* __restrict__ q, const T* __restrict__ kc, const T* __restrict__ vc,
+                                        float scale, T* __restrict__ out, int n_q, int Hq, int Hkv, int start) {
+    __shared__ __align__(16) T Ks[BN][LD];
+    __shared__ __align__(16) T Vs[BN][LD];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, gr = lane >> 2, tq = lane & 3;
+    const int t0 = (gridDim.x - 1 - blockIdx.x) * BM, h = blockIdx.y;
+    const int g = (int)((unsigned)h / ((unsigned)Hq / (unsigned)Hkv));
+    const int n_keys = start + min(t0 + BM, n_q);          // keys 0 .. n_keys - 1 are seen by some row
+    const int tiles = (n_keys + BN - 1) / BN;
+    const float sl2 = scale * 1.4426950408889634f;
+
+    tile_copy<T>(Ks, kc, 0, n_keys, Hkv, g);
+    tile_copy<T>(Vs, vc, 0, n_keys, Hkv, g);
+
+    // Q fragments of rows r0 = t0 + 16 warp + gr and r0 + 8 (zeros past T)
+    const int r0 = t0 + 16 * warp + gr;
+    unsigned qa[8][4];
+    {
+        const bool in0 = r0 < n_q, in1 = r0 + 8 < n_q;
+        const unsigned* q0 = reinterpret_cast<const unsigned*>(q + ((long long)(in0 ? r0 : 0) * Hq + h) * D);
+        const unsigned* q1 = reinterpret_cast<const unsigned*>(q + ((long long)(in1 ? r0 + 8 : 0) * Hq + h) * D);
+#pragma unroll
+        for (int kk = 0; kk < 8; kk++) {
+            qa[kk][0] = in0 ? q0[kk * 8 + tq] : 0u;
+            qa[kk][1] = in1 ? q1[kk * 8 + tq] : 0u;
+            qa[kk][2] = in0 ? q0[kk * 8 + 4 + tq] : 0u;
+            qa[kk][3] = in1 ? q1[kk * 8 + 4 + tq] : 0u;
+        }
+    }
+    const int qpos0 = start + r0, qpos1 = qpos0 + 8;
+
+    float o[16][4];
+#pragma unroll
+    for (int d = 0; d < 16; d++) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.f;
+    float m0 = -KREG_INF, m1 = -KREG_INF, l0 = 0.f, l1 = 0.f;
+
+#pragma unroll 1
+    for (int kb = 0; kb < tiles; kb++) {
+        asm volatile("cp.async.wait_group 1;" ::: "memory");   // this tile's K (its V may be in flight)
+        __syncthreads();
+        // warp-uniform: some key of the tile is visible to the warp's last row (else the warp only keeps
+        // the barriers and copies); the tile reaches past the warp's first row (else no mask)
+        const bool live = kb * BN <= qpos0 - gr + 15, diag = kb * BN + BN - 1 > qpos0 - gr;
+        float s[8][4];
+#pragma unroll
+        for (int j = 0; j < 8; j++) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
+        if (live) {
+#pragma unroll
+            for (int j = 0; j < 8; j++) {
+#pragma unroll
+                for (int kk = 0; kk < 8; kk += 2) {
+                    unsigned b[4];
+                    // matrices: keys 8j + (lane % 8), dims 16 kk + 8 (lane / 8): b0, b1 of k-step kk, then kk + 1
+                    ldsm_x4(b, &Ks[8 * j + (lane & 7)][16 * kk + 8 * (lane >> 3)]);
+                    Mma<T>::run(s[j], qa[kk], b[0], b[1]);
+                    Mma<T>::run(s[j], qa[kk + 1], b[2], b[3]);
+                }
+            }
+        }
+        __syncthreads();                                     // every warp is done with Ks
+        tile_copy<T>(Ks, kc, kb + 1, kb + 1 < tiles ? n_keys : 0, Hkv, g);
+
+        // scores in base 2, causal mask, online softmax (rows gr and gr + 8 of the warp)
+        const int key0 = kb * BN + 2 * tq;
+        float mx0 = m0, mx1 = m1;
+#pragma unroll
+        for (int j = 0; j < 8; j++) {
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                const int key = key0 + 8 * j + e;
+                s[j][e] = key <= qpos0 || !diag ? s[j][e] * sl2 : -KREG_INF;
+                s[j][2 + e] = key <= qpos1 || !diag ? s[j][2 + e] * sl2 : -KREG_INF;
+                mx0 = fmaxf(mx0, s[j][e]);
+                mx1 = fmaxf(mx1, s[j][2 + e]);
+            }
+        }
+#pragma unroll
+        for (int x = 1; x <= 2; x <<= 1) {
+            mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, x));
+            mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, x));
+        }
+        const float b0 = mx0 == -KREG_INF ? 0.f : mx0, b1 = mx1 == -KREG_INF ? 0.f : mx1;
+        const float c0 = exp2f(m0 - b0), c1 = exp2f(m1 - b1);
+        m0 = mx0;
+        m1 = mx1;
+        l0 *= c0;
+        l1 *= c1;
+#pragma unroll
+        for (int d = 0; d < 16; d++) {
+            o[d][0] *= c0;
+            o[d][1] *= c0;
+            o[d][2] *= c1;
+            o[d][3] *= c1;
+        }
+        // P as A fragments (k-step = 16 keys) in two parts, P = hi + lo (hi = P rounded to DT, lo = the
+        // rest rounded to DT): P V = hi V + lo V carries P to ~2^-16 relative, where P rounded once to DT
+        // would put errors of ~2^-9 |v| into outputs that cancel towards 0
+        unsigned ph[4][4], pl[4][4];
+#pragma unroll
+        for (int j = 0; j < 8; j++) {
+            const float p0 = exp2f(s[j][0] - b0), p1 = exp2f(s[j][1] - b0);
+            const float p2 = exp2f(s[j][2] - b1), p3 = exp2f(s[j][3] - b1);
+            l0 += p0 + p1;
+            l1 += p2 + p3;
+            const unsigned h01 = kreg::Cvt<T>::pack(p0, p1), h23 = kreg::Cvt<T>::pack(p2, p3);
+            const float2 r01 = kreg::Cvt<T>::unpack(h01), r23 = kreg::Cvt<T>::unpack(h23);
+            ph[j >> 1][(j & 1) * 2 + 0] = h01;
+            ph[j >> 1][(j & 1) * 2 + 1] = h23;
+            pl[j >> 1][(j & 1) * 2 + 0] = kreg::Cvt<T>::pack(p0 - r01.x, p1 - r01.y);
+            pl[j >> 1][(j & 1) * 2 + 1] = kreg::Cvt<T>::pack(p2 - r23.x, p3 - r23.y);
+        }
+
+        asm volatile("cp.async.wait_group 1;" ::: "memory");   // this tile's V (the next K may be in flight)
+        __syncthreads();
+        if (live) {
+#pragma unroll
+            for (int kv = 0; kv < 4; kv++) {
+#pragma unroll
+                for (int d = 0; d < 16; d += 2) {
+                    unsigned b[4];
+                    // matrices: keys 16 kv + 8 ((lane / 8) % 2) + lane % 8, dims 8 d + 8 (lane / 16)
+                    ldsm_x4_t(b, &Vs[16 * kv + 8 * ((lane >> 3) & 1) + (lane & 7)][8 * d + 8 * (lane >> 4)]);
+                    Mma<T>::run(o[d], pl[kv], b[0], b[1]);
+                    Mma<T>::run(o[d + 1], pl[kv], b[2], b[3]);
+                    Mma<T>::run(o[d], ph[kv], b[0], b[1]);
+                    Mma<T>::run(o[d + 1], ph[kv], b[2], b[3]);
+                }
+            }
+        }
+        __syncthreads();                                     // every warp is done with Vs
+        tile_copy<T>(Vs, vc, kb + 1, kb + 1 < tiles ? n_keys : 0, Hkv, g);
+    }
+    asm volatile("cp.async.wait_all;" ::: "memory");
+
+#pragma unroll
+    for (int x = 1; x <= 2; x <<= 1) {
+        l0 += __shfl_xor_sync(0xffffffffu, l0, x);
+        l1 += __shfl_xor_sync(0xffffffffu, l1, x);
+    }
+    const float i0 = 1.f / l0, i1 = 1.f / l1;
+    if (r0 < n_q) {
+        unsigned* dst = reinterpret_cast<unsigned*>(out + ((long long)r0 * Hq + h) * D);
+#pragma unroll
+        for (int d = 0; d < 16; d++) dst[4 * d + tq] = kreg::Cvt<T>::pack(o[d][0] * i0, o[d][1] * i0);
+    }
+    if (r0 + 8 < n_q) {
+        unsigned* dst = reinterpret_cast<unsigned*>(out + ((long long)(r0 + 8) * Hq + h) * D);
+#pragma unroll
+        for (int d = 0; d < 16; d++) dst[4 * d + tq] = kreg::Cvt<T>::pack(o[d][2] * i1, o[d][3] * i1);
+    }
+}
+
+}  // namespace
+
+#define ENTRY(NAME, T)                                                                                          \
+    extern "C" __global__ void __launch_bounds__(NT) NAME(const T* __restrict__ q, const T* __restrict__ k_cache, \
+                                                           const T* __restrict__ v_cache, float scale,            \
+                                                           T* __restrict__ out, int T_, int Hq, int Hkv, int start) { \
+        prefill<T>(q, k_cache, v_cache, scale, out, T_, Hq, Hkv, start);                                        \
+    }
+ENTRY(attention_prefill_bf16, __nv_bfloat16)
+ENTRY(attention_prefill_f16, __half)
