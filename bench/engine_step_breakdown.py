@@ -1,9 +1,12 @@
 """Where a decode step's time goes on the GPU: the engine's decode launches (named variants, not the
 store's profile) captured as CUDA graphs — the whole step, and each op's launches alone (and each gemv
 shape alone) — and replayed; microseconds per step, with each gemv shape's bytes over the copy bandwidth
-of the same process. The sum of the parts against the whole shows the cost of the boundaries.
+of the same process. The sum of the parts against the whole shows the cost of the boundaries. With
+--pdl both, the whole step is timed with and without programmatic dependent launch (the launches whose
+kernels wait first: plan.Launch.with_pdl), and one step's logits and token of each compared bit for bit.
 
-    python bench/engine_step_breakdown.py OUT [--shape 4b] [--set fast|safe] [--pos 640] [--variants op=name,...]
+    python bench/engine_step_breakdown.py OUT [--shape 4b] [--set fast|safe] [--pos 640] [--pdl off|on|both]
+        [--variants op=name,...]
 """
 from __future__ import annotations
 
@@ -47,6 +50,7 @@ def main(argv=None):
     ap.add_argument("--set", default="fast", choices=sorted(SETS))
     ap.add_argument("--variants", default="", help="op=variant,... on top of --set")
     ap.add_argument("--pos", type=int, default=640, help="cached positions during the step")
+    ap.add_argument("--pdl", default="off", choices=("off", "on", "both"))
     a = ap.parse_args(argv)
     variants = dict(SETS[a.set]) | dict(kv.split("=") for kv in a.variants.split(",") if kv)
     d = Path(f"/tmp/kreg-bench-qwen3-{a.shape}")
@@ -60,16 +64,35 @@ def main(argv=None):
     import kreg.runtime as runtime
     dev = runtime.device("gpu")
     plan = P.explicit(dev, "bf16", variants, ops=P.ENGINE_OPS)
-    eng = Engine(d, device="gpu", plan=plan, max_seq=a.pos + 256)
+    eng = Engine(d, device="gpu", plan=plan, max_seq=a.pos + 256, pdl=False)
     eng.generate(list(range(1, 129)), 2)
     eng.pos = a.pos
     eng._set_position()
     lines = [f"device: {gd.rt.describe()}; Qwen3-{a.shape} random bf16, decode step at {a.pos} cached positions, "
              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; copy {bw / 1e12:.2f} TB/s",
              "variants: " + ", ".join(f"{op}={k.name}" for op, k in sorted(plan.ops.items()) if op in P.DECODE_OPS)]
-    step = eng.step
-    whole = replay_us(eng, step)
-    lines.append(f"whole step: {whole:8.1f} us  ({1e6 / whole:.1f} tok/s), {len(step)} launches")
+    plain = eng.step
+    pdl = [ln.with_pdl() for ln in plain]
+    step = pdl if a.pdl == "on" else plain
+    if a.pdl == "both":
+        outs = {}
+        for name, ls in (("no PDL", plain), ("PDL", pdl)):
+            g = eng.dev.capture(lambda s: [ln.run(s) for ln in ls])
+            eng.pos, eng.device_pos = a.pos, None
+            eng._set_position()
+            g.replay(eng.dev.default_stream)
+            eng.dev.sync()
+            outs[name] = (eng.logits(), eng.token())
+            t = replay_us(eng, ls)
+            lines.append(f"whole step, {name:6}: {t:8.1f} us  ({1e6 / t:.1f} tok/s), {len(ls)} launches, "
+                         f"{sum(runtime.PDL in ln.config.attributes for ln in ls)} with the PDL attribute")
+        (la, ta), (lb, tb) = outs.values()
+        lines.append(f"one step's logits with and without PDL: {'bit-identical' if np.array_equal(la, lb) else 'DIFFER: max |d| %.3g' % np.abs(la - lb).max()}; "
+                     f"token {ta} / {tb}")
+        step = pdl
+    else:
+        whole = replay_us(eng, step)
+        lines.append(f"whole step (PDL {a.pdl}): {whole:8.1f} us  ({1e6 / whole:.1f} tok/s), {len(step)} launches")
     parts = 0.0
     for op in dict.fromkeys(ln.op for ln in step):
         ls = [ln for ln in step if ln.op == op]

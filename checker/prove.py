@@ -25,7 +25,7 @@ from .loops import Unsupported
 from .symbolic import Executor, is_block_barrier, is_warp_sync
 from .witness import replay
 
-CHECKER_VERSION = "prover-0.7"   # 0.7: toolchain hazards (a module global named SMEM or LOCAL) are unknown
+CHECKER_VERSION = "prover-0.8"   # 0.8: griddepcontrol (PDL) parsed, a no-op; 0.7: toolchain hazards (SMEM, LOCAL globals) unknown
                                  # 0.6: cp.async (pending shared writes), ldmatrix, mma, exact bfe/bfi; race pairs
                                  # ordered by barrier epochs skipped; leftover queries refuted in bisected groups
                                  # 0.5: counters copied back by mov, steps recomputed in loops; queries combined per buffer

@@ -3,11 +3,13 @@ by a profile (safe-only / fastest) for this device and dtype, loaded as the exac
 store names; and binding an op's params and dims to concrete buffers (checker/bind.py)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from kreg import runtime
+from kreg.checker import ptx as P
 from kreg.checker.bind import BindError, bind, buffer_sizes
 from kreg.checker.compile import CompileError, compile_cuda
+from kreg.checker.pdl import waits_first
 from kreg.checker.prove import CHECKER_VERSION
 from kreg.registry.catalog import Catalog, Entry, load_catalog
 from kreg.registry.profiles import resolve
@@ -34,6 +36,32 @@ class Launch:
 
     def run(self, stream=None):
         return self.kernel.launch(self.config, *self.args, stream=stream)
+
+    @property
+    def pdl_ready(self) -> bool:
+        """Whether this launch may carry the PDL attribute: its kernel's PTX executes griddepcontrol.wait
+        before any memory access (checker/pdl.py), so starting it early cannot break the stream order."""
+        return _pdl_ready(self.kernel)
+
+    def with_pdl(self) -> Launch:
+        """This launch with the PDL attribute where its kernel is pdl_ready, else unchanged."""
+        if not self.pdl_ready or runtime.PDL in self.config.attributes:
+            return self
+        c = self.config
+        return replace(self, config=runtime.LaunchConfig(c.grid, c.block, c.shared, c.attributes | {runtime.PDL}))
+
+
+def _pdl_ready(kernel) -> bool:
+    module = kernel.module
+    if not isinstance(getattr(module, "parsed", None), P.Module):        # a vendor library's routine
+        return False
+    key = (module.sha256, kernel.entry)
+    if key not in _PDL_READY:
+        _PDL_READY[key] = waits_first(module.parsed.kernel(kernel.entry))
+    return _PDL_READY[key]
+
+
+_PDL_READY: dict[tuple[str, str], bool] = {}
 
 
 @dataclass

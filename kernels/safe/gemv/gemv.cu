@@ -5,6 +5,7 @@
 // shuffles and its lane 0 writes the partial sum to red[row][s] in shared memory; after the barrier
 // (reached by every thread) thread r < 4 adds the four partials of row r in a fixed order and writes
 // y[n]: identical bits on every launch. W and x are only read.
+#include "kreg_pdl.cuh"
 #include "kreg_own.cuh"
 
 #ifndef GEMV_SLICES                // compile-time knobs (bench/gemv_sweep.py tries others; the grid and
@@ -62,10 +63,12 @@ __device__ __forceinline__ void gemv_own(const T* __restrict__ W, const T* __res
 
 extern "C" __global__ void gemv_bf16(const __nv_bfloat16* __restrict__ W, const __nv_bfloat16* __restrict__ x,
                                      __nv_bfloat16* __restrict__ y, int N, int K) {
+    kreg::pdl_begin();   // PDL: wait first (checker/pdl.py)
     gemv_own(W, x, y, N, K);
 }
 
 extern "C" __global__ void gemv_f16(const __half* __restrict__ W, const __half* __restrict__ x,
                                     __half* __restrict__ y, int N, int K) {
+    kreg::pdl_begin();   // PDL: wait first (checker/pdl.py)
     gemv_own(W, x, y, N, K);
 }
