@@ -10,8 +10,13 @@ no memory effect, so the properties the prover shows for one launch are unchange
 
 The check is the simplest sound form: from the entry, every instruction up to an unpredicated
 `griddepcontrol.wait` is a register-only one (param loads, moves, address conversions, arithmetic,
-comparisons; no branch, barrier, exit or memory access of any space). Then the wait dominates every
-instruction after it, memory accesses included, on every path."""
+comparisons; no branch, barrier, exit or memory access of any space) or an L2 prefetch. Then the wait
+dominates every instruction after it, memory accesses included, on every path. An L2 prefetch
+(`prefetch{.global}.L2`) moves no data into the program (no register, no L1 line): it only asks the
+L2, the device's point of coherence for global memory, to hold a line, and a later write of the
+predecessor updates that line there; so the loads after the wait see the predecessor's writes. A
+prefetch to L1 (or `prefetchu`) is refused: the L1 is not coherent. (The emulator and the prover
+treat prefetches as no-ops, so a kernel keeps its prefetch addresses inside its buffers itself.)"""
 from __future__ import annotations
 
 from . import ptx as P
@@ -27,6 +32,10 @@ REGISTER_ONLY = {
 }
 
 
+def _is_l2_prefetch(ins: P.Instr) -> bool:
+    return ins.op == "prefetch" and set(ins.mods) - {"global"} in ({"L2"}, {"L2::evict_last"}, {"L2::evict_normal"})
+
+
 def _is_wait(ins: P.Instr) -> bool:
     return ins.op == "griddepcontrol" and ins.mods == ("wait",) and ins.pred is None
 
@@ -39,7 +48,7 @@ def wait_first_problem(k: P.Kernel) -> str | None:
     for ins in k.instrs:
         if _is_wait(ins):
             return None
-        if ins.op == "griddepcontrol" and ins.mods == ("launch_dependents",):
+        if ins.op == "griddepcontrol" and ins.mods == ("launch_dependents",) or _is_l2_prefetch(ins):
             continue
         if ins.op == "ld" and ins.space == "param":
             continue

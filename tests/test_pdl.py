@@ -2,7 +2,7 @@
 memory access) accepts kernels that wait first and refuses one that reads, branches or waits under a
 predicate before its wait; the emulator and the prover treat both griddepcontrol instructions as
 no-ops; the engine gives the PDL attribute to exactly the decode launches whose kernels pass the
-check, and the decode ops' variants (safe and unsafe) opt in; a step on the GPU gives the same bits
+check, and the decode ops' variants (safe and unsafe) opt in, the gemv also with its L2 prefetch before the wait; a step on the GPU gives the same bits
 with and without PDL."""
 import numpy as np
 import pytest
@@ -43,7 +43,7 @@ extern "C" __global__ void k(const float* __restrict__ x, float* __restrict__ y,
     "writes_before_wait": f"""
 extern "C" __global__ void k(const float* __restrict__ x, float* __restrict__ y, int n) {{
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) y[i] = 0.f;
+    y[0] = 0.f;
     {WAIT}
     if (i < n) y[i] = 2.f * x[i];
 }}""",
@@ -56,13 +56,30 @@ extern "C" __global__ void k(const float* __restrict__ x, float* __restrict__ y,
         y[i] = 2.f * x[i];
     }}
 }}""",
+    # an L2 prefetch before the wait moves no data into the program: accepted
+    "l2_prefetch_then_wait": f"""
+extern "C" __global__ void k(const float* __restrict__ x, float* __restrict__ y, int n) {{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    asm volatile("prefetch.global.L2 [%0];" :: "l"(x + min(i, n - 1)));
+    asm volatile("prefetch.L2 [%0];" :: "l"(x + min(i, n - 1)));
+    {WAIT}
+    if (i < n) y[i] = 2.f * x[i];
+}}""",
+    # an L1 prefetch is refused: the L1 is not coherent with the predecessor's writes
+    "l1_prefetch_then_wait": f"""
+extern "C" __global__ void k(const float* __restrict__ x, float* __restrict__ y, int n) {{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    asm volatile("prefetch.global.L1 [%0];" :: "l"(x + min(i, n - 1)));
+    {WAIT}
+    if (i < n) y[i] = 2.f * x[i];
+}}""",
     "no_wait": """
 extern "C" __global__ void k(const float* __restrict__ x, float* __restrict__ y, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) y[i] = 2.f * x[i];
 }""",
 }
-ACCEPTED = {"wait_first", "launch_then_wait"}
+ACCEPTED = {"wait_first", "launch_then_wait", "l2_prefetch_then_wait"}
 
 
 def kernel(name):
@@ -81,6 +98,8 @@ def test_the_check_accepts_only_a_wait_before_any_memory_access(name):
 
 def test_the_refusal_names_the_first_access():
     assert "ld.global" in wait_first_problem(kernel("reads_before_wait"))
+    assert "st.global" in wait_first_problem(kernel("writes_before_wait"))
+    assert "prefetch.global.L1" in wait_first_problem(kernel("l1_prefetch_then_wait"))
     assert "no (unpredicated) griddepcontrol.wait" in wait_first_problem(kernel("no_wait"))
 
 
@@ -118,6 +137,30 @@ def test_the_decode_ops_variants_opt_in():
             assert waits_first(mod.kernel(ln.entry)), wait_first_problem(mod.kernel(ln.entry))
             checked += 1
     assert checked >= 2 * len(DECODE_OPS_THAT_OPT_IN)
+
+
+@pytest.mark.parametrize("pf", [1, 3])
+def test_the_gemv_with_its_l2_prefetch_still_waits_first_and_computes_the_same(pf):
+    cat = load_catalog()
+    v = cat.find("gemv_bf16_safe").variant
+    ptx = compile_cuda(v.source_path.read_text(), v.source_path.name, v.options + (f"-DGEMV_PREFETCH={pf}",)).ptx
+    k = P.parse(ptx).kernel("gemv_bf16")
+    assert sum(i.op == "prefetch" for i in k.instrs) == pf and waits_first(k)
+    dev = runtime.device("cpu")
+    gemv = dev.load(ptx).kernel("gemv_bf16")
+    N, K = 7, 520                       # a ragged last block: its prefetches clamp to W's last row
+    rng = np.random.default_rng(0)
+    W = rng.standard_normal((N, K)).astype(np.float32)
+    x = rng.standard_normal(K).astype(np.float32)
+    bf = lambda a: (a.view(np.uint32) >> 16).astype(np.uint16)        # truncation to bf16 bits
+    dW, dx, dy = dev.alloc(2 * N * K), dev.alloc(2 * K), dev.alloc(2 * N)
+    dW.copy_from(bf(W))
+    dx.copy_from(bf(x))
+    gemv.launch(runtime.LaunchConfig(-(-N // 4), 256), dW, dx, dy, N, K)
+    up = lambda b: (b.astype(np.uint32) << 16).view(np.float32)
+    want = up(bf(W)).astype(np.float64) @ up(bf(x)).astype(np.float64)
+    got = up(dy.copy_to().view(np.uint16))
+    np.testing.assert_allclose(got, want, rtol=1e-2, atol=1e-2)
 
 
 def test_the_engine_gives_pdl_to_the_launches_that_wait_first():

@@ -17,6 +17,9 @@
 #ifndef GEMV_GROUPS
 #define GEMV_GROUPS 2
 #endif
+#ifndef GEMV_PREFETCH              // 128-byte lines of the block's rows of W each thread asks the L2 for
+#define GEMV_PREFETCH 0            // before the PDL wait (W is read-only here; kreg_pdl.cuh)
+#endif
 constexpr int SLICES = GEMV_SLICES;              // warps splitting K for one row group
 constexpr int ROWS = GEMV_ROWS;                  // rows per warp
 constexpr int BLOCK_ROWS = GEMV_GROUPS * ROWS;   // 8 warps = 2 row pairs x 4 slices
@@ -61,14 +64,30 @@ __device__ __forceinline__ void gemv_own(const T* __restrict__ W, const T* __res
     }
 }
 
+// Before the wait (a PDL launch may start while the previous kernel runs): the L2 fetches this block's
+// rows of W, [n0 * K, min(N, n0 + BLOCK_ROWS) * K) elements, 64 (one line) per thread and step, each
+// address clamped to the tile's last element, so every prefetch lies inside W.
+template <class T>
+__device__ __forceinline__ void gemv_prefetch(const T* W, int N, int K) {
+#if GEMV_PREFETCH > 0
+    long long lo = (long long)blockIdx.x * BLOCK_ROWS * K;
+    long long hi = min((long long)N, (long long)(blockIdx.x + 1) * BLOCK_ROWS) * K - 1;
+#pragma unroll
+    for (int i = 0; i < GEMV_PREFETCH; i++)
+        kreg::prefetch_l2(W + min(lo + ((long long)i * blockDim.x + threadIdx.x) * 64, hi));
+#endif
+}
+
 extern "C" __global__ void gemv_bf16(const __nv_bfloat16* __restrict__ W, const __nv_bfloat16* __restrict__ x,
                                      __nv_bfloat16* __restrict__ y, int N, int K) {
+    gemv_prefetch(W, N, K);
     kreg::pdl_begin();   // PDL: wait first (checker/pdl.py)
     gemv_own(W, x, y, N, K);
 }
 
 extern "C" __global__ void gemv_f16(const __half* __restrict__ W, const __half* __restrict__ x,
                                     __half* __restrict__ y, int N, int K) {
+    gemv_prefetch(W, N, K);
     kreg::pdl_begin();   // PDL: wait first (checker/pdl.py)
     gemv_own(W, x, y, N, K);
 }

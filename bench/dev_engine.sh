@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Mid-session device run of the "engine" helper (<= 240 s): the Qwen3-4B decode step (fast set, 640
+# cached positions) with and without programmatic dependent launch, one step's logits compared bit for
+# bit, and the whole step (PDL on) with the gemv's L2 prefetch before its wait (-DGEMV_PREFETCH) and
+# other gemv knobs, plus the safe set. Files: $OUT/bd_pdl.txt (the table), $OUT/dev_engine.log.
+# Usage (device, carry .whl): OUT=dir timeout 240 bash bench/dev_engine.sh
+set -u
+. bench/device_env.sh
+t0=$(date +%s)
+timeout 215 python3 bench/engine_step_breakdown.py "$OUT/bd_pdl.txt" --set fast --pdl both \
+    --also pf1=gemv:-DGEMV_PREFETCH=1 \
+    --also pf3=gemv:-DGEMV_PREFETCH=3 \
+    --also s5-pf3=gemv:cfg=5x2x2x1,gemv:-DGEMV_PREFETCH=3 \
+    --also s8r2g1-pf3=gemv:cfg=8x2x1x1,gemv:-DGEMV_PREFETCH=3 \
+    --also safe=set:safe \
+    --also safe-pf3=set:safe,gemv:-DGEMV_PREFETCH=3 \
+    > "$OUT/dev_engine.log" 2>&1
+echo "breakdown exit $? after $(( $(date +%s) - t0 )) s" >> "$OUT/dev_engine.log"
+tail -40 "$OUT/dev_engine.log"
