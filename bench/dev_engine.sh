@@ -11,7 +11,9 @@ timeout 215 python3 bench/engine_step_breakdown.py "$OUT/bd_pdl.txt" --set fast 
     --also pf1=gemv:-DGEMV_PREFETCH=1 \
     --also pf3=gemv:-DGEMV_PREFETCH=3 \
     --also s5-pf3=gemv:cfg=5x2x2x1,gemv:-DGEMV_PREFETCH=3 \
+    --also s5=gemv:cfg=5x2x2x1 \
     --also s8r2g1-pf3=gemv:cfg=8x2x1x1,gemv:-DGEMV_PREFETCH=3 \
+    --also s2r1g4u2-pf3=gemv:cfg=2x1x4x2,gemv:-DGEMV_PREFETCH=3 \
     --also safe=set:safe \
     --also safe-pf3=set:safe,gemv:-DGEMV_PREFETCH=3 \
     > "$OUT/dev_engine.log" 2>&1

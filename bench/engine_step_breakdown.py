@@ -66,6 +66,8 @@ def whole_step(eng, launches, pos):
 
 
 def same(base, out):
+    if base is None:
+        return "no first row to compare with"
     (la, ta), (lb, tb) = base, out
     d = "logits bit-identical to the first row's" if np.array_equal(la, lb) else \
         f"max |logit - first row's| {np.abs(la - lb).max():.3g}"
@@ -127,20 +129,30 @@ def main(argv=None):
              "variants: " + ", ".join(f"{op}={k.name}" for op, k in sorted(plan.ops.items()) if op in P.DECODE_OPS)]
     plain = eng.step
     pdl = [ln.with_pdl() for ln in plain]
-    base = None
+    base, pdl_ok = None, False
     for name, ls in ([("no PDL", plain), ("PDL", pdl)] if a.pdl == "both" else [(f"PDL {a.pdl}", pdl if a.pdl == "on" else plain)]):
-        t, out = whole_step(eng, ls, a.pos)
-        base = base or out
+        try:
+            t, out = whole_step(eng, ls, a.pos)
+        except Exception as e:                          # a failing row must not lose the others
+            lines.append(f"whole step, {name}: failed: {type(e).__name__}: {e}")
+            print(lines[-1], flush=True)
+            continue
+        base, pdl_ok = base or out, pdl_ok or ls is pdl
         lines.append(f"whole step, {name:6}: {t:8.1f} us  ({1e6 / t:.1f} tok/s), {len(ls)} launches, "
                      f"{sum(runtime.PDL in ln.config.attributes for ln in ls)} with the PDL attribute; {same(base, out)}")
+        print(lines[-1], flush=True)
     for also in a.also:
         label, spec = also.split("=", 1)
-        plan2 = modified(dev, plan, spec)
-        ls = [ln.with_pdl() for ln in L.decode(plan2, eng.m, eng.P)]
-        t, out = whole_step(eng, ls, a.pos)
-        lines.append(f"whole step, PDL, {label} ({spec}): {t:8.1f} us  ({1e6 / t:.1f} tok/s); {same(base, out)}")
+        try:
+            plan2 = modified(dev, plan, spec)
+            ls = [ln.with_pdl() for ln in L.decode(plan2, eng.m, eng.P)]
+            t, out = whole_step(eng, ls, a.pos)
+            lines.append(f"whole step, PDL, {label} ({spec}): {t:8.1f} us  ({1e6 / t:.1f} tok/s); {same(base, out)}")
+        except Exception as e:
+            lines.append(f"whole step, PDL, {label} ({spec}): failed: {type(e).__name__}: {e}")
         print(lines[-1], flush=True)
-    step = pdl if a.pdl != "off" else plain
+        Path(a.out).write_text("\n".join(lines) + "\n")
+    step = pdl if a.pdl != "off" and pdl_ok else plain
     at_start(eng, a.pos)
     parts = 0.0
     for op in dict.fromkeys(ln.op for ln in step):
