@@ -82,7 +82,7 @@ def modified(dev, plan, spec):
     for item in spec.split(","):
         op, what = item.split(":", 1)
         if op == "set":
-            ops |= P.explicit(dev, "bf16", SETS[what], ops=P.DECODE_OPS).ops
+            ops |= P.explicit(dev, "bf16", SETS[what], ops=P.DECODE_OPS, optional=()).ops
         elif what.startswith(("-D", "cfg=")):
             k = ops[op]
             if what.startswith("-D"):
@@ -93,7 +93,7 @@ def modified(dev, plan, spec):
             e = replace(k.entry, variant=v)
             ops[op] = replace(k, entry=e, module=P._load(dev, e, None), scratch={})
         else:
-            ops |= P.explicit(dev, "bf16", {op: what}, ops=(op,)).ops
+            ops |= P.explicit(dev, "bf16", {op: what}, ops=(op,), optional=()).ops
     return replace(plan, ops=ops)
 
 
@@ -119,14 +119,14 @@ def main(argv=None):
     bw = copy_bandwidth(gd)
     import kreg.runtime as runtime
     dev = runtime.device("gpu")
-    plan = P.explicit(dev, "bf16", variants, ops=P.ENGINE_OPS)
+    plan = P.explicit(dev, "bf16", variants, ops=P.ENGINE_OPS, optional=())   # fusions: --also
     eng = Engine(d, device="gpu", plan=plan, max_seq=a.pos + 512, pdl=False)
     eng.generate(list(range(1, 129)), 2)
     eng.pos = a.pos
     eng._set_position()
     lines = [f"device: {gd.rt.describe()}; Qwen3-{a.shape} random bf16, decode step at {a.pos} cached positions, "
              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; copy {bw / 1e12:.2f} TB/s",
-             "variants: " + ", ".join(f"{op}={k.name}" for op, k in sorted(plan.ops.items()) if op in P.DECODE_OPS)]
+             "variants: " + ", ".join(f"{op}={k.name}" for op, k in sorted(plan.ops.items()) if op in P.decode_ops(plan))]
     plain = eng.step
     pdl = [ln.with_pdl() for ln in plain]
     base, pdl_ok = None, False

@@ -23,6 +23,16 @@ DECODE_OPS = ("embedding", "rms_norm", "gemv", "qk_norm_rope_kv", "attention_dec
 PREFILL_OPS = ("embedding", "rms_norm", "gemm", "qk_norm_rope_prefill", "attention_prefill", "add_rms_norm",
                "silu_mul", "gemv", "argmax")
 ENGINE_OPS = tuple(dict.fromkeys(PREFILL_OPS + DECODE_OPS))
+# Ops a plan takes where a qualifying variant exists, and the decode step then uses: gemv_swiglu (the
+# SwiGLU fused into the down projection) in place of silu_mul + gemv.
+OPTIONAL_OPS = ("gemv_swiglu",)
+
+
+def decode_ops(plan) -> tuple[str, ...]:
+    """The ops a decode step of this plan launches."""
+    if "gemv_swiglu" in plan.ops:
+        return tuple(op for op in DECODE_OPS if op != "silu_mul") + ("gemv_swiglu",)
+    return DECODE_OPS
 
 
 @dataclass(frozen=True)
@@ -145,9 +155,10 @@ def device_name(dev: runtime.Device) -> str:
 
 
 def from_profile(profile: str, dev: runtime.Device, dtype: str, ops=ENGINE_OPS, catalog: Catalog | None = None,
-                 store: Store | None = None) -> Plan:
+                 store: Store | None = None, optional=OPTIONAL_OPS) -> Plan:
     """The plan a profile resolves from the results store; an EngineError naming the ops without a
-    qualifying variant (and the `kreg verify` to run) when it is incomplete."""
+    qualifying variant (and the `kreg verify` to run) when it is incomplete. The optional ops join the
+    plan where the profile resolves them."""
     catalog = catalog or load_catalog()
     name = device_name(dev)
     try:
@@ -160,7 +171,7 @@ def from_profile(profile: str, dev: runtime.Device, dtype: str, ops=ENGINE_OPS, 
         raise EngineError(f"the results store ({store.path}) holds no verify results for --device {name}: run "
                           f"`{verify}` first", exit_code=3)
     chosen, missing = {}, {}
-    for op in ops:
+    for op in tuple(ops) + tuple(o for o in optional if o not in ops):
         cands = [c for c in res.choices if c.op == op and _types_match(c.types, dtype)]
         c = next((c for c in cands if c.variant), None)
         if c is None:
@@ -173,6 +184,8 @@ def from_profile(profile: str, dev: runtime.Device, dtype: str, ops=ENGINE_OPS, 
             missing[op] = f"{c.variant}: verified on another device kind, not on {dev.describe()}"
             continue
         chosen[op] = (e, c)
+    for op in optional:                 # an optional op without a qualifying variant is left out
+        missing.pop(op, None)
     if missing:
         lines = "\n".join(f"  {op}: {why}" for op, why in missing.items())
         raise EngineError(f"profile {profile} cannot run on {dev.describe()} ({dtype}): no qualifying variant for "
@@ -183,15 +196,18 @@ def from_profile(profile: str, dev: runtime.Device, dtype: str, ops=ENGINE_OPS, 
 
 
 def explicit(dev: runtime.Device, dtype: str, variants: dict[str, str] | None = None, ops=ENGINE_OPS,
-             catalog: Catalog | None = None) -> Plan:
-    """A plan of named variants (default: the safe one of each op for dtype) that does not consult the
-    store: for tests of the engine's numerics, never what `kreg run` uses."""
+             catalog: Catalog | None = None, optional=OPTIONAL_OPS) -> Plan:
+    """A plan of named variants (default: the safe one of each op for dtype, the optional ops included
+    where registered) that does not consult the store: for tests of the engine's numerics, never what
+    `kreg run` uses."""
     catalog = catalog or load_catalog()
     out = {}
-    for op in ops:
+    for op in tuple(ops) + tuple(o for o in optional if o not in ops):
         name = (variants or {}).get(op)
         cands = [e for e in catalog.entries if e.op == op and _types_match(e.variant.types, dtype)
                  and (e.name == name if name else e.variant.safety == "safe")]
+        if not cands and op in optional and not name:
+            continue
         if not cands:
             raise EngineError(f"no {dtype} variant {name or '(safe)'} of op {op} in the registry")
         e = sorted(cands, key=lambda e: e.name)[0]

@@ -101,4 +101,4 @@ def test_decode_graph_is_captured_once_and_replays(tmp_path_factory):
     b = eng.generate(PROMPT, 8, Sampling(), eos=()).tokens
     assert eng.graph is graph and a == b
     prof = eng.kernel_profile()
-    assert {k["op"] for k in prof} == set(P.DECODE_OPS) and all(k["us_per_step"] > 0 for k in prof)
+    assert {k["op"] for k in prof} == set(P.decode_ops(eng.plan)) and all(k["us_per_step"] > 0 for k in prof)
