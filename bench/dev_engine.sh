@@ -10,17 +10,16 @@ set -u
 . bench/device_env.sh
 t0=$(date +%s)
 timeout 215 python3 bench/engine_step_breakdown.py "$OUT/bd_pdl.txt" --set fast --pdl both \
-    --also pf1=gemv:-DGEMV_PREFETCH=1 \
     --also pf3=gemv:-DGEMV_PREFETCH=3 \
+    --also fused-pf3=gemv:-DGEMV_PREFETCH=3,gemv_swiglu:gemv_swiglu_bf16_safe,gemv_swiglu:-DGEMV_PREFETCH=3 \
+    --also safe-fused-pf3=set:safe,gemv:-DGEMV_PREFETCH=3,gemv_swiglu:gemv_swiglu_bf16_safe,gemv_swiglu:-DGEMV_PREFETCH=3 \
+    --also pf1=gemv:-DGEMV_PREFETCH=1 \
+    --also fused=gemv_swiglu:gemv_swiglu_bf16_safe \
     --also s5-pf3=gemv:cfg=5x2x2x1,gemv:-DGEMV_PREFETCH=3 \
-    --also s5=gemv:cfg=5x2x2x1 \
+    --also s5-fused-pf3=gemv:cfg=5x2x2x1,gemv:-DGEMV_PREFETCH=3,gemv_swiglu:gemv_swiglu_bf16_safe,gemv_swiglu:-DGEMV_PREFETCH=3 \
     --also s8r2g1-pf3=gemv:cfg=8x2x1x1,gemv:-DGEMV_PREFETCH=3 \
     --also s2r1g4u2-pf3=gemv:cfg=2x1x4x2,gemv:-DGEMV_PREFETCH=3 \
-    --also fused=gemv_swiglu:gemv_swiglu_bf16_safe \
-    --also fused-pf3=gemv:-DGEMV_PREFETCH=3,gemv_swiglu:gemv_swiglu_bf16_safe,gemv_swiglu:-DGEMV_PREFETCH=3 \
     --also safe=set:safe \
-    --also safe-pf3=set:safe,gemv:-DGEMV_PREFETCH=3 \
-    --also safe-fused-pf3=set:safe,gemv:-DGEMV_PREFETCH=3,gemv_swiglu:gemv_swiglu_bf16_safe,gemv_swiglu:-DGEMV_PREFETCH=3 \
     > "$OUT/dev_engine.log" 2>&1
 echo "breakdown exit $? after $(( $(date +%s) - t0 )) s" >> "$OUT/dev_engine.log"
 left=$(( 225 - ($(date +%s) - t0) ))
