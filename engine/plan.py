@@ -87,6 +87,11 @@ class OpKernel:
     def name(self) -> str:
         return self.entry.name
 
+    @property
+    def pdl_ready(self) -> bool:
+        """Whether every kernel this variant launches waits first (checker/pdl.py)."""
+        return all(_pdl_ready(self.module.kernel(ln.entry)) for ln in self.entry.variant.launches)
+
     def launches(self, dims: dict, pointers: dict, scalars: dict | None = None) -> list[Launch]:
         """The variant's launches at these dims; `pointers` maps the op's tensor params to addresses
         (buffers or ints); scratch buffers are allocated once per dims and kept."""
@@ -117,9 +122,11 @@ class Plan:
         return self.ops[op]
 
     def report(self) -> list[dict]:
-        """Which variant runs for each op (what `kreg run` prints and --json reports)."""
+        """Which variant runs for each op (what `kreg run` prints and --json reports); `pdl`: whether
+        its decode launches may carry the PDL attribute (every kernel of it waits first)."""
         return [{"op": op, "variant": k.name, "safety": k.entry.variant.safety, "hash": k.entry.hash,
-                 "ptx_sha256": k.module.sha256, "why": k.why} for op, k in sorted(self.ops.items())]
+                 "ptx_sha256": k.module.sha256, "why": k.why, "pdl": k.pdl_ready}
+                for op, k in sorted(self.ops.items())]
 
 
 def _types_match(types: dict, dtype: str) -> bool:

@@ -172,3 +172,4 @@ def test_the_engine_gives_pdl_to_the_launches_that_wait_first():
     assert [ln.pdl_ready for ln in gemv + merge] == [True] * len(gemv) + [False] * len(merge)
     assert all(runtime.PDL in ln.with_pdl().config.attributes for ln in gemv)
     assert all(ln.with_pdl() is ln and not ln.config.attributes for ln in merge)
+    assert {r["op"]: r["pdl"] for r in plan.report()} == {"gemv": True, "attention_merge": False, "gemv_swiglu": True}
