@@ -63,8 +63,8 @@ def weight_bytes(cfg) -> int:
     return cfg.num_hidden_layers * layer + (cfg.vocab_size * H + H) * 2
 
 
-def kreg_row(d, profile, prompt, new, runs, device):
-    eng = Engine(d, device=device, profile=profile, max_seq=len(prompt) + new + 64)   # room to profile after
+def kreg_row(d, profile, prompt, new, runs, device, pdl=True):
+    eng = Engine(d, device=device, profile=profile, max_seq=len(prompt) + new + 64, pdl=pdl)  # room to profile after
     rates = []
     for _ in range(runs):
         g = eng.generate(prompt, new, Sampling(), eos=())
@@ -237,7 +237,7 @@ def main(argv=None) -> int:
     ap.add_argument("--prompt-len", type=int, default=128)
     ap.add_argument("--new", type=int, default=512)
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--rows", default="kreg,torch,hf", help="any of kreg, torch, hf, prefill")
+    ap.add_argument("--rows", default="kreg,torch,hf", help="any of kreg, kreg-nopdl (with kreg), torch, hf, prefill")
     ap.add_argument("--prefill-len", type=int, default=2048)
     ap.add_argument("--model-dir")
     ap.add_argument("--device", default="gpu", choices=["gpu", "cpu"])
@@ -263,7 +263,8 @@ def main(argv=None) -> int:
             try:
                 med, rates, variants, kp, tokens[profile] = kreg_row(d, profile, prompt, a.new, a.runs, a.device)
                 rep.row(f"kreg {profile}: {med:.1f} tok/s (runs {', '.join(f'{r:.1f}' for r in rates)})")
-                rep.row("  variants: " + ", ".join(f"{v['op']}={v['variant']}" for v in variants))
+                rep.row("  variants: " + ", ".join(f"{v['op']}={v['variant']}" + ("+PDL" if v["pdl"] else "")
+                                                   for v in variants))
                 for k in sorted(kp, key=lambda k: -k["us_per_step"])[:8]:
                     rep.row(f"  {k['op']:<20} {k['variant']:<28} {k['us_per_step']:9.1f} us/step "
                             f"({k['launches_per_step']} launches)")
@@ -272,6 +273,12 @@ def main(argv=None) -> int:
             except Exception as e:                   # a failing row must not lose the others
                 rep.row(f"kreg {profile}: failed: {type(e).__name__}: {e}")
                 traceback.print_exc()
+        if "kreg-nopdl" in rows:
+            try:
+                med, rates, *_ = kreg_row(d, "fastest", prompt, a.new, a.runs, a.device, pdl=False)
+                rep.row(f"kreg fastest without PDL: {med:.1f} tok/s (runs {', '.join(f'{r:.1f}' for r in rates)})")
+            except Exception as e:
+                rep.row(f"kreg fastest without PDL: failed: {type(e).__name__}: {e}".replace("\n", " "))
         if len(tokens) == 2:
             same = next((i for i, (x, y) in enumerate(zip(tokens["fastest"], tokens["safe-only"])) if x != y), None)
             rep.row("greedy tokens of fastest and safe-only: " + ("identical" if same is None else
