@@ -19,6 +19,8 @@ timeout 215 python3 bench/engine_step_breakdown.py "$OUT/bd_pdl.txt" --set fast 
     --also s5-fused-pf3=gemv:cfg=5x2x2x1,gemv:-DGEMV_PREFETCH=3,gemv_swiglu:gemv_swiglu_bf16_safe,gemv_swiglu:-DGEMV_PREFETCH=3 \
     --also s8r2g1-pf3=gemv:cfg=8x2x1x1,gemv:-DGEMV_PREFETCH=3 \
     --also s2r1g4u2-pf3=gemv:cfg=2x1x4x2,gemv:-DGEMV_PREFETCH=3 \
+    --also u2-pf3=gemv:cfg=4x2x2x2,gemv:-DGEMV_PREFETCH=3 \
+    --also s4r4g2-pf3=gemv:cfg=4x4x2x1,gemv:-DGEMV_PREFETCH=3 \
     --also safe=set:safe \
     > "$OUT/dev_engine.log" 2>&1
 echo "breakdown exit $? after $(( $(date +%s) - t0 )) s" >> "$OUT/dev_engine.log"
