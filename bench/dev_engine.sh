@@ -8,6 +8,7 @@
 # Usage (device, carry .whl): OUT=dir timeout 240 bash bench/dev_engine.sh
 set -u
 . bench/device_env.sh
+{ tail -5 "$OUT/pip.log"; } > "$OUT/dev_engine.log" 2>&1; rm -f "$OUT/pip.log"     # three files at most
 t0=$(date +%s)
 timeout 215 python3 bench/engine_step_breakdown.py "$OUT/bd_pdl.txt" --set fast --pdl both \
     --also pf3=gemv:-DGEMV_PREFETCH=3 \
@@ -22,7 +23,7 @@ timeout 215 python3 bench/engine_step_breakdown.py "$OUT/bd_pdl.txt" --set fast 
     --also u2-pf3=gemv:cfg=4x2x2x2,gemv:-DGEMV_PREFETCH=3 \
     --also s4r4g2-pf3=gemv:cfg=4x4x2x1,gemv:-DGEMV_PREFETCH=3 \
     --also safe=set:safe \
-    > "$OUT/dev_engine.log" 2>&1
+    >> "$OUT/dev_engine.log" 2>&1
 echo "breakdown exit $? after $(( $(date +%s) - t0 )) s" >> "$OUT/dev_engine.log"
 left=$(( 225 - ($(date +%s) - t0) ))
 if [ $left -gt 30 ]; then      # the 0.6B shape (launch-bound: where PDL matters most), in the time left
