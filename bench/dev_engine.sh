@@ -10,7 +10,7 @@ set -u
 . bench/device_env.sh
 { tail -5 "$OUT/pip.log"; } > "$OUT/dev_engine.log" 2>&1; rm -f "$OUT/pip.log"     # three files at most
 t0=$(date +%s)
-timeout 215 python3 bench/engine_step_breakdown.py "$OUT/bd_pdl.txt" --set fast --pdl both \
+timeout 195 python3 bench/engine_step_breakdown.py "$OUT/bd_pdl.txt" --set fast --pdl both \
     --also pf3=gemv:-DGEMV_PREFETCH=3 \
     --also fused-pf3=gemv:-DGEMV_PREFETCH=3,gemv_swiglu:gemv_swiglu_bf16_safe,gemv_swiglu:-DGEMV_PREFETCH=3 \
     --also safe-fused-pf3=set:safe,gemv:-DGEMV_PREFETCH=3,gemv_swiglu:gemv_swiglu_bf16_safe,gemv_swiglu:-DGEMV_PREFETCH=3 \
@@ -25,7 +25,7 @@ timeout 215 python3 bench/engine_step_breakdown.py "$OUT/bd_pdl.txt" --set fast 
     --also safe=set:safe \
     >> "$OUT/dev_engine.log" 2>&1
 echo "breakdown exit $? after $(( $(date +%s) - t0 )) s" >> "$OUT/dev_engine.log"
-left=$(( 225 - ($(date +%s) - t0) ))
+left=$(( 205 - ($(date +%s) - t0) ))
 if [ $left -gt 30 ]; then      # the 0.6B shape (launch-bound: where PDL matters most), in the time left
     timeout $left python3 bench/engine_step_breakdown.py "$OUT/bd_06b.txt" --shape 0.6b --set fast --pdl both \
         --also pf3=gemv:-DGEMV_PREFETCH=3 --also s2r1g4u2-pf3=gemv:cfg=2x1x4x2,gemv:-DGEMV_PREFETCH=3 \
