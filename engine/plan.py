@@ -23,9 +23,12 @@ DECODE_OPS = ("embedding", "rms_norm", "gemv", "qk_norm_rope_kv", "attention_dec
 PREFILL_OPS = ("embedding", "rms_norm", "gemm", "qk_norm_rope_prefill", "attention_prefill", "add_rms_norm",
                "silu_mul", "gemv", "argmax")
 ENGINE_OPS = tuple(dict.fromkeys(PREFILL_OPS + DECODE_OPS))
-# Ops a plan takes where a qualifying variant exists, and the decode step then uses: gemv_swiglu (the
-# SwiGLU fused into the down projection) in place of silu_mul + gemv.
-OPTIONAL_OPS = ("gemv_swiglu",)
+# Ops a plan may take (optional=...) where a qualifying variant exists, and the decode step then uses.
+# gemv_swiglu (the SwiGLU fused into the down projection, in place of silu_mul + gemv) is not taken by
+# default: on the H100 it made the Qwen3-4B step 400 us slower (each block recomputes the activation
+# over all of K; bench/results/engine_pdl_gpu.txt).
+FUSIONS = ("gemv_swiglu",)
+OPTIONAL_OPS: tuple[str, ...] = ()
 
 
 def decode_ops(plan) -> tuple[str, ...]:

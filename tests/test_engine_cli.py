@@ -90,12 +90,13 @@ def test_an_optional_op_joins_the_plan_only_where_the_profile_resolves_it(tmp_pa
     cat, store, dev = load_catalog(), Store(tmp_path / "r.sqlite"), runtime.device("cpu")
     for e in engine_variants(cat):
         record(store, e, ptx_sha(e))
-    plan = P.from_profile("safe-only", dev, "bf16", catalog=cat, store=store)
+    plan = P.from_profile("safe-only", dev, "bf16", catalog=cat, store=store, optional=P.FUSIONS)
     assert "gemv_swiglu" not in plan.ops and "silu_mul" in P.decode_ops(plan)
     fused = next(e for e in cat.entries if e.op == "gemv_swiglu" and e.variant.safety == "safe"
                  and set(e.variant.types.values()) == {"bf16"})
     record(store, fused, ptx_sha(fused))
-    plan = P.from_profile("safe-only", dev, "bf16", catalog=cat, store=store)
+    assert "gemv_swiglu" not in P.from_profile("safe-only", dev, "bf16", catalog=cat, store=store).ops
+    plan = P.from_profile("safe-only", dev, "bf16", catalog=cat, store=store, optional=P.FUSIONS)
     assert plan["gemv_swiglu"].name == fused.name
     assert "gemv_swiglu" in P.decode_ops(plan) and "silu_mul" not in P.decode_ops(plan)
 

@@ -165,7 +165,7 @@ def test_the_gemv_with_its_l2_prefetch_still_waits_first_and_computes_the_same(p
 
 def test_the_engine_gives_pdl_to_the_launches_that_wait_first():
     dev = runtime.device("cpu")
-    plan = EP.explicit(dev, "bf16", ops=("gemv", "attention_merge"))
+    plan = EP.explicit(dev, "bf16", ops=("gemv", "attention_merge"), optional=EP.FUSIONS)
     gemv = plan["gemv"].launches({"N": 64, "K": 128}, {"W": 0x10000, "x": 0x20000, "y": 0x30000})
     merge = plan["attention_merge"].launches({"Hq": 2, "P": 4}, {"o_part": 0x10000, "lse_part": 0x20000,
                                                                  "out": 0x30000})
