@@ -4,7 +4,8 @@
 # then the whole step (PDL on) with the safe gemv's knobs (no L2 prefetch: the first run measured it
 # 130-230 us slower at 4B), the PDL trigger after the wait instead of before (-DKREG_PDL_LATE on every
 # opting-in op), and the safe set; then the 0.6B and 8B shapes in the time left. Files: $OUT/bd_pdl.txt,
-# $OUT/bd_more.txt (0.6B, 8B), $OUT/dev_engine.log.   Usage (device, carry .whl): OUT=dir timeout 240 bash bench/dev_engine.sh
+# $OUT/bd_more.txt (0.6B, 8B), $OUT/dev_engine.log.
+# Usage (device, carry .whl): OUT=dir timeout 240 bash bench/dev_engine.sh
 set -u
 . bench/device_env.sh
 { tail -5 "$OUT/pip.log"; } > "$OUT/dev_engine.log" 2>&1; rm -f "$OUT/pip.log"     # three files at most
