@@ -1,10 +1,12 @@
 // Safe GEMV (entries gemv_bf16, gemv_f16): y[n] = sum_k W[n, k] x[k] with fp32 products and sums.
-// A block of 8 warps owns the 4 rows n = 4 * blockIdx.x + r of y. Warp w works on row pair g = w / 4 and
-// K slice s = w % 4: for both rows of its pair it reads the 16-byte vectors k = s * 256 + lane * 8 +
-// i * 1024 (the four slices together cover K, coalesced across the warps), sums its lanes with
-// shuffles and its lane 0 writes the partial sum to red[row][s] in shared memory; after the barrier
-// (reached by every thread) thread r < 4 adds the four partials of row r in a fixed order and writes
-// y[n]: identical bits on every launch. W and x are only read.
+// A block of GROUPS * SLICES warps owns the BLOCK_ROWS = GROUPS * ROWS rows n = BLOCK_ROWS * blockIdx.x
+// + r of y (the knobs below; by default 8 warps, 4 rows). Warp w works on row group g = w / SLICES and
+// K slice s = w % SLICES: for the ROWS rows of its group it reads the 16-byte vectors k = s * 256 +
+// lane * 8 + i * SLICES * 256 (the slices together cover K, coalesced across the warps), sums its lanes
+// with shuffles and its lane 0 writes the partial sum to red[row][s] in shared memory; after the
+// barrier (reached by every thread) thread r < BLOCK_ROWS adds the partials of row r in a fixed order
+// and writes y[n]: identical bits on every launch. W and x are only read. It opts in to PDL: nothing
+// but register arithmetic (and, with GEMV_PREFETCH, L2 prefetches of W) before its wait.
 #include "kreg_pdl.cuh"
 #include "kreg_own.cuh"
 
