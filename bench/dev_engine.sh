@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Second device run of the "engine" helper (<= 240 s): the Qwen3-4B decode step (fast set, 640 cached
 # positions) with and without programmatic dependent launch (one step's logits compared bit for bit),
-# then the whole step (PDL on) with the safe gemv's knobs (no L2 prefetch: the first run measured it
-# 130-230 us slower at 4B), the PDL trigger after the wait instead of before (-DKREG_PDL_LATE on every
+# then the whole step (PDL on) with the safe gemv's knobs (the L2 prefetch only in the first wave of
+# blocks: the first run measured it on every block 130-230 us slower at 4B), the PDL trigger after the wait instead of before (-DKREG_PDL_LATE on every
 # opting-in op), and the safe set; then the 0.6B and 8B shapes in the time left. Files: $OUT/bd_pdl.txt,
 # $OUT/bd_more.txt (0.6B, 8B), $OUT/dev_engine.log.
 # Usage (device, carry .whl): OUT=dir timeout 240 bash bench/dev_engine.sh
@@ -20,6 +20,9 @@ timeout 150 python3 bench/engine_step_breakdown.py "$OUT/bd_pdl.txt" --set fast 
     --also s8r2g2=gemv:cfg=8x2x2x1 \
     --also s4r1g2=gemv:cfg=4x1x2x1 \
     --also s4r1g2u2=gemv:cfg=4x1x2x2 \
+    --also pf1-wave=gemv:-DGEMV_PREFETCH=1,gemv:-DGEMV_PREFETCH_BLOCKS=1056 \
+    --also pf3-wave=gemv:-DGEMV_PREFETCH=3,gemv:-DGEMV_PREFETCH_BLOCKS=1056 \
+    --also s8r2g1-pf1-wave=gemv:cfg=8x2x1x1,gemv:-DGEMV_PREFETCH=1,gemv:-DGEMV_PREFETCH_BLOCKS=1056 \
     --also s8r2g1-pf1=gemv:cfg=8x2x1x1,gemv:-DGEMV_PREFETCH=1 \
     --also late=$LATE \
     --also safe-s8r2g1=set:safe,gemv:cfg=8x2x1x1 \

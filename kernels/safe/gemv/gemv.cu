@@ -20,7 +20,10 @@
 #define GEMV_GROUPS 2
 #endif
 #ifndef GEMV_PREFETCH              // 128-byte lines of the block's rows of W each thread asks the L2 for
-#define GEMV_PREFETCH 0            // before the PDL wait (W is read-only here; kreg_pdl.cuh)
+#define GEMV_PREFETCH 0            // before the PDL wait (W is read-only here; kreg_pdl.cuh), in the
+#endif                             // blocks below GEMV_PREFETCH_BLOCKS (the first wave: those a PDL
+#ifndef GEMV_PREFETCH_BLOCKS       // launch starts early); the others ask for one line only
+#define GEMV_PREFETCH_BLOCKS 0x7fffffff
 #endif
 constexpr int SLICES = GEMV_SLICES;              // warps splitting K for one row group
 constexpr int ROWS = GEMV_ROWS;                  // rows per warp
@@ -74,9 +77,10 @@ __device__ __forceinline__ void gemv_prefetch(const T* W, int N, int K) {
 #if GEMV_PREFETCH > 0
     long long lo = (long long)blockIdx.x * BLOCK_ROWS * K;
     long long hi = min((long long)N, (long long)(blockIdx.x + 1) * BLOCK_ROWS) * K - 1;
+    long long step = blockIdx.x < GEMV_PREFETCH_BLOCKS ? 64 : 0;
 #pragma unroll
     for (int i = 0; i < GEMV_PREFETCH; i++)
-        kreg::prefetch_l2(W + min(lo + ((long long)i * blockDim.x + threadIdx.x) * 64, hi));
+        kreg::prefetch_l2(W + min(lo + ((long long)i * blockDim.x + threadIdx.x) * step, hi));
 #endif
 }
 
