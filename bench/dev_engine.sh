@@ -2,9 +2,9 @@
 # Second device run of the "engine" helper (<= 240 s): the Qwen3-4B decode step (fast set, 640 cached
 # positions) with and without programmatic dependent launch (one step's logits compared bit for bit),
 # then the whole step (PDL on) with the safe gemv's knobs (the L2 prefetch only in the first wave of
-# blocks: the first run measured it on every block 130-230 us slower at 4B), the PDL trigger after the wait instead of before (-DKREG_PDL_LATE on every
-# opting-in op), and the safe set; then the 0.6B and 8B shapes in the time left. Files: $OUT/bd_pdl.txt,
-# $OUT/bd_more.txt (0.6B, 8B), $OUT/dev_engine.log.
+# blocks: on every block the first run measured it 130-230 us slower at 4B), the PDL trigger after the
+# wait instead of before (-DKREG_PDL_LATE on every opting-in op), and the safe set; then the 0.6B and
+# 8B shapes in the time left. Files: $OUT/bd_pdl.txt, $OUT/bd_more.txt (0.6B, 8B), $OUT/dev_engine.log.
 # Usage (device, carry .whl): OUT=dir timeout 240 bash bench/dev_engine.sh
 set -u
 . bench/device_env.sh
