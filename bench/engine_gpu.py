@@ -4,8 +4,13 @@ roofline (weight bytes per token over the device-to-device copy bandwidth measur
 Random bf16 weights of a Qwen3 shape (default 4B), a 128-token prompt, 512 new tokens, greedy, EOS
 ignored; the median of --runs runs per row. Each row is written to OUT as it finishes.
 
-    python bench/engine_gpu.py OUT [--shape 4b] [--rows kreg,torch,hf] [--runs 3] [--model-dir DIR]
+    python bench/engine_gpu.py OUT [--shape 4b] [--rows kreg,torch,hf,prefill] [--runs 3] [--model-dir DIR]
     python bench/engine_gpu.py OUT --device cpu --shape tiny --new 4 --rows kreg     # smoke test
+
+Rows for the issue's table: `--shape 0.6b` and `--shape 8b` (the 8B target is 160 tok/s), an 8192-token
+context `--prompt-len 8192` (decoding from 8192 cached positions on), and `--rows prefill`: one pass over
+a --prefill-len (2048) token prompt, kreg's engine (both profiles) against eager PyTorch with the same
+weights (cuBLAS through F.linear, scaled_dot_product_attention), prompt tokens per second.
 
 The kreg rows need verify results for this GPU in $KREG_HOME (`kreg verify --device gpu`); a row that
 cannot run is written with its reason."""
@@ -58,8 +63,8 @@ def weight_bytes(cfg) -> int:
     return cfg.num_hidden_layers * layer + (cfg.vocab_size * H + H) * 2
 
 
-def kreg_row(d, profile, prompt, new, runs, device):
-    eng = Engine(d, device=device, profile=profile, max_seq=len(prompt) + new + 64)   # room to profile after
+def kreg_row(d, profile, prompt, new, runs, device, pdl=True):
+    eng = Engine(d, device=device, profile=profile, max_seq=len(prompt) + new + 64, pdl=pdl)  # room to profile after
     rates = []
     for _ in range(runs):
         g = eng.generate(prompt, new, Sampling(), eos=())
@@ -137,6 +142,72 @@ def torch_peer_row(d, cfg, prompt, new, runs):
     return statistics.median(rates), rates
 
 
+def kreg_prefill_row(d, profile, prompt, runs):
+    """Prompt tokens per second of the engine's prefill (its chunks of at most prefill_chunk tokens)."""
+    eng = Engine(d, device="gpu", profile=profile, max_seq=len(prompt) + 64)
+    times = []
+    for r in range(runs + 1):                         # the first run warms up
+        eng.pos = 0
+        eng.dev.sync()
+        t0 = time.perf_counter()
+        for lo in range(0, len(prompt), eng.prefill_chunk):
+            eng.prefill(prompt[lo:lo + eng.prefill_chunk])
+        eng.dev.sync()
+        if r:
+            times.append(time.perf_counter() - t0)
+    return len(prompt) / statistics.median(times), eng.token()
+
+
+def torch_prefill_row(d, cfg, prompt, runs):
+    """The same prefill in eager PyTorch: cuBLAS GEMMs through F.linear, causal GQA attention through
+    F.scaled_dot_product_attention (flash / memory-efficient kernels), the same bf16 weights."""
+    import torch
+    import torch.nn.functional as F
+    from kreg.engine.weights import Checkpoint, load_globals, load_layer
+    dev, T = "cuda", len(prompt)
+    ck = Checkpoint(d)
+    tt = lambda b: torch.from_numpy(np.ascontiguousarray(b).view(np.int16)).view(torch.bfloat16).to(dev)  # noqa
+    g = {k: tt(v) for k, v in load_globals(ck, cfg, "bf16").items()}
+    L = [{k: tt(v) for k, v in load_layer(ck, cfg, i, "bf16").items()} for i in range(cfg.num_hidden_layers)]
+    Hq, Hkv, D, eps, I = cfg.q_heads, cfg.kv_heads, 128, cfg.rms_norm_eps, cfg.intermediate_size
+    inv = cfg.rope_theta ** (-torch.arange(0, D, 2, dtype=torch.float64, device=dev) / D)
+    ang = torch.arange(T, dtype=torch.float64, device=dev)[:, None] * inv[None]
+    cos, sin = ang.cos().float()[:, None], ang.sin().float()[:, None]          # [T, 1, D/2]
+    ids = torch.tensor(prompt, device=dev)
+
+    def rms(x, w):
+        x32 = x.float()
+        return (x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + eps)).to(x.dtype) * w
+
+    def rope(x):
+        x1, x2 = x[..., :D // 2].float(), x[..., D // 2:].float()
+        return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], -1).to(x.dtype)
+
+    def forward():
+        x = g["embed"][ids]                                                     # [T, H]
+        for w in L:
+            qkv = F.linear(rms(x, w["in_norm"]), w["qkv"]).view(T, Hq + 2 * Hkv, D)
+            q = rope(rms(qkv[:, :Hq], w["q_norm"])).transpose(0, 1)             # [Hq, T, D]
+            k = rope(rms(qkv[:, Hq:Hq + Hkv], w["k_norm"])).transpose(0, 1)
+            v = qkv[:, Hq + Hkv:].transpose(0, 1)
+            o = F.scaled_dot_product_attention(q[None], k[None], v[None], is_causal=True, enable_gqa=True)
+            x = x + F.linear(o[0].transpose(0, 1).reshape(T, Hq * D), w["o"])
+            gu = F.linear(rms(x, w["post_norm"]), w["gate_up"])
+            x = x + F.linear(F.silu(gu[:, :I]) * gu[:, I:], w["down"])
+        return F.linear(rms(x[-1:], g["norm"]), g["lm_head"]).argmax(-1)
+
+    times = []
+    with torch.no_grad():
+        for r in range(runs + 1):
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            tok = forward()
+            torch.cuda.synchronize()
+            if r:
+                times.append(time.perf_counter() - t0)
+    return T / statistics.median(times), int(tok.item())
+
+
 def hf_row(d, prompt, new, runs):
     import torch
     import transformers
@@ -166,7 +237,8 @@ def main(argv=None) -> int:
     ap.add_argument("--prompt-len", type=int, default=128)
     ap.add_argument("--new", type=int, default=512)
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--rows", default="kreg,torch,hf")
+    ap.add_argument("--rows", default="kreg,torch,hf", help="any of kreg, kreg-nopdl (with kreg), torch, hf, prefill")
+    ap.add_argument("--prefill-len", type=int, default=2048)
     ap.add_argument("--model-dir")
     ap.add_argument("--device", default="gpu", choices=["gpu", "cpu"])
     a = ap.parse_args(argv)
@@ -191,7 +263,8 @@ def main(argv=None) -> int:
             try:
                 med, rates, variants, kp, tokens[profile] = kreg_row(d, profile, prompt, a.new, a.runs, a.device)
                 rep.row(f"kreg {profile}: {med:.1f} tok/s (runs {', '.join(f'{r:.1f}' for r in rates)})")
-                rep.row("  variants: " + ", ".join(f"{v['op']}={v['variant']}" for v in variants))
+                rep.row("  variants: " + ", ".join(f"{v['op']}={v['variant']}" + ("+PDL" if v["pdl"] else "")
+                                                   for v in variants))
                 for k in sorted(kp, key=lambda k: -k["us_per_step"])[:8]:
                     rep.row(f"  {k['op']:<20} {k['variant']:<28} {k['us_per_step']:9.1f} us/step "
                             f"({k['launches_per_step']} launches)")
@@ -200,15 +273,43 @@ def main(argv=None) -> int:
             except Exception as e:                   # a failing row must not lose the others
                 rep.row(f"kreg {profile}: failed: {type(e).__name__}: {e}")
                 traceback.print_exc()
+        if "kreg-nopdl" in rows:
+            try:
+                med, rates, *_ = kreg_row(d, "fastest", prompt, a.new, a.runs, a.device, pdl=False)
+                rep.row(f"kreg fastest without PDL: {med:.1f} tok/s (runs {', '.join(f'{r:.1f}' for r in rates)})")
+            except Exception as e:
+                rep.row(f"kreg fastest without PDL: failed: {type(e).__name__}: {e}".replace("\n", " "))
         if len(tokens) == 2:
             same = next((i for i, (x, y) in enumerate(zip(tokens["fastest"], tokens["safe-only"])) if x != y), None)
             rep.row("greedy tokens of fastest and safe-only: " + ("identical" if same is None else
                                                                   f"first differ at step {same}"))
+    pf_prompt = [int(t) for t in np.random.default_rng(1).integers(0, min(cfg.vocab_size, 150000), a.prefill_len)]
+    pf_tokens, pf_rates = {}, {}
+    if "prefill" in rows and a.device == "gpu":
+        for profile in ("fastest", "safe-only"):
+            try:
+                pf_rates[profile], pf_tokens[profile] = kreg_prefill_row(d, profile, pf_prompt, a.runs)
+                rep.row(f"kreg {profile} prefill of {a.prefill_len} tokens: {pf_rates[profile]:.0f} tok/s")
+            except EngineError as e:
+                rep.row(f"kreg {profile} prefill: not run: {e}".replace("\n", " "))
+            except Exception as e:
+                rep.row(f"kreg {profile} prefill: failed: {type(e).__name__}: {e}")
+                traceback.print_exc()
     if a.device == "gpu":                            # hand CuPy's cached blocks back before torch allocates
         import gc
         import cupy
         gc.collect()
         cupy.get_default_memory_pool().free_all_blocks()
+    if "prefill" in rows and a.device == "gpu":
+        try:
+            rate, tok = torch_prefill_row(d, cfg, pf_prompt, a.runs)
+            ratios = "; ".join(f"kreg {p} {pf_rates[p] / rate:.2f}x, {'same' if t == tok else 'another'} next token"
+                               for p, t in pf_tokens.items())
+            rep.row(f"torch eager prefill (cuBLAS F.linear + SDPA) of {a.prefill_len} tokens: {rate:.0f} tok/s"
+                    + (f" ({ratios})" if ratios else ""))
+        except Exception as e:
+            rep.row(f"torch eager prefill: failed: {type(e).__name__}: {e}")
+            traceback.print_exc()
     for name, fn in (("torch", lambda: torch_peer_row(d, cfg, prompt, a.new, a.runs)),
                      ("hf", lambda: hf_row(d, prompt, a.new, a.runs))):
         if name not in rows or a.device != "gpu":

@@ -1,20 +1,26 @@
 """Where a decode step's time goes on the GPU: the engine's decode launches (named variants, not the
 store's profile) captured as CUDA graphs — the whole step, and each op's launches alone (and each gemv
 shape alone) — and replayed; microseconds per step, with each gemv shape's bytes over the copy bandwidth
-of the same process. The sum of the parts against the whole shows the cost of the boundaries.
+of the same process. The sum of the parts against the whole shows the cost of the boundaries. With
+--pdl both, the whole step is timed with and without programmatic dependent launch (the launches whose
+kernels wait first: plan.Launch.with_pdl), and one step's logits and token of each compared bit for bit;
+each --also times the whole step (PDL on) of a modified plan (other variants, or a knob's -D define).
 
-    python bench/engine_step_breakdown.py OUT [--shape 4b] [--set fast|safe] [--pos 640] [--variants op=name,...]
+    python bench/engine_step_breakdown.py OUT [--shape 4b] [--set fast|safe] [--pos 640] [--pdl off|on|both]
+        [--variants op=name,...] [--also LABEL=op:-DKNOB=V,op:variant,set:safe ...]
 """
 from __future__ import annotations
 
 import argparse
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
 from kreg.engine import Engine
+from kreg.engine import launches as L
 from kreg.engine import plan as P
 from kreg.engine.random_model import make_random_model, shape_config
 from kreg.engine.config import load_config
@@ -40,6 +46,57 @@ def replay_us(eng, launches, reps: int = 50) -> float:
     return cp.cuda.get_elapsed_time(a, b) * 1e3 / reps
 
 
+def at_start(eng, pos, token=7):
+    """The device's token, position and length back to (token, pos): every timing starts from the same
+    state (a step's argmax overwrites the token)."""
+    eng.pos, eng.device_pos = pos, None
+    eng._set_position()
+    eng.m.write_i32("ids", token)
+
+
+def whole_step(eng, launches, pos):
+    """One step's (logits, token) from pos, then the step's replay time from pos."""
+    g = eng.dev.capture(lambda s: [ln.run(s) for ln in launches])
+    at_start(eng, pos)
+    g.replay(eng.dev.default_stream)
+    eng.dev.sync()
+    out = (eng.logits(), eng.token())
+    at_start(eng, pos)
+    return replay_us(eng, launches), out
+
+
+def same(base, out):
+    if base is None:
+        return "no first row to compare with"
+    (la, ta), (lb, tb) = base, out
+    d = "logits bit-identical to the first row's" if np.array_equal(la, lb) else \
+        f"max |logit - first row's| {np.abs(la - lb).max():.3g}"
+    return f"{d}, token {tb} ({'same' if ta == tb else 'DIFFERENT'})"
+
+
+def modified(dev, plan, spec):
+    """A copy of plan with spec's changes: `set:NAME` (that set's variants), `op:VARIANT`, `op:-DNAME=V`
+    (the op's variant compiled with one more define), `gemv:cfg=SxRxGxU` (the safe gemv's knobs with
+    their launch geometry, as bench/gemv_sweep.py sets them), comma-separated."""
+    ops = dict(plan.ops)
+    for item in spec.split(","):
+        op, what = item.split(":", 1)
+        if op == "set":
+            ops |= P.explicit(dev, "bf16", SETS[what], ops=P.DECODE_OPS, optional=()).ops
+        elif what.startswith(("-D", "cfg=")):
+            k = ops[op]
+            if what.startswith("-D"):
+                v = replace(k.entry.variant, options=k.entry.variant.options + (what,))
+            else:
+                from gemv_sweep import configured
+                v = configured(k.entry.variant, *map(int, what[4:].split("x")))
+            e = replace(k.entry, variant=v)
+            ops[op] = replace(k, entry=e, module=P._load(dev, e, None), scratch={})
+        else:
+            ops |= P.explicit(dev, "bf16", {op: what}, ops=(op,), optional=()).ops
+    return replace(plan, ops=ops)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
@@ -47,6 +104,9 @@ def main(argv=None):
     ap.add_argument("--set", default="fast", choices=sorted(SETS))
     ap.add_argument("--variants", default="", help="op=variant,... on top of --set")
     ap.add_argument("--pos", type=int, default=640, help="cached positions during the step")
+    ap.add_argument("--pdl", default="off", choices=("off", "on", "both"))
+    ap.add_argument("--also", action="append", default=[], metavar="LABEL=SPEC",
+                    help="also time the whole step (PDL on) of a modified plan: SPEC as in modified()")
     a = ap.parse_args(argv)
     variants = dict(SETS[a.set]) | dict(kv.split("=") for kv in a.variants.split(",") if kv)
     d = Path(f"/tmp/kreg-bench-qwen3-{a.shape}")
@@ -59,17 +119,41 @@ def main(argv=None):
     bw = copy_bandwidth(gd)
     import kreg.runtime as runtime
     dev = runtime.device("gpu")
-    plan = P.explicit(dev, "bf16", variants, ops=P.ENGINE_OPS)
-    eng = Engine(d, device="gpu", plan=plan, max_seq=a.pos + 256)
+    plan = P.explicit(dev, "bf16", variants, ops=P.ENGINE_OPS, optional=())   # fusions: --also
+    eng = Engine(d, device="gpu", plan=plan, max_seq=a.pos + 512, pdl=False)
     eng.generate(list(range(1, 129)), 2)
     eng.pos = a.pos
     eng._set_position()
     lines = [f"device: {gd.rt.describe()}; Qwen3-{a.shape} random bf16, decode step at {a.pos} cached positions, "
              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; copy {bw / 1e12:.2f} TB/s",
-             "variants: " + ", ".join(f"{op}={k.name}" for op, k in sorted(plan.ops.items()) if op in P.DECODE_OPS)]
-    step = eng.step
-    whole = replay_us(eng, step)
-    lines.append(f"whole step: {whole:8.1f} us  ({1e6 / whole:.1f} tok/s), {len(step)} launches")
+             "variants: " + ", ".join(f"{op}={k.name}" for op, k in sorted(plan.ops.items()) if op in P.decode_ops(plan))]
+    plain = eng.step
+    pdl = [ln.with_pdl() for ln in plain]
+    base, pdl_ok = None, False
+    for name, ls in ([("no PDL", plain), ("PDL", pdl)] if a.pdl == "both" else [(f"PDL {a.pdl}", pdl if a.pdl == "on" else plain)]):
+        try:
+            t, out = whole_step(eng, ls, a.pos)
+        except Exception as e:                          # a failing row must not lose the others
+            lines.append(f"whole step, {name}: failed: {type(e).__name__}: {e}")
+            print(lines[-1], flush=True)
+            continue
+        base, pdl_ok = base or out, pdl_ok or ls is pdl
+        lines.append(f"whole step, {name:6}: {t:8.1f} us  ({1e6 / t:.1f} tok/s), {len(ls)} launches, "
+                     f"{sum(runtime.PDL in ln.config.attributes for ln in ls)} with the PDL attribute; {same(base, out)}")
+        print(lines[-1], flush=True)
+    for also in a.also:
+        label, spec = also.split("=", 1)
+        try:
+            plan2 = modified(dev, plan, spec)
+            ls = [ln.with_pdl() for ln in L.decode(plan2, eng.m, eng.P)]
+            t, out = whole_step(eng, ls, a.pos)
+            lines.append(f"whole step, PDL, {label} ({spec}): {t:8.1f} us  ({1e6 / t:.1f} tok/s); {same(base, out)}")
+        except Exception as e:
+            lines.append(f"whole step, PDL, {label} ({spec}): failed: {type(e).__name__}: {e}")
+        print(lines[-1], flush=True)
+        Path(a.out).write_text("\n".join(lines) + "\n")
+    step = pdl if a.pdl != "off" and pdl_ok else plain
+    at_start(eng, a.pos)
     parts = 0.0
     for op in dict.fromkeys(ln.op for ln in step):
         ls = [ln for ln in step if ln.op == op]

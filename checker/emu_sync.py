@@ -33,7 +33,7 @@ def _trap(self, ins, m, act, pc0):
     raise self.err("trap", "the kernel executed trap")
 
 
-@op("membar", "fence", "nanosleep", "prefetch", "prefetchu")
+@op("membar", "fence", "nanosleep", "prefetch", "prefetchu", "griddepcontrol")
 def _nop(self, ins, m, *_):
     pass
 

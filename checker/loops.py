@@ -17,7 +17,7 @@ from . import ptx as P
 
 INT_TYPES = {"s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64", "b8", "b16", "b32", "b64"}
 NO_DEST = {"st", "red", "bar", "barrier", "bra", "ret", "exit", "membar", "fence", "prefetch", "prefetchu",
-           "nanosleep", "cp"}
+           "nanosleep", "cp", "griddepcontrol"}
 
 
 class Unsupported(Exception):

@@ -14,7 +14,8 @@ FLOAT = {"f16", "f16x2", "bf16", "bf16x2", "f32", "f64", "tf32", "e4m3x2", "e5m2
 PURE_UF = {"fma", "rcp", "sqrt", "rsqrt", "ex2", "lg2", "sin", "cos", "tanh", "copysign", "testp", "bfe", "bfi",
            "prmt", "popc", "clz", "brev", "lop3", "shf", "sad", "cnot", "mul24", "mad24", "slct", "set"}
 HAVOC = {"shfl", "vote", "activemask", "match", "redux", "addc", "subc", "madc", "isspacep"}
-NOOP = {"membar", "fence", "prefetch", "prefetchu", "nanosleep", "ret", "exit", "bra"}
+NOOP = {"membar", "fence", "prefetch", "prefetchu", "nanosleep", "ret", "exit", "bra",
+        "griddepcontrol"}   # PDL's wait / launch_dependents order this grid against others only
 INT_MODS = {"lo", "hi", "wide", "cc", "sat"}   # integer-op modifiers modelled below (sat: add, sub, mad.hi)
 CMP_S = {"eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "lt": lambda a, b: a < b,
          "le": lambda a, b: a <= b, "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b}

@@ -74,6 +74,12 @@ def gemv(W, x, **_):
 
 
 @reference
+def gemv_swiglu(W, gate_up, I, **_):
+    """y = W (silu(g) * u): the activation in float64, not rounded (as the fused kernel keeps it in fp32)."""
+    return {"y": _f64(W) @ _silu_mul(np.asarray(gate_up)[:2 * I], I)["out"]}
+
+
+@reference
 def gemm(X, W, **_):
     return {"Y": _f64(X) @ _f64(W).T}
 

@@ -2,7 +2,11 @@
 (launches.py) captured once as a graph and replayed. The token id stays on the device (argmax writes
 the buffer the next step's embedding reads); the position and the attention length are device
 scalars the host sets once after a prefill, and the step's last launch (decode_advance) moves on by
-one, so a replay needs no host write. Every launch is a variant of the plan (plan.py)."""
+one, so a replay needs no host write. Every launch is a variant of the plan (plan.py). With pdl (the
+default) each decode launch whose kernel executes griddepcontrol.wait before any memory access
+(checker/pdl.py) carries the programmatic-dependent-launch attribute: it may be scheduled while its
+predecessor still runs, and its wait holds it until that predecessor completed and its writes are
+visible, so the step's results are those of launches run one after another."""
 from __future__ import annotations
 
 import time
@@ -40,7 +44,7 @@ class Generation:
 
 class Engine:
     def __init__(self, model_dir, device: str = "gpu", profile: str = "safe-only", dtype: str | None = None,
-                 max_seq: int | None = None, plan: P.Plan | None = None):
+                 max_seq: int | None = None, plan: P.Plan | None = None, pdl: bool = True):
         self.cfg = cfg = load_config(model_dir)
         self.dtype = dtype or cfg.dtype
         if self.dtype not in ("bf16", "f16"):
@@ -60,6 +64,8 @@ class Engine:
         self.prefill_chunk = min(int(self.plan[op].op.dims["T"][1])
                                  for op in ("gemm", "attention_prefill", "qk_norm_rope_prefill", "embedding"))
         self.step = L.decode(self.plan, self.m, self.P)
+        if pdl:     # programmatic dependent launch for the kernels that wait first (plan.Launch.with_pdl)
+            self.step = [ln.with_pdl() for ln in self.step]
         self.graph = None
 
     def _splits(self) -> int:

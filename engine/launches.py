@@ -1,7 +1,8 @@
 """The launch lists of a decode step and of a prefill pass: every op of every layer bound to the
-resident model's buffers (plan.OpKernel.launches -> checker/bind.py). Decode: T = 1, gemv, the
-qk_norm_rope_kv prologue at the device position, split attention_decode + attention_merge over the
-device length n, and decode_advance moving both on. Prefill: T tokens at `start`, gemm and attention_prefill."""
+resident model's buffers (plan.OpKernel.launches -> checker/bind.py). Decode: T = 1, gemv (gemv_swiglu
+for the activation and down projection where the plan has it), the qk_norm_rope_kv prologue at the
+device position, split attention_decode + attention_merge over the device length n, and decode_advance
+moving both on. Prefill: T tokens at `start`, gemm and attention_prefill."""
 from __future__ import annotations
 
 from .plan import Launch, Plan
@@ -42,8 +43,11 @@ def layers(p: Plan, m: Resident, T: int, a: dict, start: int | None, splits: int
         out += p["add_rms_norm"].launches({"T": T, "H": H}, {"x": a["o"], "residual": a["resid"], "w": w["post_norm"],
                                                              "y": a["h"]}, {"eps": eps})
         out += lin(w["gate_up"], a["h"], a["gu"], 2 * I, H)
-        out += p["silu_mul"].launches({"T": T, "I": I}, {"gate_up": a["gu"], "out": a["act"]})
-        out += lin(w["down"], a["act"], a["mlp"], H, I)
+        if decode and "gemv_swiglu" in p.ops:           # the activation fused into the down projection
+            out += p["gemv_swiglu"].launches({"N": H, "I": I}, {"W": w["down"], "gate_up": a["gu"], "y": a["mlp"]})
+        else:
+            out += p["silu_mul"].launches({"T": T, "I": I}, {"gate_up": a["gu"], "out": a["act"]})
+            out += lin(w["down"], a["act"], a["mlp"], H, I)
         nxt = m.layers[i + 1]["in_norm"] if i + 1 < len(m.layers) else m.w["norm"]
         out += p["add_rms_norm"].launches({"T": T, "H": H}, {"x": a["mlp"], "residual": a["resid"], "w": nxt,
                                                              "y": a["h"]}, {"eps": eps})

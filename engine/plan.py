@@ -3,11 +3,13 @@ by a profile (safe-only / fastest) for this device and dtype, loaded as the exac
 store names; and binding an op's params and dims to concrete buffers (checker/bind.py)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from kreg import runtime
+from kreg.checker import ptx as P
 from kreg.checker.bind import BindError, bind, buffer_sizes
 from kreg.checker.compile import CompileError, compile_cuda
+from kreg.checker.pdl import waits_first
 from kreg.checker.prove import CHECKER_VERSION
 from kreg.registry.catalog import Catalog, Entry, load_catalog
 from kreg.registry.profiles import resolve
@@ -21,6 +23,19 @@ DECODE_OPS = ("embedding", "rms_norm", "gemv", "qk_norm_rope_kv", "attention_dec
 PREFILL_OPS = ("embedding", "rms_norm", "gemm", "qk_norm_rope_prefill", "attention_prefill", "add_rms_norm",
                "silu_mul", "gemv", "argmax")
 ENGINE_OPS = tuple(dict.fromkeys(PREFILL_OPS + DECODE_OPS))
+# Ops a plan may take (optional=...) where a qualifying variant exists, and the decode step then uses.
+# gemv_swiglu (the SwiGLU fused into the down projection, in place of silu_mul + gemv) is not taken by
+# default: on the H100 it made the Qwen3-4B step 400 us slower (each block recomputes the activation
+# over all of K; bench/results/engine_pdl_gpu.txt).
+FUSIONS = ("gemv_swiglu",)
+OPTIONAL_OPS: tuple[str, ...] = ()
+
+
+def decode_ops(plan) -> tuple[str, ...]:
+    """The ops a decode step of this plan launches."""
+    if "gemv_swiglu" in plan.ops:
+        return tuple(op for op in DECODE_OPS if op != "silu_mul") + ("gemv_swiglu",)
+    return DECODE_OPS
 
 
 @dataclass(frozen=True)
@@ -35,6 +50,32 @@ class Launch:
     def run(self, stream=None):
         return self.kernel.launch(self.config, *self.args, stream=stream)
 
+    @property
+    def pdl_ready(self) -> bool:
+        """Whether this launch may carry the PDL attribute: its kernel's PTX executes griddepcontrol.wait
+        before any memory access (checker/pdl.py), so starting it early cannot break the stream order."""
+        return _pdl_ready(self.kernel)
+
+    def with_pdl(self) -> Launch:
+        """This launch with the PDL attribute where its kernel is pdl_ready, else unchanged."""
+        if not self.pdl_ready or runtime.PDL in self.config.attributes:
+            return self
+        c = self.config
+        return replace(self, config=runtime.LaunchConfig(c.grid, c.block, c.shared, c.attributes | {runtime.PDL}))
+
+
+def _pdl_ready(kernel) -> bool:
+    module = kernel.module
+    if not isinstance(getattr(module, "parsed", None), P.Module):        # a vendor library's routine
+        return False
+    key = (module.sha256, kernel.entry)
+    if key not in _PDL_READY:
+        _PDL_READY[key] = waits_first(module.parsed.kernel(kernel.entry))
+    return _PDL_READY[key]
+
+
+_PDL_READY: dict[tuple[str, str], bool] = {}
+
 
 @dataclass
 class OpKernel:
@@ -48,6 +89,11 @@ class OpKernel:
     @property
     def name(self) -> str:
         return self.entry.name
+
+    @property
+    def pdl_ready(self) -> bool:
+        """Whether every kernel this variant launches waits first (checker/pdl.py)."""
+        return all(_pdl_ready(self.module.kernel(ln.entry)) for ln in self.entry.variant.launches)
 
     def launches(self, dims: dict, pointers: dict, scalars: dict | None = None) -> list[Launch]:
         """The variant's launches at these dims; `pointers` maps the op's tensor params to addresses
@@ -79,9 +125,11 @@ class Plan:
         return self.ops[op]
 
     def report(self) -> list[dict]:
-        """Which variant runs for each op (what `kreg run` prints and --json reports)."""
+        """Which variant runs for each op (what `kreg run` prints and --json reports); `pdl`: whether
+        its decode launches may carry the PDL attribute (every kernel of it waits first)."""
         return [{"op": op, "variant": k.name, "safety": k.entry.variant.safety, "hash": k.entry.hash,
-                 "ptx_sha256": k.module.sha256, "why": k.why} for op, k in sorted(self.ops.items())]
+                 "ptx_sha256": k.module.sha256, "why": k.why, "pdl": k.pdl_ready}
+                for op, k in sorted(self.ops.items())]
 
 
 def _types_match(types: dict, dtype: str) -> bool:
@@ -117,9 +165,10 @@ def device_name(dev: runtime.Device) -> str:
 
 
 def from_profile(profile: str, dev: runtime.Device, dtype: str, ops=ENGINE_OPS, catalog: Catalog | None = None,
-                 store: Store | None = None) -> Plan:
+                 store: Store | None = None, optional=OPTIONAL_OPS) -> Plan:
     """The plan a profile resolves from the results store; an EngineError naming the ops without a
-    qualifying variant (and the `kreg verify` to run) when it is incomplete."""
+    qualifying variant (and the `kreg verify` to run) when it is incomplete. The optional ops join the
+    plan where the profile resolves them."""
     catalog = catalog or load_catalog()
     name = device_name(dev)
     try:
@@ -132,7 +181,7 @@ def from_profile(profile: str, dev: runtime.Device, dtype: str, ops=ENGINE_OPS, 
         raise EngineError(f"the results store ({store.path}) holds no verify results for --device {name}: run "
                           f"`{verify}` first", exit_code=3)
     chosen, missing = {}, {}
-    for op in ops:
+    for op in tuple(ops) + tuple(o for o in optional if o not in ops):
         cands = [c for c in res.choices if c.op == op and _types_match(c.types, dtype)]
         c = next((c for c in cands if c.variant), None)
         if c is None:
@@ -145,6 +194,8 @@ def from_profile(profile: str, dev: runtime.Device, dtype: str, ops=ENGINE_OPS, 
             missing[op] = f"{c.variant}: verified on another device kind, not on {dev.describe()}"
             continue
         chosen[op] = (e, c)
+    for op in optional:                 # an optional op without a qualifying variant is left out
+        missing.pop(op, None)
     if missing:
         lines = "\n".join(f"  {op}: {why}" for op, why in missing.items())
         raise EngineError(f"profile {profile} cannot run on {dev.describe()} ({dtype}): no qualifying variant for "
@@ -155,15 +206,18 @@ def from_profile(profile: str, dev: runtime.Device, dtype: str, ops=ENGINE_OPS, 
 
 
 def explicit(dev: runtime.Device, dtype: str, variants: dict[str, str] | None = None, ops=ENGINE_OPS,
-             catalog: Catalog | None = None) -> Plan:
-    """A plan of named variants (default: the safe one of each op for dtype) that does not consult the
-    store: for tests of the engine's numerics, never what `kreg run` uses."""
+             catalog: Catalog | None = None, optional=OPTIONAL_OPS) -> Plan:
+    """A plan of named variants (default: the safe one of each op for dtype, the optional ops included
+    where registered) that does not consult the store: for tests of the engine's numerics, never what
+    `kreg run` uses."""
     catalog = catalog or load_catalog()
     out = {}
-    for op in ops:
+    for op in tuple(ops) + tuple(o for o in optional if o not in ops):
         name = (variants or {}).get(op)
         cands = [e for e in catalog.entries if e.op == op and _types_match(e.variant.types, dtype)
                  and (e.name == name if name else e.variant.safety == "safe")]
+        if not cands and op in optional and not name:
+            continue
         if not cands:
             raise EngineError(f"no {dtype} variant {name or '(safe)'} of op {op} in the registry")
         e = sorted(cands, key=lambda e: e.name)[0]

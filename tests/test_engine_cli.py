@@ -86,6 +86,21 @@ def test_the_plan_loads_only_the_ptx_the_store_names(tmp_path):
     assert P.from_profile("fastest", dev, "bf16", catalog=cat, store=store2)["gemv"].name == unsafe["gemv"].name
 
 
+def test_an_optional_op_joins_the_plan_only_where_the_profile_resolves_it(tmp_path):
+    cat, store, dev = load_catalog(), Store(tmp_path / "r.sqlite"), runtime.device("cpu")
+    for e in engine_variants(cat):
+        record(store, e, ptx_sha(e))
+    plan = P.from_profile("safe-only", dev, "bf16", catalog=cat, store=store, optional=P.FUSIONS)
+    assert "gemv_swiglu" not in plan.ops and "silu_mul" in P.decode_ops(plan)
+    fused = next(e for e in cat.entries if e.op == "gemv_swiglu" and e.variant.safety == "safe"
+                 and set(e.variant.types.values()) == {"bf16"})
+    record(store, fused, ptx_sha(fused))
+    assert "gemv_swiglu" not in P.from_profile("safe-only", dev, "bf16", catalog=cat, store=store).ops
+    plan = P.from_profile("safe-only", dev, "bf16", catalog=cat, store=store, optional=P.FUSIONS)
+    assert plan["gemv_swiglu"].name == fused.name
+    assert "gemv_swiglu" in P.decode_ops(plan) and "silu_mul" not in P.decode_ops(plan)
+
+
 def _run(cmd, home, timeout=900):
     env = dict(os.environ, KREG_HOME=str(home), PYTHONUNBUFFERED="1",     # the `kreg` of this interpreter's env
                PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))

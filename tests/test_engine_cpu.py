@@ -107,3 +107,20 @@ def test_context_longer_than_the_cache_is_refused(tmp_path_factory, cpu_plan):
     eng = Engine(d, plan=cpu_plan, max_seq=8)
     with pytest.raises(EngineError, match="longer than the KV cache"):
         eng.generate(PROMPT, 4)
+
+
+def test_the_fused_down_projection_matches_the_reference(tmp_path_factory):
+    """gemv_swiglu (not in a plan by default: plan.FUSIONS) in place of silu_mul + gemv in the decode
+    step: the decode logits against the float64 reference."""
+    d = model(tmp_path_factory, "tied-gqa2-h256")
+    dev = runtime.device("cpu", max_cost=200_000_000)
+    plan = P.explicit(dev, "bf16", optional=P.FUSIONS)
+    eng = Engine(d, plan=plan, max_seq=64)
+    assert "gemv_swiglu" in {ln.op for ln in eng.step} and "silu_mul" not in {ln.op for ln in eng.step}
+    eng.prefill(PROMPT)
+    seq = list(PROMPT)
+    for _ in range(2):
+        seq.append(eng.token())
+        eng.decode_step()
+        want = Reference(d).forward(seq)[-1]
+        assert np.max(np.abs(eng.logits() - want)) <= tolerance(want)

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from kreg.engine import Engine, Sampling
+from kreg.runtime import PDL
 from kreg.engine import plan as P
 from kreg.engine.random_model import make_random_model, shape_config
 from kreg.engine.reference import Reference
@@ -101,4 +102,21 @@ def test_decode_graph_is_captured_once_and_replays(tmp_path_factory):
     b = eng.generate(PROMPT, 8, Sampling(), eos=()).tokens
     assert eng.graph is graph and a == b
     prof = eng.kernel_profile()
-    assert {k["op"] for k in prof} == set(P.DECODE_OPS) and all(k["us_per_step"] > 0 for k in prof)
+    assert {k["op"] for k in prof} == set(P.decode_ops(eng.plan)) and all(k["us_per_step"] > 0 for k in prof)
+
+
+@pytest.mark.parametrize("name", ["0.6b-2layers"])
+def test_pdl_changes_no_bit_of_the_decode(tmp_path_factory, name):
+    """The decode step with programmatic dependent launch (the default) against the same step launched
+    fully ordered: the same tokens and bit-identical logits, for the safe plan and the fastest one."""
+    d = make(tmp_path_factory, name)
+    dev = device()
+    for plan in (P.explicit(dev, "bf16"), fastest_plan(dev)):
+        runs = []
+        for pdl in (True, False):
+            eng = Engine(d, plan=plan, max_seq=64, pdl=pdl)
+            assert any(PDL in ln.config.attributes for ln in eng.step) == pdl
+            g = eng.generate(PROMPT, 16, Sampling(), eos=())
+            runs.append((g.tokens, eng.logits()))
+        (ta, la), (tb, lb) = runs
+        assert ta == tb and np.array_equal(la, lb)

@@ -72,5 +72,5 @@ def run_run(args, out: Console, err: Console) -> int:
 def _variants(err: Console, eng) -> None:
     err.print(f"profile {eng.plan.profile} on {eng.dev.describe()} ({eng.dtype}):", highlight=False, markup=False)
     for v in eng.plan.report():
-        err.print(f"  {v['op']:<22} {v['variant']:<32} {v['safety']:<7} ptx {v['ptx_sha256'][:12]}", highlight=False,
-                  markup=False)
+        err.print(f"  {v['op']:<22} {v['variant']:<32} {v['safety']:<7} ptx {v['ptx_sha256'][:12]}"
+                  + ("  PDL" if v["pdl"] else ""), highlight=False, markup=False)

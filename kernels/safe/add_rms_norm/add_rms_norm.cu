@@ -4,6 +4,7 @@
 // in registers, stores s rounded back to residual, reduces the sum of squares over the block
 // (kreg::block_sum, called by every thread), then writes y = s * rsqrt(mean + eps) * w.
 // Needs H <= 8 * NV * blockDim.x (the launch sees to it).
+#include "kreg_pdl.cuh"
 #include "kreg_own.cuh"
 
 #ifndef KREG_NV
@@ -48,10 +49,12 @@ __device__ __forceinline__ void add_rms_norm_own(const T* __restrict__ x, T* __r
 extern "C" __global__ void add_rms_norm_bf16(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ residual,
                                              const __nv_bfloat16* __restrict__ w, __nv_bfloat16* __restrict__ y,
                                              int H, float eps) {
+    kreg::pdl_begin();   // PDL: wait first (checker/pdl.py)
     add_rms_norm_own(x, residual, w, y, H, eps);
 }
 
 extern "C" __global__ void add_rms_norm_f16(const __half* __restrict__ x, __half* __restrict__ residual,
                                             const __half* __restrict__ w, __half* __restrict__ y, int H, float eps) {
+    kreg::pdl_begin();   // PDL: wait first (checker/pdl.py)
     add_rms_norm_own(x, residual, w, y, H, eps);
 }

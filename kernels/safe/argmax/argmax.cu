@@ -3,6 +3,7 @@
 // 16-byte aligned), 4 per thread, and writes its (max, index) into partial slot (b, c). Stage 2: block b
 // reduces row b's partials (at most 128: one per thread) and owns out[b]. Barriers are reached by every
 // thread of a block; reads past a row's end are clamped to its last vector (real elements, true indices).
+#include "kreg_pdl.cuh"
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -80,16 +81,19 @@ __device__ __forceinline__ void partial(const T* __restrict__ logits, float* __r
 
 extern "C" __global__ void argmax_partial_bf16(const __nv_bfloat16* __restrict__ logits, float* __restrict__ part_val,
                                                int* __restrict__ part_idx, int V, int nchunks) {
+    kreg::pdl_begin();   // PDL: wait first (checker/pdl.py)
     partial(logits, part_val, part_idx, V, nchunks);
 }
 
 extern "C" __global__ void argmax_partial_f16(const __half* __restrict__ logits, float* __restrict__ part_val,
                                               int* __restrict__ part_idx, int V, int nchunks) {
+    kreg::pdl_begin();   // PDL: wait first (checker/pdl.py)
     partial(logits, part_val, part_idx, V, nchunks);
 }
 
 extern "C" __global__ void argmax_final(const float* __restrict__ part_val, const int* __restrict__ part_idx,
                                         int* __restrict__ out, int nchunks) {
+    kreg::pdl_begin();   // PDL: wait first (checker/pdl.py)
     const int b = blockIdx.x;
     float bv = __int_as_float(0xff800000);
     int bi = NONE;

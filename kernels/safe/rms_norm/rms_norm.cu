@@ -3,6 +3,7 @@
 // registers, still packed, all before the block-wide reduction (kreg::block_sum, called by every
 // thread), so x is read once and nothing is loaded after the barrier; then each thread writes the
 // vectors it loaded. Needs H <= 8 * NV * blockDim.x (the launch sees to it).
+#include "kreg_pdl.cuh"
 #include "kreg_own.cuh"
 
 #ifndef KREG_NV
@@ -49,10 +50,12 @@ __device__ __forceinline__ void rms_norm_own(const T* __restrict__ x, const T* _
 
 extern "C" __global__ void rms_norm_bf16(const __nv_bfloat16* __restrict__ x, const __nv_bfloat16* __restrict__ w,
                                          __nv_bfloat16* __restrict__ y, int H, float eps) {
+    kreg::pdl_begin();   // PDL: wait first (checker/pdl.py)
     rms_norm_own(x, w, y, H, eps);
 }
 
 extern "C" __global__ void rms_norm_f16(const __half* __restrict__ x, const __half* __restrict__ w,
                                         __half* __restrict__ y, int H, float eps) {
+    kreg::pdl_begin();   // PDL: wait first (checker/pdl.py)
     rms_norm_own(x, w, y, H, eps);
 }

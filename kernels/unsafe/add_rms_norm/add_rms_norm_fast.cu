@@ -1,6 +1,7 @@
 // Unsafe residual add + RMSNorm (entries add_rms_norm_bf16_fast, add_rms_norm_f16_fast): one block per
 // row, uint4 pointer casts, streaming (evict-first) loads of x and residual and stores of residual and
 // y, the weight through the read-only cache; fp32 sums kept in registers between the two phases.
+#include "kreg_pdl.cuh"
 #include "kreg_own.cuh"
 
 constexpr int NV = 4;
@@ -67,10 +68,12 @@ __device__ __forceinline__ void add_rms_norm_fast(const T* x, T* residual, const
 
 extern "C" __global__ void add_rms_norm_bf16_fast(const __nv_bfloat16* x, __nv_bfloat16* residual,
                                                   const __nv_bfloat16* w, __nv_bfloat16* y, int H, float eps) {
+    kreg::pdl_begin();   // PDL: wait first (checker/pdl.py)
     add_rms_norm_fast(x, residual, w, y, H, eps);
 }
 
 extern "C" __global__ void add_rms_norm_f16_fast(const __half* x, __half* residual, const __half* w, __half* y,
                                                  int H, float eps) {
+    kreg::pdl_begin();   // PDL: wait first (checker/pdl.py)
     add_rms_norm_fast(x, residual, w, y, H, eps);
 }

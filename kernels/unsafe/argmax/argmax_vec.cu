@@ -2,6 +2,7 @@
 // thread, 8192 per block; V % 8 == 0 keeps rows 16-byte aligned), guarded by branches, and a block
 // reduction whose second half runs in warp 0 only. Same order and tie rule as the safe variant
 // (lowest index, NaN never selected).
+#include "kreg_pdl.cuh"
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -74,14 +75,17 @@ __device__ __forceinline__ void partial(const T* logits, float* part_val, int* p
 }
 
 extern "C" __global__ void argmax_vec_partial_bf16(const __nv_bfloat16* logits, float* part_val, int* part_idx, int V, int nchunks) {
+    kreg::pdl_begin();   // PDL: wait first (checker/pdl.py)
     partial(logits, part_val, part_idx, V, nchunks);
 }
 
 extern "C" __global__ void argmax_vec_partial_f16(const __half* logits, float* part_val, int* part_idx, int V, int nchunks) {
+    kreg::pdl_begin();   // PDL: wait first (checker/pdl.py)
     partial(logits, part_val, part_idx, V, nchunks);
 }
 
 extern "C" __global__ void argmax_vec_final(const float* part_val, const int* part_idx, int* out, int nchunks) {
+    kreg::pdl_begin();   // PDL: wait first (checker/pdl.py)
     const int b = blockIdx.x;
     float bv = __int_as_float(0xff800000);
     int bi = NONE;

@@ -1,6 +1,7 @@
 // Unsafe embedding gather (entries embedding_bf16_fast, embedding_f16_fast): one block per token row,
 // the id read once by the block, two 16-byte uint4 copies per thread in flight, the table read through
 // the read-only cache (rows may repeat), streaming stores.
+#include "kreg_pdl.cuh"
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -19,9 +20,11 @@ __device__ __forceinline__ void embedding_fast(const uint4* table, const int* id
 }
 
 extern "C" __global__ void embedding_bf16_fast(const __nv_bfloat16* table, const int* ids, __nv_bfloat16* out, int H) {
+    kreg::pdl_begin();   // PDL: wait first (checker/pdl.py)
     embedding_fast(reinterpret_cast<const uint4*>(table), ids, reinterpret_cast<uint4*>(out), H);
 }
 
 extern "C" __global__ void embedding_f16_fast(const __half* table, const int* ids, __half* out, int H) {
+    kreg::pdl_begin();   // PDL: wait first (checker/pdl.py)
     embedding_fast(reinterpret_cast<const uint4*>(table), ids, reinterpret_cast<uint4*>(out), H);
 }

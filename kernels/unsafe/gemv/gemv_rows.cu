@@ -3,6 +3,7 @@
 // W and x are only read. Lane l reads the 16-byte vectors k = l * 8 + i * 256 of each owned row (all
 // ROWS rows in one loop, so ROWS loads are in flight per lane), then the warp sums its lanes with
 // shuffles (a fixed order: identical bits on every launch).
+#include "kreg_pdl.cuh"
 #include "kreg_own.cuh"
 
 #ifndef KREG_ROWS
@@ -40,10 +41,12 @@ __device__ __forceinline__ void gemv_own(const T* __restrict__ W, const T* __res
 
 extern "C" __global__ void gemv_bf16(const __nv_bfloat16* __restrict__ W, const __nv_bfloat16* __restrict__ x,
                                      __nv_bfloat16* __restrict__ y, int N, int K) {
+    kreg::pdl_begin();   // PDL: wait first (checker/pdl.py)
     gemv_own(W, x, y, N, K);
 }
 
 extern "C" __global__ void gemv_f16(const __half* __restrict__ W, const __half* __restrict__ x,
                                     __half* __restrict__ y, int N, int K) {
+    kreg::pdl_begin();   // PDL: wait first (checker/pdl.py)
     gemv_own(W, x, y, N, K);
 }

@@ -2,6 +2,7 @@
 // registers as 16-byte uint4 casts together with the weight (read-only cache), both loaded before the
 // reduction; streaming (evict-first) loads of x and stores of y; the sum of squares reduced by warp
 // shuffles and one shared array.
+#include "kreg_pdl.cuh"
 #include "kreg_own.cuh"
 
 #ifndef KREG_NV
@@ -62,9 +63,11 @@ __device__ __forceinline__ void rms_norm_fast(const T* x, const T* w, T* y, int 
 
 extern "C" __global__ void rms_norm_bf16_fast(const __nv_bfloat16* x, const __nv_bfloat16* w, __nv_bfloat16* y,
                                               int H, float eps) {
+    kreg::pdl_begin();   // PDL: wait first (checker/pdl.py)
     rms_norm_fast(x, w, y, H, eps);
 }
 
 extern "C" __global__ void rms_norm_f16_fast(const __half* x, const __half* w, __half* y, int H, float eps) {
+    kreg::pdl_begin();   // PDL: wait first (checker/pdl.py)
     rms_norm_fast(x, w, y, H, eps);
 }

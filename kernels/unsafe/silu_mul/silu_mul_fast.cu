@@ -1,6 +1,7 @@
 // Unsafe SwiGLU activation (entries silu_mul_bf16_fast, silu_mul_f16_fast): uint4 pointer casts,
 // streaming (evict-first) loads and stores, fast exp (__expf) and division (__fdividef; it returns 0
 // when 1 + exp(-g) overflows past 2^126, which is silu's limit there anyway).
+#include "kreg_pdl.cuh"
 #include "kreg_own.cuh"
 
 template <class T>
@@ -22,9 +23,11 @@ __device__ __forceinline__ void silu_mul_fast(const T* gate_up, T* out, int I) {
 }
 
 extern "C" __global__ void silu_mul_bf16_fast(const __nv_bfloat16* gate_up, __nv_bfloat16* out, int I) {
+    kreg::pdl_begin();   // PDL: wait first (checker/pdl.py)
     silu_mul_fast(gate_up, out, I);
 }
 
 extern "C" __global__ void silu_mul_f16_fast(const __half* gate_up, __half* out, int I) {
+    kreg::pdl_begin();   // PDL: wait first (checker/pdl.py)
     silu_mul_fast(gate_up, out, I);
 }
