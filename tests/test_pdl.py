@@ -122,7 +122,7 @@ def test_the_emulator_runs_both_instructions_as_no_ops():
 
 
 DECODE_OPS_THAT_OPT_IN = ("gemv", "add_rms_norm", "silu_mul", "qk_norm_rope_kv", "argmax", "embedding",
-                          "rms_norm", "decode_advance", "gemv_swiglu")
+                          "rms_norm", "decode_advance", "gemv_swiglu", "attention_decode", "attention_merge")
 
 
 def test_the_decode_ops_variants_opt_in():
@@ -165,11 +165,10 @@ def test_the_gemv_with_its_l2_prefetch_still_waits_first_and_computes_the_same(p
 
 def test_the_engine_gives_pdl_to_the_launches_that_wait_first():
     dev = runtime.device("cpu")
-    plan = EP.explicit(dev, "bf16", ops=("gemv", "attention_merge"), optional=EP.FUSIONS)
+    plan = EP.explicit(dev, "bf16", ops=("gemv", "gemm"), optional=EP.FUSIONS)
     gemv = plan["gemv"].launches({"N": 64, "K": 128}, {"W": 0x10000, "x": 0x20000, "y": 0x30000})
-    merge = plan["attention_merge"].launches({"Hq": 2, "P": 4}, {"o_part": 0x10000, "lse_part": 0x20000,
-                                                                 "out": 0x30000})
-    assert [ln.pdl_ready for ln in gemv + merge] == [True] * len(gemv) + [False] * len(merge)
+    gemm = plan["gemm"].launches({"T": 4, "N": 64, "K": 128}, {"X": 0x10000, "W": 0x20000, "Y": 0x30000})
+    assert [ln.pdl_ready for ln in gemv + gemm] == [True] * len(gemv) + [False] * len(gemm)
     assert all(runtime.PDL in ln.with_pdl().config.attributes for ln in gemv)
-    assert all(ln.with_pdl() is ln and not ln.config.attributes for ln in merge)
-    assert {r["op"]: r["pdl"] for r in plan.report()} == {"gemv": True, "attention_merge": False, "gemv_swiglu": True}
+    assert all(ln.with_pdl() is ln and not ln.config.attributes for ln in gemm)
+    assert {r["op"]: r["pdl"] for r in plan.report()} == {"gemv": True, "gemm": False, "gemv_swiglu": True}

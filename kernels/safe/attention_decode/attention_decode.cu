@@ -10,6 +10,7 @@
 // (identical bits on every launch); thread t then owns dim t of every head's o_part row, thread 0 the
 // lse. An empty split writes o 0 and lse -inf.
 #include "kreg_own.cuh"
+#include "kreg_pdl.cuh"
 
 #define KREG_INF __int_as_float(0x7f800000)
 
@@ -183,6 +184,7 @@ __device__ __forceinline__ void decode(const T* __restrict__ q, const T* __restr
         const T* __restrict__ q, const T* __restrict__ k_cache, const T* __restrict__ v_cache,                    \
         const int* __restrict__ n, float scale, float* __restrict__ o_part, float* __restrict__ lse_part, int Hq, \
         int Hkv, int P) {                                                                                          \
+        kreg::pdl_begin();   /* PDL: wait first (checker/pdl.py) */                                                \
         decode<T>(q, k_cache, v_cache, n, scale, o_part, lse_part, Hq, Hkv, P);                                    \
     }
 ENTRY(attention_decode_bf16, __nv_bfloat16)

@@ -7,6 +7,7 @@
 // whatever it holds). The warps' (m, l, sums) meet in shared memory after one barrier; thread t < 128
 // rescales them to the common max in a fixed order and owns out[h, t].
 #include "kreg_own.cuh"
+#include "kreg_pdl.cuh"
 
 #define KREG_INF __int_as_float(0x7f800000)
 
@@ -89,6 +90,7 @@ __device__ __forceinline__ void merge(const float* __restrict__ o_part, const fl
     extern "C" __global__ void __launch_bounds__(256) NAME(const float* __restrict__ o_part,                       \
                                                            const float* __restrict__ lse_part, T* __restrict__ out, \
                                                            int Hq, int P) {                                         \
+        kreg::pdl_begin();   /* PDL: wait first (checker/pdl.py) */                                                \
         merge<T>(o_part, lse_part, out, Hq, P);                                                                    \
     }
 ENTRY(attention_merge_bf16, __nv_bfloat16)

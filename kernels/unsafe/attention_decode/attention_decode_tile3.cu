@@ -9,6 +9,7 @@
 // but in ~3x the time of the safe kernel (20-35 s on a loaded machine: too close to the 30 s budget to
 // register it safe); it was 2-3% faster than the safe kernel on the H100, NST = 3 (U = 3) a little more.
 #include "kreg_own.cuh"
+#include "kreg_pdl.cuh"
 
 #define KREG_INF __int_as_float(0x7f800000)
 
@@ -204,6 +205,7 @@ __device__ __forceinline__ void decode(const T* __restrict__ q, const T* __restr
         const T* __restrict__ q, const T* __restrict__ k_cache, const T* __restrict__ v_cache,                    \
         const int* __restrict__ n, float scale, float* __restrict__ o_part, float* __restrict__ lse_part, int Hq, \
         int Hkv, int P) {                                                                                          \
+        kreg::pdl_begin();   /* PDL: wait first (checker/pdl.py) */                                                \
         decode<T>(q, k_cache, v_cache, n, scale, o_part, lse_part, Hq, Hkv, P);                                    \
     }
 ENTRY(attention_decode_bf16, __nv_bfloat16)

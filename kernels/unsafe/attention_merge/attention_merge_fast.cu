@@ -3,6 +3,7 @@
 // around a split's o_part row: an empty split (lse = -inf) gets weight exp(-inf) = 0 and its row, which
 // attention_decode writes as 0, is read anyway (0 * 0), so all loads of an iteration issue together.
 #include "kreg_own.cuh"
+#include "kreg_pdl.cuh"
 
 #define KREG_INF __int_as_float(0x7f800000)
 
@@ -73,6 +74,7 @@ __device__ __forceinline__ void merge(const float* __restrict__ o_part, const fl
     extern "C" __global__ void __launch_bounds__(256) NAME(const float* __restrict__ o_part,                       \
                                                            const float* __restrict__ lse_part, T* __restrict__ out, \
                                                            int Hq, int P) {                                         \
+        kreg::pdl_begin();   /* PDL: wait first (checker/pdl.py) */                                                \
         merge<T>(o_part, lse_part, out, Hq, P);                                                                    \
     }
 ENTRY(attention_merge_bf16, __nv_bfloat16)
