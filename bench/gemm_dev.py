@@ -49,6 +49,8 @@ def numerics(dt: str = "bf16") -> None:
     ragged = {k: d for k, d in op.cases.items() if k.startswith("ragged")}
     plan = [(f"gemm_mma_sw_{d}", ragged | {k: op.cases[k] for k in ("qwen3-4b-qkv-t17", "qwen3-4b-o")})
             for d in ("bf16", "f16")]
+    plan += [(f"gemm_tc_{d}_safe", ragged | {k: op.cases[k] for k in ("qwen3-4b-qkv-t17", "qwen3-4b-o")})
+             for d in ("bf16", "f16")]
     plan += [(f"gemm_{d}_cublas", {"qwen3-8b-down": op.cases["qwen3-8b-down"]}) for d in ("bf16", "f16")]
     plan += [("gemm_mma_sw_bf16", {"qwen3-8b-down": op.cases["qwen3-8b-down"]}),
              ("gemm_mma_pipe_bf16", {"qwen3-8b-down": op.cases["qwen3-8b-down"]})]
@@ -76,7 +78,10 @@ def speed(dt: str = "bf16") -> None:
           f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC  copy {bw / 1e12:.2f} TB/s  torch {torch.__version__}",
           flush=True)
     base = cat.find(f"gemm_mma_sw_{dt}").variant
-    variants = [cat.find(f"gemm_mma_pipe_{dt}").variant] + [sw_config(base, *c) for c in SW_CONFIGS]
+    tc = cat.find(f"gemm_tc_{dt}_safe").variant
+    tc64 = replace(tc, name="tc_bk64", options=tuple(o for o in tc.options if not o.startswith("-DKREG_BK"))
+                   + ("-DKREG_BK=64",))
+    variants = [cat.find(f"gemm_mma_pipe_{dt}").variant, tc, tc64] + [sw_config(base, *c) for c in SW_CONFIGS]
     mods = {}
     for v in variants:
         try:

@@ -1,0 +1,157 @@
+// Safe tensor-core GEMM (entries gemm_tc_bf16, gemm_tc_f16): Y = X W^T, fp32 accumulation in
+// mma.sync.m16n8k16, one rounding to DT. Written for a proof that closes for all dims: every global
+// address is a row pointer plus a column under the same plain guard as gemm_tiled's (row < T or N,
+// k < K, K % 8 == 0), no cp.async, one shared buffer, and element stores of Y.
+// Block (bx, by) of 8 warps owns the 128 x 128 tile of Y at rows t0 = 128 * bx (T tiles fastest: the
+// blocks in flight share W tiles), columns n0 = 128 * by; warp w the 64 x 32 sub-tile at rows
+// 64 * (w / 4), columns 32 * (w % 4) (4 x 4 mma tiles, 64 fp32 accumulators a thread).
+// K in steps of BK: the step's X and W tiles (128 rows x BK, rows padded by 8 elements: conflict-free
+// ldmatrix) are held in registers (HV 16-byte vectors of each per thread, zeros past T, N or K),
+// stored to shared memory, a barrier; the next step's vectors are loaded from global memory into the
+// registers while the tensor cores work on this one (the loads' latency hidden behind the mma);
+// a barrier before the next store. Each thread writes only its own accumulators' elements of Y
+// (inside T x N); X and W are only read; every thread reaches every barrier.
+#include "kreg_own.cuh"
+
+#ifndef KREG_BK
+#define KREG_BK 32
+#endif
+constexpr int BM = 128, BN = 128, BK = KREG_BK;
+constexpr int LD = BK + 8;                 // padded shared row (elements): 8 rows at one k hit 8 bank groups
+constexpr int VPR = BK / 8;                // 16-byte vectors per tile row
+constexpr int HV = BM * VPR / 256;         // vectors of each tile per thread
+constexpr int WM = 64, WN = 32, MT = 4, NT = 4;
+
+template <class T> struct Mma;
+template <> struct Mma<__nv_bfloat16> {
+    static __device__ __forceinline__ void run(float* d, const unsigned* a, const unsigned* b) {
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                     "{%0,%1,%2,%3};"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    }
+};
+template <> struct Mma<__half> {
+    static __device__ __forceinline__ void run(float* d, const unsigned* a, const unsigned* b) {
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                     "{%0,%1,%2,%3};"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    }
+};
+
+__device__ __forceinline__ void ldmatrix_x4(unsigned* r, const void* smem) {
+    unsigned a = (unsigned)__cvta_generic_to_shared(smem);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
+}
+
+// This thread's vectors of the X and W tiles at step k0 (zeros past T, N or K).
+template <class T>
+__device__ __forceinline__ void load_step(uint4 (&xv)[HV], uint4 (&wv)[HV], const T* __restrict__ X,
+                                          const T* __restrict__ W, long long t0, long long n0, int Tn, int N,
+                                          int K, int k0) {
+#pragma unroll
+    for (int h = 0; h < HV; h++) {
+        int v = threadIdx.x + 256 * h, r = v / VPR, k = k0 + 8 * (v % VPR);
+        xv[h] = make_uint4(0, 0, 0, 0);
+        wv[h] = make_uint4(0, 0, 0, 0);
+        if (t0 + r < Tn && k < K) xv[h] = kreg::load_raw<T>(X + (t0 + r) * K + k);
+        if (n0 + r < N && k < K) wv[h] = kreg::load_raw<T>(W + (n0 + r) * K + k);
+    }
+}
+
+template <class T>
+__device__ __forceinline__ void gemm_tc(const T* __restrict__ X, const T* __restrict__ W, T* __restrict__ Y,
+                                        int Tn, int N, int K) {
+    __shared__ __align__(16) T sm[(BM + BN) * LD];      // the X and W tiles; then half of the Y tile
+    T (*xs)[LD] = reinterpret_cast<T (*)[LD]>(sm);
+    T (*ws)[LD] = reinterpret_cast<T (*)[LD]>(sm + BM * LD);
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    int wm = WM * (warp / 4), wn = WN * (warp % 4);
+    long long t0 = (long long)blockIdx.x * BM, n0 = (long long)blockIdx.y * BN;
+    float acc[MT][NT][4];
+#pragma unroll
+    for (int i = 0; i < MT; i++)
+#pragma unroll
+        for (int j = 0; j < NT; j++)
+#pragma unroll
+            for (int c = 0; c < 4; c++) acc[i][j][c] = 0.f;
+    uint4 xv[HV], wv[HV];
+    load_step(xv, wv, X, W, t0, n0, Tn, N, K, 0);
+    for (int k0 = 0; k0 < K; k0 += BK) {
+#pragma unroll
+        for (int h = 0; h < HV; h++) {
+            int v = threadIdx.x + 256 * h, r = v / VPR, c = 8 * (v % VPR);
+            *reinterpret_cast<uint4*>(&xs[r][c]) = xv[h];
+            *reinterpret_cast<uint4*>(&ws[r][c]) = wv[h];
+        }
+        __syncthreads();
+        load_step(xv, wv, X, W, t0, n0, Tn, N, K, k0 + BK);     // the next step's, in flight during the mma
+#pragma unroll
+        for (int kk = 0; kk < BK; kk += 16) {
+            unsigned a[MT][4], b[NT][2];
+#pragma unroll
+            for (int i = 0; i < MT; i++)      // rows 0-15 (lanes 0-15) at k, then at k + 8 (lanes 16-31)
+                ldmatrix_x4(a[i], &xs[wm + 16 * i + (lane & 15)][kk + 8 * (lane >> 4)]);
+#pragma unroll
+            for (int j = 0; j < NT; j += 2) { // two n8 tiles: n rows 0-7 at k, k + 8, then rows 8-15
+                unsigned r[4];
+                ldmatrix_x4(r, &ws[wn + 8 * j + (lane & 7) + 8 * (lane >> 4)][kk + 8 * ((lane >> 3) & 1)]);
+                b[j][0] = r[0]; b[j][1] = r[1]; b[j + 1][0] = r[2]; b[j + 1][1] = r[3];
+            }
+#pragma unroll
+            for (int i = 0; i < MT; i++)
+#pragma unroll
+                for (int j = 0; j < NT; j++) Mma<T>::run(acc[i][j], a[i], b[j]);
+        }
+        __syncthreads();
+    }
+    // Epilogue from registers. Accumulator c of tile (i, j) is row g (c < 2) or g + 8, column 2 tq + (c & 1)
+    // of the tile; g = lane / 4, tq = lane % 4: the four lanes of a quad hold a row's 32 columns as 16 words
+    // (lane tq, tile j: columns 8 j + 2 tq, + 1). A 4 x 4 transpose of words within the quad (round r:
+    // lane tq sends its word of tile tq ^ r to lane tq ^ r) leaves lane tq the 8 consecutive columns of
+    // tile tq: one 16-byte store (N % 8 == 0 and the 8 columns inside N), else element stores.
+    const int g = lane >> 2, tq = lane & 3;
+#pragma unroll
+    for (int i = 0; i < MT; i++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            unsigned w[NT], u[4] = {0, 0, 0, 0};
+#pragma unroll
+            for (int j = 0; j < NT; j++) w[j] = kreg::Cvt<T>::pack(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
+#pragma unroll
+            for (int r = 0; r < 4; r++) {
+                int m = tq ^ r;
+                unsigned mine = m == 0 ? w[0] : m == 1 ? w[1] : m == 2 ? w[2] : w[3];
+                unsigned got = r ? __shfl_xor_sync(0xffffffffu, mine, r) : mine;
+                u[0] = m == 0 ? got : u[0];
+                u[1] = m == 1 ? got : u[1];
+                u[2] = m == 2 ? got : u[2];
+                u[3] = m == 3 ? got : u[3];
+            }
+            long long t = t0 + wm + 16 * i + g + 8 * h, n = n0 + wn + 8 * tq;
+            if (t < Tn) {
+                if (N % 8 == 0 && n + 8 <= N) {
+                    *reinterpret_cast<uint4*>(Y + t * N + n) = make_uint4(u[0], u[1], u[2], u[3]);
+                } else {
+#pragma unroll 1
+                    for (int e = 0; e < 8; e++) {
+                        unsigned word = e < 2 ? u[0] : e < 4 ? u[1] : e < 6 ? u[2] : u[3];
+                        unsigned short bits = (unsigned short)(word >> (16 * (e & 1)));
+                        if (n + e < N) Y[t * N + n + e] = *reinterpret_cast<const T*>(&bits);
+                    }
+                }
+            }
+        }
+}
+
+extern "C" __global__ void __launch_bounds__(256) gemm_tc_bf16(const __nv_bfloat16* __restrict__ X,
+        const __nv_bfloat16* __restrict__ W, __nv_bfloat16* __restrict__ Y, int T, int N, int K) {
+    gemm_tc(X, W, Y, T, N, K);
+}
+
+extern "C" __global__ void __launch_bounds__(256) gemm_tc_f16(const __half* __restrict__ X,
+        const __half* __restrict__ W, __half* __restrict__ Y, int T, int N, int K) {
+    gemm_tc(X, W, Y, T, N, K);
+}
