@@ -1,16 +1,19 @@
-// Safe tensor-core GEMM (entries gemm_tc_bf16, gemm_tc_f16): Y = X W^T, fp32 accumulation in
-// mma.sync.m16n8k16, one rounding to DT. Written for a proof that closes for all dims: every global
-// address is a row pointer plus a column under the same plain guard as gemm_tiled's (row < T or N,
-// k < K, K % 8 == 0), no cp.async, one shared buffer, and element stores of Y.
-// Block (bx, by) of 8 warps owns the 128 x 128 tile of Y at rows t0 = 128 * bx (T tiles fastest: the
-// blocks in flight share W tiles), columns n0 = 128 * by; warp w the 64 x 32 sub-tile at rows
-// 64 * (w / 4), columns 32 * (w % 4) (4 x 4 mma tiles, 64 fp32 accumulators a thread).
-// K in steps of BK: the step's X and W tiles (128 rows x BK, rows padded by 8 elements: conflict-free
-// ldmatrix) are held in registers (HV 16-byte vectors of each per thread, zeros past T, N or K),
-// stored to shared memory, a barrier; the next step's vectors are loaded from global memory into the
-// registers while the tensor cores work on this one (the loads' latency hidden behind the mma);
-// a barrier before the next store. Each thread writes only its own accumulators' elements of Y
-// (inside T x N); X and W are only read; every thread reaches every barrier.
+// Safe tensor-core GEMM (entries gemm_tc_bf16 / gemm_tc_f16, then gemm_tc_ragged_bf16 / _f16): Y = X W^T,
+// fp32 accumulation, one rounding to DT. Written for a proof that closes for all dims: every global
+// address is a row pointer plus a column under a plain guard (row < T or N, k < K, K % 8 == 0), no
+// cp.async, one shared buffer, 16-byte stores of Y only (a fallback loop of element stores in the same
+// kernel drowned the prover: it gets its own launch).
+// gemm_tc (N % 8 == 0; it returns at once otherwise): block (bx, by) of 8 warps owns the 128 x 128 tile
+// of Y at rows t0 = 128 * bx (T tiles fastest: the blocks in flight share W tiles), columns
+// n0 = 128 * by; warp w the 64 x 32 sub-tile at rows 64 * (w / 4), columns 32 * (w % 4) (4 x 4
+// mma.sync.m16n8k16 tiles, 64 fp32 accumulators a thread). K in steps of BK: the step's X and W tiles
+// (128 rows x BK, rows padded by 8 elements: conflict-free ldmatrix) are held in registers (HV 16-byte
+// vectors of each per thread, zeros past T, N or K), stored to shared memory, a barrier; the next
+// step's vectors are loaded from global memory into the registers while the tensor cores work on this
+// one; a barrier before the next store.
+// gemm_tc_ragged (N % 8 != 0; it returns at once otherwise, and is launched as one block then): one
+// thread per element of Y (block (bx, t) the columns 256 bx ..), fp32 FMA over K in 16-byte vectors. Each element of Y is written by one
+// thread of one of the two launches; X and W are only read; every thread reaches every barrier.
 #include "kreg_own.cuh"
 
 #ifndef KREG_BK
@@ -67,6 +70,7 @@ __device__ __forceinline__ void gemm_tc(const T* __restrict__ X, const T* __rest
     __shared__ __align__(16) T sm[(BM + BN) * LD];      // the X and W tiles; then half of the Y tile
     T (*xs)[LD] = reinterpret_cast<T (*)[LD]>(sm);
     T (*ws)[LD] = reinterpret_cast<T (*)[LD]>(sm + BM * LD);
+    if (N % 8 != 0) return;                              // gemm_tc_ragged's case (uniform: before any barrier)
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     int wm = WM * (warp / 4), wn = WN * (warp % 4);
     long long t0 = (long long)blockIdx.x * BM, n0 = (long long)blockIdx.y * BN;
@@ -111,7 +115,7 @@ __device__ __forceinline__ void gemm_tc(const T* __restrict__ X, const T* __rest
     // of the tile; g = lane / 4, tq = lane % 4: the four lanes of a quad hold a row's 32 columns as 16 words
     // (lane tq, tile j: columns 8 j + 2 tq, + 1). A 4 x 4 transpose of words within the quad (round r:
     // lane tq sends its word of tile tq ^ r to lane tq ^ r) leaves lane tq the 8 consecutive columns of
-    // tile tq: one 16-byte store (N % 8 == 0 and the 8 columns inside N), else element stores.
+    // tile tq: one 16-byte store where they are inside N (all 8 or none: N % 8 == 0).
     const int g = lane >> 2, tq = lane & 3;
 #pragma unroll
     for (int i = 0; i < MT; i++)
@@ -132,15 +136,8 @@ __device__ __forceinline__ void gemm_tc(const T* __restrict__ X, const T* __rest
             }
             long long t = t0 + wm + 16 * i + g + 8 * h, n = n0 + wn + 8 * tq;
             if (t < Tn) {
-                if (N % 8 == 0 && n + 8 <= N) {
+                if (n + 8 <= N) {
                     *reinterpret_cast<uint4*>(Y + t * N + n) = make_uint4(u[0], u[1], u[2], u[3]);
-                } else {
-#pragma unroll 1
-                    for (int e = 0; e < 8; e++) {
-                        unsigned word = e < 2 ? u[0] : e < 4 ? u[1] : e < 6 ? u[2] : u[3];
-                        unsigned short bits = (unsigned short)(word >> (16 * (e & 1)));
-                        if (n + e < N) Y[t * N + n + e] = *reinterpret_cast<const T*>(&bits);
-                    }
                 }
             }
         }
@@ -154,4 +151,67 @@ extern "C" __global__ void __launch_bounds__(256) gemm_tc_bf16(const __nv_bfloat
 extern "C" __global__ void __launch_bounds__(256) gemm_tc_f16(const __half* __restrict__ X,
         const __half* __restrict__ W, __half* __restrict__ Y, int T, int N, int K) {
     gemm_tc(X, W, Y, T, N, K);
+}
+
+// The ragged-N fallback: gemm_tiled's kernel (64 x 64 tiles of fp32 FMA; see gemm_tiled.cu).
+constexpr int RM = 64, RN = 64, RK = 32, RLD = RK + 8;
+
+template <class T>
+__device__ __forceinline__ void gemm_ragged(const T* __restrict__ X, const T* __restrict__ W, T* __restrict__ Y,
+                                           int Tn, int N, int K) {
+    if (N % 8 == 0) return;                  // gemm_tc's case (uniform: before any barrier)
+    __shared__ __align__(16) T xs[RM][RLD];
+    __shared__ __align__(16) T ws[RN][RLD];
+    int i = threadIdx.x;
+    int tx = i % 16, ty = i / 16;
+    long long t0 = (long long)blockIdx.y * RM, n0 = (long long)blockIdx.x * RN;
+    int lr = i / 4, lk = 8 * (i % 4);          // the row and k offset of the vector this thread loads
+    float acc[4][4];
+#pragma unroll
+    for (int r = 0; r < 4; r++)
+#pragma unroll
+        for (int c = 0; c < 4; c++) acc[r][c] = 0.f;
+    for (int k0 = 0; k0 < K; k0 += RK) {
+        int k = k0 + lk;
+        uint4 xv = make_uint4(0, 0, 0, 0), wv = make_uint4(0, 0, 0, 0);
+        if (t0 + lr < Tn && k < K) xv = kreg::load_raw<T>(X + (t0 + lr) * K + k);
+        if (n0 + lr < N && k < K) wv = kreg::load_raw<T>(W + (n0 + lr) * K + k);
+        *reinterpret_cast<uint4*>(&xs[lr][lk]) = xv;
+        *reinterpret_cast<uint4*>(&ws[lr][lk]) = wv;
+        __syncthreads();
+#pragma unroll
+        for (int kk = 0; kk < RK; kk += 8) {
+            kreg::F8 a[4], b[4];
+#pragma unroll
+            for (int r = 0; r < 4; r++) a[r] = kreg::unpack8<T>(*reinterpret_cast<const uint4*>(&xs[ty + 16 * r][kk]));
+#pragma unroll
+            for (int c = 0; c < 4; c++) b[c] = kreg::unpack8<T>(*reinterpret_cast<const uint4*>(&ws[tx + 16 * c][kk]));
+#pragma unroll
+            for (int j = 0; j < 8; j++)
+#pragma unroll
+                for (int r = 0; r < 4; r++)
+#pragma unroll
+                    for (int c = 0; c < 4; c++) acc[r][c] = fmaf(a[r].v[j], b[c].v[j], acc[r][c]);
+        }
+        __syncthreads();
+    }
+#pragma unroll
+    for (int r = 0; r < 4; r++) {
+        long long t = t0 + ty + 16 * r;
+#pragma unroll
+        for (int c = 0; c < 4; c++) {
+            long long n = n0 + tx + 16 * c;
+            if (t < Tn && n < N) Y[t * N + n] = kreg::Cvt<T>::from(acc[r][c]);
+        }
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(256) gemm_tc_ragged_bf16(const __nv_bfloat16* __restrict__ X,
+        const __nv_bfloat16* __restrict__ W, __nv_bfloat16* __restrict__ Y, int T, int N, int K) {
+    gemm_ragged(X, W, Y, T, N, K);
+}
+
+extern "C" __global__ void __launch_bounds__(256) gemm_tc_ragged_f16(const __half* __restrict__ X,
+        const __half* __restrict__ W, __half* __restrict__ Y, int T, int N, int K) {
+    gemm_ragged(X, W, Y, T, N, K);
 }
