@@ -47,13 +47,12 @@ def numerics(dt: str = "bf16") -> None:
     print(f"# gemm numerics under the accumulation tolerance: {dev.describe()}  "
           f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC", flush=True)
     ragged = {k: d for k, d in op.cases.items() if k.startswith("ragged")}
-    plan = [(f"gemm_mma_sw_{d}", ragged | {k: op.cases[k] for k in ("qwen3-4b-qkv-t17", "qwen3-4b-o")})
-            for d in ("bf16", "f16")]
-    plan += [(f"gemm_tc_{d}_safe", ragged | {k: op.cases[k] for k in ("qwen3-4b-qkv-t17", "qwen3-4b-o")})
-             for d in ("bf16", "f16")]
-    plan += [(f"gemm_{d}_cublas", {"qwen3-8b-down": op.cases["qwen3-8b-down"]}) for d in ("bf16", "f16")]
-    plan += [("gemm_mma_sw_bf16", {"qwen3-8b-down": op.cases["qwen3-8b-down"]}),
-             ("gemm_mma_pipe_bf16", {"qwen3-8b-down": op.cases["qwen3-8b-down"]})]
+    small = ragged | {k: op.cases[k] for k in ("qwen3-4b-qkv-t17", "qwen3-4b-o")}
+    down8 = {"qwen3-8b-down": op.cases["qwen3-8b-down"]}
+    plan = [(f"gemm_{d}_cublas", down8) for d in ("bf16", "f16")]
+    plan += [(f"gemm_tc_{d}_safe", small) for d in ("bf16", "f16")]
+    plan += [(f"gemm_mma_sw_{d}", small) for d in ("bf16", "f16")]
+    plan += [("gemm_tc_bf16_safe", down8), ("gemm_mma_sw_bf16", down8), ("gemm_mma_pipe_bf16", down8)]
     for name, cases in plan:
         v = cat.find(name).variant
         t0 = time.time()
@@ -94,16 +93,16 @@ def speed(dt: str = "bf16") -> None:
         d = op.cases[case]
         flops = 2 * d["T"] * d["N"] * d["K"]
         row = {"cuBLAS": linear_us(torch, d["T"], d["N"], d["K"], tdt, dev.l2_bytes, 21)}
+        print(f"{case:18s} cuBLAS {row['cuBLAS']:.1f}us {flops / row['cuBLAS'] / 1e6:.0f}TF", flush=True)
         for name, (v, m) in mods.items():
             try:
-                row[name] = time_case(dev, m, v, op, d, bw)["median_us"]
+                t = row[name] = time_case(dev, m, v, op, d, bw)["median_us"]
+                print(f"  {name:20s} {t:8.1f}us {flops / t / 1e6:5.0f}TF {row['cuBLAS'] / t:.2f}x", flush=True)
             except Exception as e:
                 print(f"  {name} at {case}: {type(e).__name__}: {str(e)[:200]}", flush=True)
         for k, t in row.items():
             f, tt = tot.get(k, [0, 0.0])
             tot[k] = [f + flops, tt + t]
-        print(f"{case:18s} " + "  ".join(f"{k} {t:.1f}us {flops / t / 1e6:.0f}TF {row['cuBLAS'] / t:.2f}x"
-                                          for k, t in row.items()), flush=True)
     print("# layer (flops summed / times summed)")
     ref = tot["cuBLAS"][1]
     for k, (f, t) in tot.items():
