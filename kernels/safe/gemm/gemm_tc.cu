@@ -49,6 +49,13 @@ __device__ __forceinline__ void ldmatrix_x4(unsigned* r, const void* smem) {
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
 }
 
+// One 16-byte store (as one instruction: NVRTC splits a uint4 store it cannot prove 16-byte aligned into four
+// 4-byte stores, which is four times the instructions and, for the prover, sixteen times the pairs).
+template <class T> __device__ __forceinline__ void st_global_v4(T* p, const unsigned (&u)[4]) {
+    asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" :: "l"(p), "r"(u[0]), "r"(u[1]), "r"(u[2]), "r"(u[3])
+                 : "memory");
+}
+
 // This thread's vectors of the X and W tiles at step k0 (zeros past T, N or K).
 template <class T>
 __device__ __forceinline__ void load_step(uint4 (&xv)[HV], uint4 (&wv)[HV], const T* __restrict__ X,
@@ -137,7 +144,7 @@ __device__ __forceinline__ void gemm_tc(const T* __restrict__ X, const T* __rest
             long long t = t0 + wm + 16 * i + g + 8 * h, n = n0 + wn + 8 * tq;
             if (t < Tn) {
                 if (n + 8 <= N) {
-                    *reinterpret_cast<uint4*>(Y + t * N + n) = make_uint4(u[0], u[1], u[2], u[3]);
+                    st_global_v4(Y + t * N + n, u);
                 }
             }
         }
