@@ -109,6 +109,8 @@ def test_every_op_has_a_safe_and_an_unsafe_variant_per_dtype(opname):
     ("gemm_mma_bf16", 'asm volatile("cp.async.wait_all;" ::: "memory");', ""),    # no wait: stale tiles
     ("gemm_mma_f16", "b[j][0] = r[0]; b[j][1] = r[1];", "b[j][0] = r[1]; b[j][1] = r[0];"),  # k halves swapped
     ("gemm_mma_bf16", "(lane >> 2) + 8 * h]", "(lane & 7) + 8 * h]"),             # accumulator layout
+    ("gemm_tc_bf16_safe", "K, k0 + BK);", "K, k0 + 2 * BK);"),                       # every other k tile lost
+    ("gemm_tc_f16_safe", "u[1] = m == 1 ? got : u[1];", "u[1] = m == 2 ? got : u[1];"),   # quad transpose wrong
 ])
 def test_a_broken_kernel_is_caught(tmp_path, name, old, new):
     entry = next(e for e in ENTRIES if e.name == name)

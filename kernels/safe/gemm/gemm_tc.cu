@@ -74,9 +74,8 @@ __device__ __forceinline__ void load_step(uint4 (&xv)[HV], uint4 (&wv)[HV], cons
 template <class T>
 __device__ __forceinline__ void gemm_tc(const T* __restrict__ X, const T* __restrict__ W, T* __restrict__ Y,
                                         int Tn, int N, int K) {
-    __shared__ __align__(16) T sm[(BM + BN) * LD];      // the X and W tiles; then half of the Y tile
-    T (*xs)[LD] = reinterpret_cast<T (*)[LD]>(sm);
-    T (*ws)[LD] = reinterpret_cast<T (*)[LD]>(sm + BM * LD);
+    __shared__ __align__(16) T xs[BM][LD];
+    __shared__ __align__(16) T ws[BN][LD];
     if (N % 8 != 0) return;                              // gemm_tc_ragged's case (uniform: before any barrier)
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     int wm = WM * (warp / 4), wn = WN * (warp % 4);
