@@ -24,7 +24,15 @@ sys.path.insert(0, str(__import__('pathlib').Path(__file__).resolve().parent))
 from torch_peer import linear_us  # noqa: E402
 
 LAYER = ("qwen3-4b-qkv", "qwen3-4b-o", "qwen3-4b-gate-up", "qwen3-4b-down")
-SW_CONFIGS = ((256, 32, 4), (256, 32, 3), (256, 64, 3), (256, 64, 4), (128, 32, 4), (128, 64, 4))
+SW_CONFIGS = ((256, 32, 4), (256, 32, 3), (256, 64, 3), (128, 32, 4))
+TC_CONFIGS = ((128, 32, 64), (128, 64, 32), (256, 64, 32))      # (BN, WN, BK) besides the registered one
+
+
+def tc_config(v, bn: int, wn: int, bk: int):
+    """gemm_tc at block tile 128 x bn, warp tiles 64 x wn, k step bk (the ragged launch unchanged)."""
+    ln = replace(v.launches[0], grid=(parse("cdiv(T, 128)"), parse(f"cdiv(N, {bn})")), block=(parse(str(64 * bn // wn)),))
+    return replace(v, options=(f"-DKREG_BN={bn}", f"-DKREG_WN={wn}", f"-DKREG_BK={bk}"),
+                   launches=(ln,) + tuple(v.launches[1:]), name=f"tc_bn{bn}_wn{wn}_bk{bk}")
 
 
 def sw_config(v, bn: int, bk: int, stages: int):
@@ -78,9 +86,8 @@ def speed(dt: str = "bf16") -> None:
           flush=True)
     base = cat.find(f"gemm_mma_sw_{dt}").variant
     tc = cat.find(f"gemm_tc_{dt}_safe").variant
-    tc64 = replace(tc, name="tc_bk64", options=tuple(o for o in tc.options if not o.startswith("-DKREG_BK"))
-                   + ("-DKREG_BK=64",))
-    variants = [cat.find(f"gemm_mma_pipe_{dt}").variant, tc, tc64] + [sw_config(base, *c) for c in SW_CONFIGS]
+    variants = ([cat.find(f"gemm_mma_pipe_{dt}").variant, tc] + [tc_config(tc, *c) for c in TC_CONFIGS]
+                + [sw_config(base, *c) for c in SW_CONFIGS])
     mods = {}
     for v in variants:
         try:

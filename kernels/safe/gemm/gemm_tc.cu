@@ -19,11 +19,19 @@
 #ifndef KREG_BK
 #define KREG_BK 32
 #endif
-constexpr int BM = 128, BN = 128, BK = KREG_BK;
+#ifndef KREG_BN
+#define KREG_BN 128
+#endif
+#ifndef KREG_WN
+#define KREG_WN 32
+#endif
+constexpr int BM = 128, BN = KREG_BN, BK = KREG_BK;
+constexpr int WM = 64, WN = KREG_WN, MT = 4, NT = WN / 8;   // warp tile: 4 x NT mma tiles
+constexpr int WARPS_N = BN / WN, THREADS = 64 * WARPS_N;    // warps 2 (m) x WARPS_N (n)
 constexpr int LD = BK + 8;                 // padded shared row (elements): 8 rows at one k hit 8 bank groups
 constexpr int VPR = BK / 8;                // 16-byte vectors per tile row
-constexpr int HV = BM * VPR / 256;         // vectors of each tile per thread
-constexpr int WM = 64, WN = 32, MT = 4, NT = 4;
+constexpr int XV = BM * VPR / THREADS, WV = BN * VPR / THREADS;   // vectors of each tile per thread
+static_assert(NT % 4 == 0 && XV >= 1 && WV >= 1, "warp tile columns in 32s; every thread copies");
 
 template <class T> struct Mma;
 template <> struct Mma<__nv_bfloat16> {
@@ -58,15 +66,19 @@ template <class T> __device__ __forceinline__ void st_global_v4(T* p, const unsi
 
 // This thread's vectors of the X and W tiles at step k0 (zeros past T, N or K).
 template <class T>
-__device__ __forceinline__ void load_step(uint4 (&xv)[HV], uint4 (&wv)[HV], const T* __restrict__ X,
+__device__ __forceinline__ void load_step(uint4 (&xv)[XV], uint4 (&wv)[WV], const T* __restrict__ X,
                                           const T* __restrict__ W, long long t0, long long n0, int Tn, int N,
                                           int K, int k0) {
 #pragma unroll
-    for (int h = 0; h < HV; h++) {
-        int v = threadIdx.x + 256 * h, r = v / VPR, k = k0 + 8 * (v % VPR);
+    for (int h = 0; h < XV; h++) {
+        int v = threadIdx.x + THREADS * h, r = v / VPR, k = k0 + 8 * (v % VPR);
         xv[h] = make_uint4(0, 0, 0, 0);
-        wv[h] = make_uint4(0, 0, 0, 0);
         if (t0 + r < Tn && k < K) xv[h] = kreg::load_raw<T>(X + (t0 + r) * K + k);
+    }
+#pragma unroll
+    for (int h = 0; h < WV; h++) {
+        int v = threadIdx.x + THREADS * h, r = v / VPR, k = k0 + 8 * (v % VPR);
+        wv[h] = make_uint4(0, 0, 0, 0);
         if (n0 + r < N && k < K) wv[h] = kreg::load_raw<T>(W + (n0 + r) * K + k);
     }
 }
@@ -78,7 +90,7 @@ __device__ __forceinline__ void gemm_tc(const T* __restrict__ X, const T* __rest
     __shared__ __align__(16) T ws[BN][LD];
     if (N % 8 != 0) return;                              // gemm_tc_ragged's case (uniform: before any barrier)
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    int wm = WM * (warp / 4), wn = WN * (warp % 4);
+    int wm = WM * (warp / WARPS_N), wn = WN * (warp % WARPS_N);
     long long t0 = (long long)blockIdx.x * BM, n0 = (long long)blockIdx.y * BN;
     float acc[MT][NT][4];
 #pragma unroll
@@ -87,14 +99,18 @@ __device__ __forceinline__ void gemm_tc(const T* __restrict__ X, const T* __rest
         for (int j = 0; j < NT; j++)
 #pragma unroll
             for (int c = 0; c < 4; c++) acc[i][j][c] = 0.f;
-    uint4 xv[HV], wv[HV];
+    uint4 xv[XV], wv[WV];
     load_step(xv, wv, X, W, t0, n0, Tn, N, K, 0);
     for (int k0 = 0; k0 < K; k0 += BK) {
 #pragma unroll
-        for (int h = 0; h < HV; h++) {
-            int v = threadIdx.x + 256 * h, r = v / VPR, c = 8 * (v % VPR);
-            *reinterpret_cast<uint4*>(&xs[r][c]) = xv[h];
-            *reinterpret_cast<uint4*>(&ws[r][c]) = wv[h];
+        for (int h = 0; h < XV; h++) {
+            int v = threadIdx.x + THREADS * h;
+            *reinterpret_cast<uint4*>(&xs[v / VPR][8 * (v % VPR)]) = xv[h];
+        }
+#pragma unroll
+        for (int h = 0; h < WV; h++) {
+            int v = threadIdx.x + THREADS * h;
+            *reinterpret_cast<uint4*>(&ws[v / VPR][8 * (v % VPR)]) = wv[h];
         }
         __syncthreads();
         load_step(xv, wv, X, W, t0, n0, Tn, N, K, k0 + BK);     // the next step's, in flight during the mma
@@ -119,6 +135,7 @@ __device__ __forceinline__ void gemm_tc(const T* __restrict__ X, const T* __rest
     }
     // Epilogue from registers. Accumulator c of tile (i, j) is row g (c < 2) or g + 8, column 2 tq + (c & 1)
     // of the tile; g = lane / 4, tq = lane % 4: the four lanes of a quad hold a row's 32 columns as 16 words
+    // per group of 4 tiles
     // (lane tq, tile j: columns 8 j + 2 tq, + 1). A 4 x 4 transpose of words within the quad (round r:
     // lane tq sends its word of tile tq ^ r to lane tq ^ r) leaves lane tq the 8 consecutive columns of
     // tile tq: one 16-byte store where they are inside N (all 8 or none: N % 8 == 0).
@@ -126,10 +143,12 @@ __device__ __forceinline__ void gemm_tc(const T* __restrict__ X, const T* __rest
 #pragma unroll
     for (int i = 0; i < MT; i++)
 #pragma unroll
-        for (int h = 0; h < 2; h++) {
-            unsigned w[NT], u[4] = {0, 0, 0, 0};
+        for (int h = 0; h < 2; h++)
 #pragma unroll
-            for (int j = 0; j < NT; j++) w[j] = kreg::Cvt<T>::pack(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
+        for (int jg = 0; jg < NT / 4; jg++) {      // tiles 4 jg .. 4 jg + 3: columns 32 jg .. of the warp's
+            unsigned w[4], u[4] = {0, 0, 0, 0};
+#pragma unroll
+            for (int j = 0; j < 4; j++) w[j] = kreg::Cvt<T>::pack(acc[i][4 * jg + j][2 * h], acc[i][4 * jg + j][2 * h + 1]);
 #pragma unroll
             for (int r = 0; r < 4; r++) {
                 int m = tq ^ r;
@@ -140,7 +159,7 @@ __device__ __forceinline__ void gemm_tc(const T* __restrict__ X, const T* __rest
                 u[2] = m == 2 ? got : u[2];
                 u[3] = m == 3 ? got : u[3];
             }
-            long long t = t0 + wm + 16 * i + g + 8 * h, n = n0 + wn + 8 * tq;
+            long long t = t0 + wm + 16 * i + g + 8 * h, n = n0 + wn + 32 * jg + 8 * tq;
             if (t < Tn) {
                 if (n + 8 <= N) {
                     st_global_v4(Y + t * N + n, u);
@@ -149,12 +168,12 @@ __device__ __forceinline__ void gemm_tc(const T* __restrict__ X, const T* __rest
         }
 }
 
-extern "C" __global__ void __launch_bounds__(256) gemm_tc_bf16(const __nv_bfloat16* __restrict__ X,
+extern "C" __global__ void __launch_bounds__(THREADS) gemm_tc_bf16(const __nv_bfloat16* __restrict__ X,
         const __nv_bfloat16* __restrict__ W, __nv_bfloat16* __restrict__ Y, int T, int N, int K) {
     gemm_tc(X, W, Y, T, N, K);
 }
 
-extern "C" __global__ void __launch_bounds__(256) gemm_tc_f16(const __half* __restrict__ X,
+extern "C" __global__ void __launch_bounds__(THREADS) gemm_tc_f16(const __half* __restrict__ X,
         const __half* __restrict__ W, __half* __restrict__ Y, int T, int N, int K) {
     gemm_tc(X, W, Y, T, N, K);
 }
