@@ -62,25 +62,51 @@ __device__ __forceinline__ void cp_async16(unsigned dst, const void* src, bool v
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(dst), "l"(src), "r"(valid ? 16 : 0));
 }
 
-// One stage: the X tile's and the W tile's chunks this thread copies at step k0, then one commit group.
-// Row pointers are clamped to row 0 (and k to K - 8) where nothing is copied, so addresses stay valid.
+// This thread's chunks of a stage: shared offsets (swizzled) and global row pointers (row 0 past T or N,
+// where nothing is copied), fixed for the whole K loop; a stage adds its k0.
+template <class T> struct Chunks {
+    const T* x[XV];
+    const T* w[WV];
+    unsigned xo[XV], wo[WV];
+    int xk[XV], wk[WV];
+    bool xin[XV], win[WV];
+};
+
 template <class T>
-__device__ __forceinline__ void load_stage(unsigned xs, unsigned ws, const T* __restrict__ X,
-                                           const T* __restrict__ W, long long t0, long long n0, int Tn, int N,
-                                           int K, int k0) {
+__device__ __forceinline__ Chunks<T> chunks_of(const T* __restrict__ X, const T* __restrict__ W, long long t0,
+                                               long long n0, int Tn, int N, int K) {
+    Chunks<T> c;
 #pragma unroll
     for (int h = 0; h < XV; h++) {
-        int v = threadIdx.x + THREADS * h, r = v / CH, c = v % CH, k = k0 + 8 * c;
-        bool ok = t0 + r < Tn && k < K;
-        const T* src = X + (ok ? (t0 + r) * K + k : 0);
-        cp_async16(xs + 2 * swz(r, c), src, ok);
+        int v = threadIdx.x + THREADS * h, r = v / CH;
+        c.xin[h] = t0 + r < Tn;
+        c.xk[h] = 8 * (v % CH);
+        c.x[h] = X + (c.xin[h] ? (t0 + r) * K + c.xk[h] : 0);
+        c.xo[h] = 2 * swz(r, v % CH);
     }
 #pragma unroll
     for (int h = 0; h < WV; h++) {
-        int v = threadIdx.x + THREADS * h, r = v / CH, c = v % CH, k = k0 + 8 * c;
-        bool ok = n0 + r < N && k < K;
-        const T* src = W + (ok ? (n0 + r) * K + k : 0);
-        cp_async16(ws + 2 * swz(r, c), src, ok);
+        int v = threadIdx.x + THREADS * h, r = v / CH;
+        c.win[h] = n0 + r < N;
+        c.wk[h] = 8 * (v % CH);
+        c.w[h] = W + (c.win[h] ? (n0 + r) * K + c.wk[h] : 0);
+        c.wo[h] = 2 * swz(r, v % CH);
+    }
+    return c;
+}
+
+// One stage's copies at step k0 (zero-filled past T, N or K), then one commit group.
+template <class T>
+__device__ __forceinline__ void load_stage(unsigned xs, unsigned ws, const Chunks<T>& c, int K, int k0) {
+#pragma unroll
+    for (int h = 0; h < XV; h++) {
+        bool ok = c.xin[h] && k0 + c.xk[h] < K;
+        cp_async16(xs + c.xo[h], c.x[h] + (ok ? k0 : 0), ok);
+    }
+#pragma unroll
+    for (int h = 0; h < WV; h++) {
+        bool ok = c.win[h] && k0 + c.wk[h] < K;
+        cp_async16(ws + c.wo[h], c.w[h] + (ok ? k0 : 0), ok);
     }
     asm volatile("cp.async.commit_group;");
 }
@@ -102,10 +128,11 @@ __device__ __forceinline__ void gemm_sw(const T* __restrict__ X, const T* __rest
 #pragma unroll
             for (int c = 0; c < 4; c++) acc[i][j][c] = 0.f;
     const int steps = (K + BK - 1) / BK;
+    const Chunks<T> ch = chunks_of(X, W, t0, n0, Tn, N, K);
 #pragma unroll
     for (int s = 0; s < STAGES - 1; s++) {
         unsigned st = sbase + 2 * s * STAGE_ELEMS;
-        load_stage(st, st + 2 * BM * BK, X, W, t0, n0, Tn, N, K, s * BK);
+        load_stage(st, st + 2 * BM * BK, ch, K, s * BK);
     }
     // ldmatrix row and chunk of this lane: A rows wm + 16 i + (lane & 15), chunk + (lane >> 4);
     // B rows wn + 16 jj + (lane & 7) + 8 (lane >> 4), chunk + ((lane >> 3) & 1)
@@ -118,7 +145,7 @@ __device__ __forceinline__ void gemm_sw(const T* __restrict__ X, const T* __rest
         {
             int ls = s + STAGES - 1;
             unsigned st = sbase + 2 * (ls % STAGES) * STAGE_ELEMS;
-            load_stage(st, st + 2 * BM * BK, X, W, t0, n0, Tn, N, K, ls * BK);
+            load_stage(st, st + 2 * BM * BK, ch, K, ls * BK);
         }
         const unsigned xs = sbase + 2 * (s % STAGES) * STAGE_ELEMS, ws = xs + 2 * BM * BK;
 #pragma unroll
