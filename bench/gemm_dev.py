@@ -86,7 +86,8 @@ def speed(dt: str = "bf16") -> None:
           flush=True)
     base = cat.find(f"gemm_mma_sw_{dt}").variant
     tc = cat.find(f"gemm_tc_{dt}_safe").variant
-    variants = ([cat.find(f"gemm_mma_pipe_{dt}").variant, tc] + [tc_config(tc, *c) for c in TC_CONFIGS]
+    alone = replace(tc, launches=tuple(tc.launches[:1]), name="tc_without_ragged")   # the empty launch's cost
+    variants = ([cat.find(f"gemm_mma_pipe_{dt}").variant, tc, alone] + [tc_config(tc, *c) for c in TC_CONFIGS]
                 + [sw_config(base, *c) for c in SW_CONFIGS])
     mods = {}
     for v in variants:
