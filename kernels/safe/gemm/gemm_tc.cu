@@ -31,7 +31,7 @@ constexpr int WARPS_N = BN / WN, THREADS = 64 * WARPS_N;    // warps 2 (m) x WAR
 constexpr int LD = BK + 8;                 // padded shared row (elements): 8 rows at one k hit 8 bank groups
 constexpr int VPR = BK / 8;                // 16-byte vectors per tile row
 constexpr int XV = BM * VPR / THREADS, WV = BN * VPR / THREADS;   // vectors of each tile per thread
-static_assert(NT % 4 == 0 && XV >= 1 && WV >= 1, "warp tile columns in 32s; every thread copies");
+static_assert(NT % 4 == 0 && XV >= 1 && WV >= 1 && THREADS % VPR == 0, "warp tile columns in 32s; every thread copies");
 
 template <class T> struct Mma;
 template <> struct Mma<__nv_bfloat16> {
@@ -70,14 +70,14 @@ __device__ __forceinline__ void load_step(uint4 (&xv)[XV], uint4 (&wv)[WV], cons
                                           const T* __restrict__ W, long long t0, long long n0, int Tn, int N,
                                           int K, int k0) {
 #pragma unroll
-    for (int h = 0; h < XV; h++) {
-        int v = threadIdx.x + THREADS * h, r = v / VPR, k = k0 + 8 * (v % VPR);
+    for (int h = 0; h < XV; h++) {      // rows threadIdx.x / VPR + (THREADS / VPR) h, k offset 8 (threadIdx.x % VPR)
+        int r = threadIdx.x / VPR + THREADS / VPR * h, k = k0 + 8 * (threadIdx.x % VPR);
         xv[h] = make_uint4(0, 0, 0, 0);
         if (t0 + r < Tn && k < K) xv[h] = kreg::load_raw<T>(X + (t0 + r) * K + k);
     }
 #pragma unroll
     for (int h = 0; h < WV; h++) {
-        int v = threadIdx.x + THREADS * h, r = v / VPR, k = k0 + 8 * (v % VPR);
+        int r = threadIdx.x / VPR + THREADS / VPR * h, k = k0 + 8 * (threadIdx.x % VPR);
         wv[h] = make_uint4(0, 0, 0, 0);
         if (n0 + r < N && k < K) wv[h] = kreg::load_raw<T>(W + (n0 + r) * K + k);
     }
@@ -103,15 +103,11 @@ __device__ __forceinline__ void gemm_tc(const T* __restrict__ X, const T* __rest
     load_step(xv, wv, X, W, t0, n0, Tn, N, K, 0);
     for (int k0 = 0; k0 < K; k0 += BK) {
 #pragma unroll
-        for (int h = 0; h < XV; h++) {
-            int v = threadIdx.x + THREADS * h;
-            *reinterpret_cast<uint4*>(&xs[v / VPR][8 * (v % VPR)]) = xv[h];
-        }
+        for (int h = 0; h < XV; h++)
+            *reinterpret_cast<uint4*>(&xs[threadIdx.x / VPR + THREADS / VPR * h][8 * (threadIdx.x % VPR)]) = xv[h];
 #pragma unroll
-        for (int h = 0; h < WV; h++) {
-            int v = threadIdx.x + THREADS * h;
-            *reinterpret_cast<uint4*>(&ws[v / VPR][8 * (v % VPR)]) = wv[h];
-        }
+        for (int h = 0; h < WV; h++)
+            *reinterpret_cast<uint4*>(&ws[threadIdx.x / VPR + THREADS / VPR * h][8 * (threadIdx.x % VPR)]) = wv[h];
         __syncthreads();
         load_step(xv, wv, X, W, t0, n0, Tn, N, K, k0 + BK);     // the next step's, in flight during the mma
 #pragma unroll
