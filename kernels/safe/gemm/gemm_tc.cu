@@ -11,9 +11,9 @@
 // vectors of each per thread, zeros past T, N or K), stored to shared memory, a barrier; the next
 // step's vectors are loaded from global memory into the registers while the tensor cores work on this
 // one; a barrier before the next store.
-// gemm_tc_ragged (N % 8 != 0; it returns at once otherwise, and is launched as one block then): one
-// thread per element of Y (block (bx, t) the columns 256 bx ..), fp32 FMA over K in 16-byte vectors. Each element of Y is written by one
-// thread of one of the two launches; X and W are only read; every thread reaches every barrier.
+// gemm_tc_ragged (N % 8 != 0; its blocks return at once otherwise): 64 x 64 tiles of fp32 FMA (below).
+// Each element of Y is written by one thread of one of the two launches; X and W are only read; every
+// thread reaches every barrier.
 #include "kreg_own.cuh"
 
 #ifndef KREG_BK
@@ -174,51 +174,58 @@ extern "C" __global__ void __launch_bounds__(THREADS) gemm_tc_f16(const __half* 
     gemm_tc(X, W, Y, T, N, K);
 }
 
-// The ragged-N fallback: gemm_tiled's kernel (64 x 64 tiles of fp32 FMA; see gemm_tiled.cu).
+// The ragged-N fallback, gemm_tiled's scheme with 512 threads (8 outputs each: fewer stores to prove):
+// block (bx, by) owns the 64 x 64 tile of Y at rows t0 = 64 by, columns n0 = 64 bx; per step of 32 along K,
+// threads 0-255 load the X tile's 16-byte vector (row (i % 256) / 4, k + 8 (i % 4)), threads 256-511 the
+// W tile's (zeros past T, N or K), a barrier, then thread (ty, tx) = (i / 16, i % 16) accumulates rows
+// ty + 32 r, columns tx + 16 c in fp32 FMA; a barrier before the next step.
 constexpr int RM = 64, RN = 64, RK = 32, RLD = RK + 8;
 
 template <class T>
 __device__ __forceinline__ void gemm_ragged(const T* __restrict__ X, const T* __restrict__ W, T* __restrict__ Y,
-                                           int Tn, int N, int K) {
+                                            int Tn, int N, int K) {
     if (N % 8 == 0) return;                  // gemm_tc's case (uniform: before any barrier)
     __shared__ __align__(16) T xs[RM][RLD];
     __shared__ __align__(16) T ws[RN][RLD];
     int i = threadIdx.x;
     int tx = i % 16, ty = i / 16;
     long long t0 = (long long)blockIdx.y * RM, n0 = (long long)blockIdx.x * RN;
-    int lr = i / 4, lk = 8 * (i % 4);          // the row and k offset of the vector this thread loads
-    float acc[4][4];
+    int lr = i % 256 / 4, lk = 8 * (i % 4);  // the row and k offset of the vector this thread loads
+    float acc[2][4];
 #pragma unroll
-    for (int r = 0; r < 4; r++)
+    for (int r = 0; r < 2; r++)
 #pragma unroll
         for (int c = 0; c < 4; c++) acc[r][c] = 0.f;
     for (int k0 = 0; k0 < K; k0 += RK) {
         int k = k0 + lk;
-        uint4 xv = make_uint4(0, 0, 0, 0), wv = make_uint4(0, 0, 0, 0);
-        if (t0 + lr < Tn && k < K) xv = kreg::load_raw<T>(X + (t0 + lr) * K + k);
-        if (n0 + lr < N && k < K) wv = kreg::load_raw<T>(W + (n0 + lr) * K + k);
-        *reinterpret_cast<uint4*>(&xs[lr][lk]) = xv;
-        *reinterpret_cast<uint4*>(&ws[lr][lk]) = wv;
+        uint4 v = make_uint4(0, 0, 0, 0);
+        if (i < 256) {
+            if (t0 + lr < Tn && k < K) v = kreg::load_raw<T>(X + (t0 + lr) * K + k);
+            *reinterpret_cast<uint4*>(&xs[lr][lk]) = v;
+        } else {
+            if (n0 + lr < N && k < K) v = kreg::load_raw<T>(W + (n0 + lr) * K + k);
+            *reinterpret_cast<uint4*>(&ws[lr][lk]) = v;
+        }
         __syncthreads();
 #pragma unroll
         for (int kk = 0; kk < RK; kk += 8) {
-            kreg::F8 a[4], b[4];
+            kreg::F8 a[2], b[4];
 #pragma unroll
-            for (int r = 0; r < 4; r++) a[r] = kreg::unpack8<T>(*reinterpret_cast<const uint4*>(&xs[ty + 16 * r][kk]));
+            for (int r = 0; r < 2; r++) a[r] = kreg::unpack8<T>(*reinterpret_cast<const uint4*>(&xs[ty + 32 * r][kk]));
 #pragma unroll
             for (int c = 0; c < 4; c++) b[c] = kreg::unpack8<T>(*reinterpret_cast<const uint4*>(&ws[tx + 16 * c][kk]));
 #pragma unroll
             for (int j = 0; j < 8; j++)
 #pragma unroll
-                for (int r = 0; r < 4; r++)
+                for (int r = 0; r < 2; r++)
 #pragma unroll
                     for (int c = 0; c < 4; c++) acc[r][c] = fmaf(a[r].v[j], b[c].v[j], acc[r][c]);
         }
         __syncthreads();
     }
 #pragma unroll
-    for (int r = 0; r < 4; r++) {
-        long long t = t0 + ty + 16 * r;
+    for (int r = 0; r < 2; r++) {
+        long long t = t0 + ty + 32 * r;
 #pragma unroll
         for (int c = 0; c < 4; c++) {
             long long n = n0 + tx + 16 * c;
@@ -227,12 +234,12 @@ __device__ __forceinline__ void gemm_ragged(const T* __restrict__ X, const T* __
     }
 }
 
-extern "C" __global__ void __launch_bounds__(256) gemm_tc_ragged_bf16(const __nv_bfloat16* __restrict__ X,
+extern "C" __global__ void __launch_bounds__(512) gemm_tc_ragged_bf16(const __nv_bfloat16* __restrict__ X,
         const __nv_bfloat16* __restrict__ W, __nv_bfloat16* __restrict__ Y, int T, int N, int K) {
     gemm_ragged(X, W, Y, T, N, K);
 }
 
-extern "C" __global__ void __launch_bounds__(256) gemm_tc_ragged_f16(const __half* __restrict__ X,
+extern "C" __global__ void __launch_bounds__(512) gemm_tc_ragged_f16(const __half* __restrict__ X,
         const __half* __restrict__ W, __half* __restrict__ Y, int T, int N, int K) {
     gemm_ragged(X, W, Y, T, N, K);
 }
