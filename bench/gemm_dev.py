@@ -25,14 +25,15 @@ from torch_peer import linear_us  # noqa: E402
 
 LAYER = ("qwen3-4b-qkv", "qwen3-4b-o", "qwen3-4b-gate-up", "qwen3-4b-down")
 SW_CONFIGS = ((256, 32, 4), (256, 32, 3), (256, 64, 3), (128, 32, 4))
-TC_CONFIGS = ((128, 32, 64), (128, 64, 32), (256, 64, 32))      # (BN, WN, BK) besides the registered one
+TC_CONFIGS = ((128, 32, 64), (128, 32, 32, 1), (128, 64, 32), (256, 64, 32))   # (BN, WN, BK[, two stages])
 
 
-def tc_config(v, bn: int, wn: int, bk: int):
-    """gemm_tc at block tile 128 x bn, warp tiles 64 x wn, k step bk (the ragged launch unchanged)."""
+def tc_config(v, bn: int, wn: int, bk: int, db: int = 0):
+    """gemm_tc at block tile 128 x bn, warp tiles 64 x wn, k step bk, one or two shared stages (the
+    ragged launch unchanged)."""
     ln = replace(v.launches[0], grid=(parse("cdiv(T, 128)"), parse(f"cdiv(N, {bn})")), block=(parse(str(64 * bn // wn)),))
-    return replace(v, options=(f"-DKREG_BN={bn}", f"-DKREG_WN={wn}", f"-DKREG_BK={bk}"),
-                   launches=(ln,) + tuple(v.launches[1:]), name=f"tc_bn{bn}_wn{wn}_bk{bk}")
+    return replace(v, options=(f"-DKREG_BN={bn}", f"-DKREG_WN={wn}", f"-DKREG_BK={bk}", f"-DKREG_DB={db}"),
+                   launches=(ln,) + tuple(v.launches[1:]), name=f"tc_bn{bn}_wn{wn}_bk{bk}" + "_db" * db)
 
 
 def sw_config(v, bn: int, bk: int, stages: int):

@@ -25,6 +25,9 @@
 #ifndef KREG_WN
 #define KREG_WN 32
 #endif
+#ifndef KREG_DB
+#define KREG_DB 0      // 1: two shared stages, one barrier a step (unproven: the prover loses the stage index)
+#endif
 constexpr int BM = 128, BN = KREG_BN, BK = KREG_BK;
 constexpr int WM = 64, WN = KREG_WN, MT = 4, NT = WN / 8;   // warp tile: 4 x NT mma tiles
 constexpr int WARPS_N = BN / WN, THREADS = 64 * WARPS_N;    // warps 2 (m) x WARPS_N (n)
@@ -83,11 +86,49 @@ __device__ __forceinline__ void load_step(uint4 (&xv)[XV], uint4 (&wv)[WV], cons
     }
 }
 
+// This thread's vectors into a stage's X and W tiles.
+template <class T>
+__device__ __forceinline__ void store_step(T (*xs)[LD], T (*ws)[LD], const uint4 (&xv)[XV], const uint4 (&wv)[WV]) {
+#pragma unroll
+    for (int h = 0; h < XV; h++)
+        *reinterpret_cast<uint4*>(&xs[threadIdx.x / VPR + THREADS / VPR * h][8 * (threadIdx.x % VPR)]) = xv[h];
+#pragma unroll
+    for (int h = 0; h < WV; h++)
+        *reinterpret_cast<uint4*>(&ws[threadIdx.x / VPR + THREADS / VPR * h][8 * (threadIdx.x % VPR)]) = wv[h];
+}
+
+// One step's BK along K for the warp's MT x NT mma tiles.
+template <class T>
+__device__ __forceinline__ void mma_step(float (&acc)[MT][NT][4], T (*xs)[LD], T (*ws)[LD], int wm, int wn, int lane) {
+#pragma unroll
+    for (int kk = 0; kk < BK; kk += 16) {
+        unsigned a[MT][4], b[NT][2];
+#pragma unroll
+        for (int i = 0; i < MT; i++)      // rows 0-15 (lanes 0-15) at k, then at k + 8 (lanes 16-31)
+            ldmatrix_x4(a[i], &xs[wm + 16 * i + (lane & 15)][kk + 8 * (lane >> 4)]);
+#pragma unroll
+        for (int j = 0; j < NT; j += 2) { // two n8 tiles: n rows 0-7 at k, k + 8, then rows 8-15
+            unsigned r[4];
+            ldmatrix_x4(r, &ws[wn + 8 * j + (lane & 7) + 8 * (lane >> 4)][kk + 8 * ((lane >> 3) & 1)]);
+            b[j][0] = r[0]; b[j][1] = r[1]; b[j + 1][0] = r[2]; b[j + 1][1] = r[3];
+        }
+#pragma unroll
+        for (int i = 0; i < MT; i++)
+#pragma unroll
+            for (int j = 0; j < NT; j++) Mma<T>::run(acc[i][j], a[i], b[j]);
+    }
+}
+
 template <class T>
 __device__ __forceinline__ void gemm_tc(const T* __restrict__ X, const T* __restrict__ W, T* __restrict__ Y,
                                         int Tn, int N, int K) {
+#if KREG_DB
+    __shared__ __align__(16) T xs[2][BM][LD];            // two stages: one barrier a step
+    __shared__ __align__(16) T ws[2][BN][LD];
+#else
     __shared__ __align__(16) T xs[BM][LD];
     __shared__ __align__(16) T ws[BN][LD];
+#endif
     if (N % 8 != 0) return;                              // gemm_tc_ragged's case (uniform: before any barrier)
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     int wm = WM * (warp / WARPS_N), wn = WN * (warp % WARPS_N);
@@ -101,34 +142,28 @@ __device__ __forceinline__ void gemm_tc(const T* __restrict__ X, const T* __rest
             for (int c = 0; c < 4; c++) acc[i][j][c] = 0.f;
     uint4 xv[XV], wv[WV];
     load_step(xv, wv, X, W, t0, n0, Tn, N, K, 0);
+#if KREG_DB
+    // stage cur holds step k0's tiles; the next step's are loaded during its mma and stored to the other
+    // stage, which nobody reads in this interval (it was read before the last barrier)
+    store_step(xs[0], ws[0], xv, wv);
+    __syncthreads();
+    int cur = 0;
     for (int k0 = 0; k0 < K; k0 += BK) {
-#pragma unroll
-        for (int h = 0; h < XV; h++)
-            *reinterpret_cast<uint4*>(&xs[threadIdx.x / VPR + THREADS / VPR * h][8 * (threadIdx.x % VPR)]) = xv[h];
-#pragma unroll
-        for (int h = 0; h < WV; h++)
-            *reinterpret_cast<uint4*>(&ws[threadIdx.x / VPR + THREADS / VPR * h][8 * (threadIdx.x % VPR)]) = wv[h];
+        load_step(xv, wv, X, W, t0, n0, Tn, N, K, k0 + BK);
+        mma_step(acc, xs[cur], ws[cur], wm, wn, lane);
+        store_step(xs[cur ^ 1], ws[cur ^ 1], xv, wv);
+        __syncthreads();
+        cur ^= 1;
+    }
+#else
+    for (int k0 = 0; k0 < K; k0 += BK) {
+        store_step(xs, ws, xv, wv);
         __syncthreads();
         load_step(xv, wv, X, W, t0, n0, Tn, N, K, k0 + BK);     // the next step's, in flight during the mma
-#pragma unroll
-        for (int kk = 0; kk < BK; kk += 16) {
-            unsigned a[MT][4], b[NT][2];
-#pragma unroll
-            for (int i = 0; i < MT; i++)      // rows 0-15 (lanes 0-15) at k, then at k + 8 (lanes 16-31)
-                ldmatrix_x4(a[i], &xs[wm + 16 * i + (lane & 15)][kk + 8 * (lane >> 4)]);
-#pragma unroll
-            for (int j = 0; j < NT; j += 2) { // two n8 tiles: n rows 0-7 at k, k + 8, then rows 8-15
-                unsigned r[4];
-                ldmatrix_x4(r, &ws[wn + 8 * j + (lane & 7) + 8 * (lane >> 4)][kk + 8 * ((lane >> 3) & 1)]);
-                b[j][0] = r[0]; b[j][1] = r[1]; b[j + 1][0] = r[2]; b[j + 1][1] = r[3];
-            }
-#pragma unroll
-            for (int i = 0; i < MT; i++)
-#pragma unroll
-                for (int j = 0; j < NT; j++) Mma<T>::run(acc[i][j], a[i], b[j]);
-        }
+        mma_step(acc, xs, ws, wm, wn, lane);
         __syncthreads();
     }
+#endif
     // Epilogue from registers. Accumulator c of tile (i, j) is row g (c < 2) or g + 8, column 2 tq + (c & 1)
     // of the tile; g = lane / 4, tq = lane % 4: the four lanes of a quad hold a row's 32 columns as 16 words
     // per group of 4 tiles
