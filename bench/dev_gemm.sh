@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The gemm helper's mid-session device run (<= 240 s): numerics of the tensor-core variants and of cuBLAS
 # under the op's accumulation tolerance (ragged cases, 4B o, K = 12288), then the 4B layer's speed at
-# T = 2048 for cuBLAS, gemm_mma_pipe, the safe gemm_tc and gemm_mma_sw in four tile / stage configurations each.
+# T = 2048 for cuBLAS, the safe gemm_tc (five configurations) and the unsafe gemm_mma_sw (three).
 # Usage (device, carry .whl): OUT=dir timeout 240 bash bench/dev_gemm.sh
 set -u
 . bench/device_env.sh
