@@ -25,7 +25,7 @@ from torch_peer import linear_us  # noqa: E402
 
 LAYER = ("qwen3-4b-qkv", "qwen3-4b-o", "qwen3-4b-gate-up", "qwen3-4b-down")
 SW_CONFIGS = ((256, 32, 4), (256, 64, 3), (128, 32, 4))
-TC_CONFIGS = ((128, 32, 64), (128, 32, 32, 1), (128, 64, 32), (256, 64, 32))   # (BN, WN, BK[, two stages])
+TC_CONFIGS = ((128, 32, 32, 1), (128, 32, 64), (128, 64, 32), (256, 64, 32))   # (BN, WN, BK[, two stages])
 
 
 def tc_config(v, bn: int, wn: int, bk: int, db: int = 0):

@@ -10,7 +10,8 @@
 // (128 rows x BK, rows padded by 8 elements: conflict-free ldmatrix) are held in registers (HV 16-byte
 // vectors of each per thread, zeros past T, N or K), stored to shared memory, a barrier; the next
 // step's vectors are loaded from global memory into the registers while the tensor cores work on this
-// one; a barrier before the next store.
+// one; a barrier before the next store. With KREG_DB=1, two stages (four shared arrays) and steps in
+// pairs: a step's mma reads one stage while the next step's vectors go to the other, one barrier a step.
 // gemm_tc_ragged (N % 8 != 0; its blocks return at once otherwise): 64 x 64 tiles of fp32 FMA (below).
 // Each element of Y is written by one thread of one of the two launches; X and W are only read; every
 // thread reaches every barrier.
@@ -26,7 +27,8 @@
 #define KREG_WN 32
 #endif
 #ifndef KREG_DB
-#define KREG_DB 0      // 1: two shared stages, one barrier a step (unproven: the prover loses the stage index)
+#define KREG_DB 0      // 1: two shared stages, one barrier a step (steps in pairs: a stage index the
+                       // prover would have to track across iterations lost the proof)
 #endif
 constexpr int BM = 128, BN = KREG_BN, BK = KREG_BK;
 constexpr int WM = 64, WN = KREG_WN, MT = 4, NT = WN / 8;   // warp tile: 4 x NT mma tiles
@@ -123,8 +125,10 @@ template <class T>
 __device__ __forceinline__ void gemm_tc(const T* __restrict__ X, const T* __restrict__ W, T* __restrict__ Y,
                                         int Tn, int N, int K) {
 #if KREG_DB
-    __shared__ __align__(16) T xs[2][BM][LD];            // two stages: one barrier a step
-    __shared__ __align__(16) T ws[2][BN][LD];
+    __shared__ __align__(16) T xs0[BM][LD];              // two stages as four arrays: one barrier a step
+    __shared__ __align__(16) T ws0[BN][LD];
+    __shared__ __align__(16) T xs1[BM][LD];
+    __shared__ __align__(16) T ws1[BN][LD];
 #else
     __shared__ __align__(16) T xs[BM][LD];
     __shared__ __align__(16) T ws[BN][LD];
@@ -143,17 +147,20 @@ __device__ __forceinline__ void gemm_tc(const T* __restrict__ X, const T* __rest
     uint4 xv[XV], wv[WV];
     load_step(xv, wv, X, W, t0, n0, Tn, N, K, 0);
 #if KREG_DB
-    // stage cur holds step k0's tiles; the next step's are loaded during its mma and stored to the other
-    // stage, which nobody reads in this interval (it was read before the last barrier)
-    store_step(xs[0], ws[0], xv, wv);
+    // steps in pairs, stage 0 then stage 1 (static: no stage index for the prover to track); each step
+    // loads the next step's tiles during its mma and stores them to the other stage, which nobody reads
+    // in this interval; a pair past K computes on zero tiles
+    store_step(xs0, ws0, xv, wv);
     __syncthreads();
-    int cur = 0;
-    for (int k0 = 0; k0 < K; k0 += BK) {
+    for (int k0 = 0; k0 < K; k0 += 2 * BK) {
         load_step(xv, wv, X, W, t0, n0, Tn, N, K, k0 + BK);
-        mma_step(acc, xs[cur], ws[cur], wm, wn, lane);
-        store_step(xs[cur ^ 1], ws[cur ^ 1], xv, wv);
+        mma_step(acc, xs0, ws0, wm, wn, lane);
+        store_step(xs1, ws1, xv, wv);
         __syncthreads();
-        cur ^= 1;
+        load_step(xv, wv, X, W, t0, n0, Tn, N, K, k0 + 2 * BK);
+        mma_step(acc, xs1, ws1, wm, wn, lane);
+        store_step(xs0, ws0, xv, wv);
+        __syncthreads();
     }
 #else
     for (int k0 = 0; k0 < K; k0 += BK) {
