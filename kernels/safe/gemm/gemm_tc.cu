@@ -6,7 +6,8 @@
 // gemm_tc (N % 8 == 0; it returns at once otherwise): block (bx, by) of 8 warps owns the 128 x 128 tile
 // of Y at rows t0 = 128 * bx (T tiles fastest: the blocks in flight share W tiles), columns
 // n0 = 128 * by; warp w the 64 x 32 sub-tile at rows 64 * (w / 4), columns 32 * (w % 4) (4 x 4
-// mma.sync.m16n8k16 tiles, 64 fp32 accumulators a thread). K in steps of BK: the step's X and W tiles
+// mma.sync.m16n8k16 tiles, 64 fp32 accumulators a thread; KREG_BN / KREG_WN change the block and warp
+// tile widths). K in steps of BK: the step's X and W tiles
 // (128 rows x BK, rows padded by 8 elements: conflict-free ldmatrix) are held in registers (HV 16-byte
 // vectors of each per thread, zeros past T, N or K), stored to shared memory, a barrier; the next
 // step's vectors are loaded from global memory into the registers while the tensor cores work on this
