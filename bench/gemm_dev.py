@@ -26,6 +26,10 @@ from torch_peer import linear_us  # noqa: E402
 LAYER = ("qwen3-4b-qkv", "qwen3-4b-o", "qwen3-4b-gate-up", "qwen3-4b-down")
 SW_CONFIGS = ((256, 32, 4), (256, 64, 3), (128, 32, 4))
 TC_CONFIGS = ((128, 32, 32, 1), (128, 32, 64), (128, 64, 32), (256, 64, 32))   # (BN, WN, BK[, two stages])
+SWEEPS = {   # second sweep (after bench/results/gemm_dev_speed_2026-11-24.txt): around the best of each
+    "2": (((128, 32, 3), (128, 32, 6), (128, 64, 3), (128, 64, 4), (256, 64, 4)),
+          ((128, 32, 32), (128, 64, 64), (128, 64, 32, 1))),
+}
 
 
 def tc_config(v, bn: int, wn: int, bk: int, db: int = 0):
@@ -49,7 +53,7 @@ def ptx_of(v):
     return None if v.vendor else compile_cuda(v.source_path.read_text(), v.source_path.name, v.options).ptx
 
 
-def numerics(dt: str = "bf16") -> None:
+def numerics(which: str = "all") -> None:
     cat = load_catalog()
     op = cat.ops["gemm"]
     dev = open_device("gpu")
@@ -62,6 +66,8 @@ def numerics(dt: str = "bf16") -> None:
     plan += [(f"gemm_tc_{d}_safe", small) for d in ("bf16", "f16")]
     plan += [(f"gemm_mma_sw_{d}", small) for d in ("bf16", "f16")]
     plan += [("gemm_tc_bf16_safe", down8), ("gemm_mma_sw_bf16", down8), ("gemm_mma_pipe_bf16", down8)]
+    if which == "registered":        # the registered configurations after a sweep: small cases only
+        plan = [(f"gemm_tc_{d}_safe", small) for d in ("bf16", "f16")] + [(f"gemm_mma_sw_{d}", small) for d in ("bf16", "f16")]
     for name, cases in plan:
         v = cat.find(name).variant
         t0 = time.time()
@@ -76,7 +82,7 @@ def numerics(dt: str = "bf16") -> None:
             print(f"  ! {f[:400]}", flush=True)
 
 
-def speed(dt: str = "bf16") -> None:
+def speed(sweep: str = "1", dt: str = "bf16") -> None:
     import torch
     cat = load_catalog()
     op = cat.ops["gemm"]
@@ -90,6 +96,10 @@ def speed(dt: str = "bf16") -> None:
     alone = replace(tc, launches=tuple(tc.launches[:1]), name="tc_without_ragged")   # the empty launch's cost
     variants = ([tc, alone] + [tc_config(tc, *c) for c in TC_CONFIGS]
                 + [sw_config(base, *c) for c in SW_CONFIGS])
+    if sweep in SWEEPS:
+        sw_c, tc_c = SWEEPS[sweep]
+        variants = ([tc, cat.find(f"gemm_mma_sw_{dt}").variant] + [tc_config(tc, *c) for c in tc_c]
+                    + [sw_config(base, *c) for c in sw_c])
     mods = {}
     for v in variants:
         try:
