@@ -25,6 +25,7 @@ from .inputs import (host_scalars, input_values, make_inputs, output_params, poi
 from kreg.checker.bind import BindError, bind, buffer_sizes
 from .references import REFERENCES
 from .shapes import is_ragged
+from .tolerance import bound as tolerance_bound, error_scales, tolerance_for
 
 COMPARE_CHUNK = 1 << 16      # elements per chunk of compare(): its float64 temporaries stay in cache
 
@@ -50,21 +51,25 @@ def _index(shape, flat: int) -> list[int]:
     return [int(i) for i in np.unravel_index(flat, shape)] if shape else []
 
 
-def within(got: np.ndarray, want: np.ndarray, tolerance: dict) -> np.ndarray:
-    """Elementwise: equal (NaN matching NaN, infinities matching), or within atol + rtol * |want|."""
+def within(got: np.ndarray, want: np.ndarray, tolerance: dict, scale: np.ndarray | None = None) -> np.ndarray:
+    """Elementwise: equal (NaN matching NaN, infinities matching), or within atol + rtol * |want| (plus the
+    accumulation term of tolerance.bound where the tolerance has a gamma and a scale is given)."""
     with np.errstate(invalid="ignore", over="ignore"):
         same = (got == want) | (np.isnan(got) & np.isnan(want))
-        return same | (np.abs(got - want) <= tolerance["atol"] + tolerance["rtol"] * np.abs(want))
+        return same | (np.abs(got - want) <= tolerance_bound(tolerance, np.abs(want), scale))
 
 
 def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, tolerance: dict | None,
-            ignore: np.ndarray | None = None) -> tuple[list[str], dict]:
+            ignore: np.ndarray | None = None, scale: np.ndarray | None = None) -> tuple[list[str], dict]:
     """Failures (sentences) and error statistics of one output against its reference, every element
     (in float64, chunk by chunk on a thread pool); elements in `ignore` (already reported as never
-    written) count as neither right nor wrong."""
+    written) count as neither right nor wrong; `scale` (sum_k |term_k| per element) with the tolerance's
+    gamma adds the accumulation term of tolerance.bound."""
     shape = want.shape
     got, want = got.reshape(-1), np.asarray(want, dtype=np.float64).reshape(-1)
     ignore = ignore.reshape(-1) if ignore is not None and ignore.any() else None
+    scale = (np.asarray(scale, dtype=np.float64).reshape(-1)
+             if scale is not None and tolerance and tolerance.get("gamma") else None)
     stats = {"max_abs_err": 0.0, "max_rel_err": 0.0, "worst": None, "elements": int(want.size)}
     if want.size == 0:
         return [], stats
@@ -80,7 +85,8 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, tolerance:
     if tolerance is None:
         return [f"{name}: the op gives no tolerance for {dtype}"], stats
     atol, rtol = tolerance["atol"], tolerance["rtol"]
-    parts = chunk_map(lambda lo, hi: _compare_chunk(got, want, ignore, tolerance, lo, hi), want.size, COMPARE_CHUNK)
+    parts = chunk_map(lambda lo, hi: _compare_chunk(got, want, ignore, tolerance, scale, lo, hi), want.size,
+                      COMPARE_CHUNK)
     stats["max_abs_err"] = max(p[0] for p in parts)
     stats["max_rel_err"] = max(p[1] for p in parts)
     worst = max(parts, key=lambda p: p[2])          # the first chunk holding the largest ratio
@@ -94,13 +100,14 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, tolerance:
         first_nan = next(p[7] for p in parts if p[6])
         why.append(f"{name}: {nan} NaN where the reference is finite, first at {_index(shape, first_nan)}")
     if bad > nan:
-        why.append(f"{name}: {bad} of {want.size} elements outside atol={atol:g} rtol={rtol:g}; worst at "
+        acc = f" + {tolerance['gamma'] * (1 + rtol):.3g} sum|terms|" if scale is not None else ""
+        why.append(f"{name}: {bad} of {want.size} elements outside atol={atol:g} rtol={rtol:g}{acc}; worst at "
                    f"{stats['worst']['index']}: got {g:.6g}, want {want[w]:.6g} "
                    f"(error {worst[2]:.3g}x the tolerance)")
     return why, stats
 
 
-def _compare_chunk(got, want, ignore, tolerance, lo: int, hi: int) -> tuple:
+def _compare_chunk(got, want, ignore, tolerance, scale, lo: int, hi: int) -> tuple:
     """(max abs err, max rel err, worst err/tol, its index, got there, elements out of tolerance,
     NaNs where the reference is finite, the first of those) over [lo, hi)."""
     w = want[lo:hi]
@@ -110,7 +117,7 @@ def _compare_chunk(got, want, ignore, tolerance, lo: int, hi: int) -> tuple:
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         err = np.abs(g - w)
         aw = np.abs(w)
-        bound = aw * tolerance["rtol"] + tolerance["atol"]
+        bound = tolerance_bound(tolerance, aw, None if scale is None else scale[lo:hi])
         if np.count_nonzero(err <= bound) == w.size:     # all within (so all finite): the common case
             ratio = np.divide(err, bound, out=np.zeros_like(err), where=bound > 0)   # bound 0: err 0
             k = int(np.argmax(ratio))
@@ -215,8 +222,14 @@ class CaseRun:
             raise KeyError(f"no float64 reference named {self.op.reference!r}")
         return fn(**input_values(bits, self.op, self.v), **self.dims, **host_scalars(self.op))
 
-    def check_outputs(self, when: str, want: dict[str, np.ndarray], poison: int, stats: dict | None = None) -> list[str]:
+    def scales(self, bits: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """sum_k |term_k| per output element, for an op with an accumulation entry (else empty)."""
+        return error_scales(self.op, input_values(bits, self.op, self.v), self.dims, host_scalars(self.op))
+
+    def check_outputs(self, when: str, want: dict[str, np.ndarray], poison: int, stats: dict | None = None,
+                      scales: dict | None = None) -> list[str]:
         why = []
+        scales = scales or {}
         for n in output_params(self.op):
             if n not in want:
                 why.append(f"{when}: the reference gives no value for output {n}")
@@ -224,7 +237,8 @@ class CaseRun:
             bits = self.output_bits(n)
             unwritten = (bits == poison_bits(self.dtypes[n], poison)) if self.op.params[n].role == "out" else None
             w, st = compare(n, exact(bits, self.dtypes[n]), np.asarray(want[n]).reshape(self.op.shape(n, self.dims)),
-                            self.dtypes[n], self.op.tolerance.get(self.dtypes[n]), unwritten)
+                            self.dtypes[n], tolerance_for(self.op, self.dtypes[n], self.dims), unwritten,
+                            None if n not in scales else np.asarray(scales[n]).reshape(self.op.shape(n, self.dims)))
             why += [f"{when}: {x}" for x in w]
             if stats is not None:
                 stats[n] = st
@@ -247,8 +261,8 @@ def run_case(device: Device, module, variant: Variant, op: Op, case: str, dims: 
         run.launch(observe=True)
         res.failures += run.integrity("launch 1")
         res.failures += run.unwritten("launch 1", 0)
-        want_a = run.reference(a)
-        res.failures += run.check_outputs("launch 1", want_a, 0, res.outputs)
+        want_a, scale_a = run.reference(a), run.scales(a)
+        res.failures += run.check_outputs("launch 1", want_a, 0, res.outputs, scale_a)
         first = {n: run.output_bits(n) for n in output_params(op)}
 
         b = make_inputs(op, variant, dims, rng, draw=1)
@@ -256,10 +270,10 @@ def run_case(device: Device, module, variant: Variant, op: Op, case: str, dims: 
         run.launch()
         res.failures += run.integrity("launch 2 (fresh inputs)")
         want_b = run.reference(b)
-        fresh = run.check_outputs("launch 2 (fresh inputs)", want_b, 0)
+        fresh = run.check_outputs("launch 2 (fresh inputs)", want_b, 0, None, run.scales(b))
         res.failures += fresh
         if fresh:
-            res.failures += _stale(run, op, first, want_a, want_b)
+            res.failures += _stale(run, op, first, want_a, want_b, scale_a)
         second = {n: run.output_bits(n) for n in output_params(op)}
 
         # the same inputs again: inout params (the kernel wrote them) and any read-only input it wrote;
@@ -284,7 +298,7 @@ def run_case(device: Device, module, variant: Variant, op: Op, case: str, dims: 
     return res
 
 
-def _stale(run: CaseRun, op: Op, first: dict, want_a: dict, want_b: dict) -> list[str]:
+def _stale(run: CaseRun, op: Op, first: dict, want_a: dict, want_b: dict, scale_a: dict) -> list[str]:
     """Launch 2 is wrong: say so if it returned launch 1's answer where the fresh answer differs."""
     why = []
     for n in output_params(op):
@@ -294,7 +308,9 @@ def _stale(run: CaseRun, op: Op, first: dict, want_a: dict, want_b: dict) -> lis
         wa, wb = np.asarray(want_a[n], np.float64).reshape(-1), np.asarray(want_b[n], np.float64).reshape(-1)
         right_before = decode(first[n], dt) == wa
         if is_float(dt) and dt in op.tolerance:
-            right_before = within(decode(first[n], dt), wa, op.tolerance[dt])
+            sa = scale_a.get(n)
+            right_before = within(decode(first[n], dt), wa, tolerance_for(op, dt, run.dims),
+                                  None if sa is None else np.asarray(sa, np.float64).reshape(-1))
         changed = wa != wb
         stale = np.flatnonzero(changed & right_before & (now == first[n]))
         if stale.size:

@@ -11,11 +11,19 @@ from .chunks import chunk_map
 
 BLOCK = 1 << 16     # elements per block of rows
 REFERENCES: dict = {}     # an op's `reference` key -> its function, filled by @reference
+ERROR_SCALES: dict = {}   # an op's `reference` key -> sum_k |term_k| per output, filled by @error_scale
 
 
 def reference(fn):
     """Register fn as the float64 reference named by its function name (an op's `reference` key)."""
     REFERENCES[fn.__name__] = fn
+    return fn
+
+
+def error_scale(fn):
+    """Register fn (named <reference>_abs) as the per-element sum of the absolute values of the terms an op's
+    outputs sum (the scale of the fp32 accumulation error bound of an op with an `accumulation` entry)."""
+    ERROR_SCALES[fn.__name__.removesuffix("_abs")] = fn
     return fn
 
 
@@ -82,6 +90,12 @@ def gemv_swiglu(W, gate_up, I, **_):
 @reference
 def gemm(X, W, **_):
     return {"Y": _f64(X) @ _f64(W).T}
+
+
+@error_scale
+def gemm_abs(X, W, **_):
+    """sum_k |X[t, k] W[n, k]| = (|X| |W|^T)[t, n], exact in float64 up to its own rounding (~2^-53 relative)."""
+    return {"Y": np.abs(_f64(X)) @ np.abs(_f64(W)).T}
 
 
 @reference

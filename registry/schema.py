@@ -122,6 +122,9 @@ class Op:
     path: str
     traffic: dict[str, Expr] = field(default_factory=dict)   # param -> elements a launch moves in all
     raw: dict = field(repr=False, default_factory=dict)
+    # outputs that are long fp32 sums of products: {"terms": Expr, "c": float, "u": float}; the tolerance
+    # then adds gamma * sum|terms| per element, gamma = c n u / (1 - c n u) (conformance/tolerance.py)
+    accumulation: dict | None = None
 
     def dtype_of(self, param: str, types: dict[str, str]) -> str:
         d = self.params[param].dtype
@@ -165,7 +168,7 @@ def load_op(path: Path) -> Op:
     path = Path(path)
     v = _V(path, _load_yaml(path))
     v.mapping(required=("op", "dims", "params", "reference", "tolerance", "cases"),
-              optional=("doc", "types", "requires", "flops", "traffic"))
+              optional=("doc", "types", "requires", "flops", "traffic", "accumulation"))
     name = v.string("op", pattern=NAME_RE)
     doc = v.get("doc") or ""
     dims: dict[str, tuple[int, int]] = {}
@@ -271,10 +274,21 @@ def load_op(path: Path) -> Op:
                 vtr.fail(f"expected a tensor param of the op, got {pname!r}", pname)
             traffic[pname] = vtr.expr(pname)
             _check_names(vtr, traffic[pname], known, pname)
+    accumulation = None
+    if "accumulation" in v.data:
+        va = v.sub("accumulation").mapping(required=("terms", "c", "u"))
+        terms = va.expr("terms")
+        _check_names(va, terms, known, "terms")
+        for k, top in (("c", 1e3), ("u", 1.0)):
+            x = va.data[k]
+            if isinstance(x, bool) or not isinstance(x, (int, float)) or not 0 < x < top:
+                va.fail(f"expected a number in (0, {top:g}), got {x!r}", k)
+        accumulation = {"terms": terms, "c": float(va.data["c"]), "u": float(va.data["u"])}
     op = Op(name, doc, dims, types, params, tuple(requires), reference, tol, cases, flops, str(path), traffic,
-            v.data)
+            v.data, accumulation)
     _evaluate_at_cases(vc, op, [(f"params.{p.name}.shape", e) for p in params.values() for e in p.shape]
-                       + [(f"traffic.{n}", e) for n, e in traffic.items()] + [("flops", e) for e in (flops,) if e])
+                       + [(f"traffic.{n}", e) for n, e in traffic.items()] + [("flops", e) for e in (flops,) if e]
+                       + ([("accumulation.terms", accumulation["terms"])] if accumulation else []))
     _evaluate_at_cases(vc, op, [(f"params.{p.name}.values", e) for p in params.values() for e in (p.values or ())],
                        nonneg=False)
     return op

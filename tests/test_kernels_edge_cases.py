@@ -9,6 +9,7 @@ from kreg.conformance.dtypes import decode, encode, storage
 from kreg.checker.bind import bind, buffer_sizes
 from kreg.runtime import parsed
 from kreg.conformance.references import REFERENCES, rope_tables
+from kreg.conformance.tolerance import bound as tolerance_bound, error_scales, tolerance_for
 from kreg.registry.catalog import load_catalog
 
 emulator = pytest.importorskip("kreg.checker.emulator")
@@ -56,6 +57,7 @@ def _check(entry, dims, host):
     got = run_cpu(entry, dims, host)
     exact = _exact(op, v, host)
     want = REFERENCES[op.reference](**exact, **dims)
+    scales = error_scales(op, exact, dims)
     for name, x in exact.items():
         if op.params[name].role == "in":
             assert np.array_equal(got[name], x, equal_nan=True), f"input {name} changed"
@@ -63,8 +65,7 @@ def _check(entry, dims, host):
     for name, ref in want.items():
         dt = op.dtype_of(name, v.types)
         if dt in op.tolerance and op.tolerance[dt]["rtol"] + op.tolerance[dt]["atol"] > 0:
-            tol = op.tolerance[dt]
-            bound = tol["atol"] + tol["rtol"] * np.abs(ref)
+            bound = tolerance_bound(tolerance_for(op, dt, dims), np.abs(ref), scales.get(name))
             err = np.abs(got[name] - ref)
             assert np.all(err <= bound), f"{name}: worst error/tolerance {np.nanmax(err / bound):.3g}"
             worst = max(worst, float(np.max(err / bound)))
