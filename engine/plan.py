@@ -164,6 +164,14 @@ def device_name(dev: runtime.Device) -> str:
     return "cpu" if dev.kind == "cpu" else "gpu"
 
 
+def _not_capturable(e: Entry) -> str | None:
+    """A vendor routine cannot run inside the decode step's CUDA graph: CuPy refuses cuBLAS calls while a
+    stream captures (found on the H100, tests/test_engine_gpu.py). Its ops that run there take a kernel."""
+    if e.variant.vendor and e.op in DECODE_OPS + tuple(FUSIONS):
+        return "a vendor routine cannot be recorded in the decode step's CUDA graph (CuPy refuses cuBLAS in a capture)"
+    return None
+
+
 def from_profile(profile: str, dev: runtime.Device, dtype: str, ops=ENGINE_OPS, catalog: Catalog | None = None,
                  store: Store | None = None, optional=OPTIONAL_OPS) -> Plan:
     """The plan a profile resolves from the results store; an EngineError naming the ops without a
@@ -173,7 +181,7 @@ def from_profile(profile: str, dev: runtime.Device, dtype: str, ops=ENGINE_OPS, 
     name = device_name(dev)
     try:
         store = store or Store()
-        res = resolve(profile, name, catalog, store, CHECKER_VERSION)
+        res = resolve(profile, name, catalog, store, CHECKER_VERSION, unusable=_not_capturable)
     except StoreError as e:
         raise EngineError(f"the results store cannot be read: {e}", exit_code=3) from None
     verify = f"kreg verify --device {name}"

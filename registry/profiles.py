@@ -97,7 +97,9 @@ def _speed(row: dict | None) -> float | None:
     return sp.get("median_us")
 
 
-def resolve(profile: str, device: str, catalog: Catalog, store: Store, checker_version: str) -> Resolution:
+def resolve(profile: str, device: str, catalog: Catalog, store: Store, checker_version: str,
+            unusable=None) -> Resolution:
+    """unusable(entry) -> a reason the caller cannot run that entry (passed over), or None."""
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r} (profiles: {', '.join(PROFILES)})")
     verdicts = _latest_verdicts(store, device)
@@ -116,6 +118,7 @@ def resolve(profile: str, device: str, catalog: Catalog, store: Store, checker_v
                 why = _why_not_safe(e, row, checker_version, proof)
             else:
                 why = _why_not_conformant(row)
+            why = why or (unusable and unusable(e))
             if why:
                 c.passed_over[e.name] = why
             else:

@@ -83,6 +83,21 @@ def test_fastest_may_take_a_vendor_variant_safe_only_never(tmp_path):
     assert safe.variant == "gemv_bf16_safe" and "never proven" in safe.passed_over["gemv_bf16_cublas"]
 
 
+def test_the_engine_never_takes_a_vendor_routine_into_its_decode_graph(tmp_path):
+    """CuPy refuses cuBLAS calls while a stream captures (found on the H100), so the engine's fastest
+    profile passes over a vendor gemv however fast, and takes the fastest kernel; gemm (prefill, not
+    captured) may still be cuBLAS."""
+    from kreg.engine.plan import _not_capturable
+    cat, store = load_catalog(), Store(tmp_path / "r.sqlite")
+    v = {e.name: e for e in cat.entries if e.op in ("gemv", "gemm")}
+    _verified(store, v["gemv_bf16_safe"], "safe", device_kind=GPU, median_us=9.0)
+    _verified(store, v["gemv_bf16_cublas"], "unverified", device_kind=GPU, proofs="unknown", median_us=5.0)
+    res = resolve("fastest", "gpu", cat, store, "prover-test", unusable=_not_capturable)
+    gemv = next(c for c in res.choices if c.op == "gemv" and c.types == {"DT": "bf16"})
+    assert gemv.variant == "gemv_bf16_safe" and "CUDA graph" in gemv.passed_over["gemv_bf16_cublas"]
+    assert _not_capturable(v["gemm_bf16_cublas"]) is None
+
+
 def test_a_vendor_candidate_is_refused_by_submit(tmp_path, monkeypatch):
     from kreg.submit import submit
     monkeypatch.setenv("KREG_HOME", str(tmp_path / "home"))
