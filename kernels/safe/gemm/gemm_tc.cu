@@ -17,6 +17,7 @@
 // Each element of Y is written by one thread of one of the two launches; X and W are only read; every
 // thread reaches every barrier.
 #include "kreg_own.cuh"
+#include "kreg_mma.cuh"
 
 #ifndef KREG_BK
 #define KREG_BK 32
@@ -38,30 +39,6 @@ constexpr int LD = BK + 8;                 // padded shared row (elements): 8 ro
 constexpr int VPR = BK / 8;                // 16-byte vectors per tile row
 constexpr int XV = BM * VPR / THREADS, WV = BN * VPR / THREADS;   // vectors of each tile per thread
 static_assert(NT % 4 == 0 && XV >= 1 && WV >= 1 && THREADS % VPR == 0, "warp tile columns in 32s; every thread copies");
-
-template <class T> struct Mma;
-template <> struct Mma<__nv_bfloat16> {
-    static __device__ __forceinline__ void run(float* d, const unsigned* a, const unsigned* b) {
-        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-                     "{%0,%1,%2,%3};"
-                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-    }
-};
-template <> struct Mma<__half> {
-    static __device__ __forceinline__ void run(float* d, const unsigned* a, const unsigned* b) {
-        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-                     "{%0,%1,%2,%3};"
-                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-    }
-};
-
-__device__ __forceinline__ void ldmatrix_x4(unsigned* r, const void* smem) {
-    unsigned a = (unsigned)__cvta_generic_to_shared(smem);
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
-}
 
 // One 16-byte store (as one instruction: NVRTC splits a uint4 store it cannot prove 16-byte aligned into four
 // 4-byte stores, which is four times the instructions and, for the prover, sixteen times the pairs).

@@ -11,6 +11,7 @@
 // O += P V (V's B fragments by ldmatrix.trans). The epilogue divides by the row sums (reduced over the 4 lanes of a
 // row) and writes each output element once (rows past T skipped). Not proven: registered unsafe.
 #include "kreg_own.cuh"
+#include "kreg_mma.cuh"
 
 namespace {
 
@@ -20,41 +21,6 @@ namespace {
 constexpr int BM = KREG_BM, BN = 64, D = 128, LD = D + 8, NT = 2 * BM;
 #define KREG_INF __int_as_float(0x7f800000)
 
-template <class T> struct Mma;
-template <> struct Mma<__nv_bfloat16> {
-    static __device__ __forceinline__ void run(float* d, const unsigned* a, unsigned b0, unsigned b1) {
-        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-                     "{%0,%1,%2,%3};"
-                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-    }
-};
-template <> struct Mma<__half> {
-    static __device__ __forceinline__ void run(float* d, const unsigned* a, unsigned b0, unsigned b1) {
-        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-                     "{%0,%1,%2,%3};"
-                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-    }
-};
-
-__device__ __forceinline__ void ldsm_x4(unsigned* r, const void* smem) {
-    unsigned a = (unsigned)__cvta_generic_to_shared(smem);
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
-}
-
-__device__ __forceinline__ void ldsm_x4_t(unsigned* r, const void* smem) {
-    unsigned a = (unsigned)__cvta_generic_to_shared(smem);
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
-}
-
-__device__ __forceinline__ void cp16(void* smem, const void* src, bool valid) {
-    unsigned d = (unsigned)__cvta_generic_to_shared(smem);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(d), "l"(src), "r"(valid ? 16 : 0));
-}
-
 // The 64 x 128 tile of keys kb*64 .. kb*64+63 (kv head g) of cache c into shared tile s: thread i copies the
 // 16-byte vectors i + 128 p (row v / 16, dims 8 (v % 16) ..), zero-filled at or past n_keys; one group.
 template <class T>
@@ -63,7 +29,7 @@ __device__ __forceinline__ void tile_copy(T (*s)[LD], const T* __restrict__ c, i
     for (int p = 0; p < BN * D / 8 / NT; p++) {
         const int v = threadIdx.x + NT * p, r = v >> 4, col = (v & 15) * 8, key = kb * BN + r;
         const bool valid = key < n_keys;
-        cp16(&s[r][col], c + (valid ? ((long long)key * Hkv + g) * D + col : 0), valid);
+        cp_async16(&s[r][col], c + (valid ? ((long long)key * Hkv + g) * D + col : 0), valid);
     }
     asm volatile("cp.async.commit_group;" ::: "memory");
 }
@@ -122,7 +88,7 @@ __device__ __forceinline__ void prefill(const T* __restrict__ q, const T* __rest
                 for (int kk = 0; kk < 8; kk += 2) {
                     unsigned b[4];
                     // matrices: keys 8j + (lane % 8), dims 16 kk + 8 (lane / 8): b0, b1 of k-step kk, then kk + 1
-                    ldsm_x4(b, &Ks[8 * j + (lane & 7)][16 * kk + 8 * (lane >> 3)]);
+                    ldmatrix_x4(b, &Ks[8 * j + (lane & 7)][16 * kk + 8 * (lane >> 3)]);
                     Mma<T>::run(s[j], qa[kk], b[0], b[1]);
                     Mma<T>::run(s[j], qa[kk + 1], b[2], b[3]);
                 }
@@ -190,7 +156,7 @@ __device__ __forceinline__ void prefill(const T* __restrict__ q, const T* __rest
                 for (int d = 0; d < 16; d += 2) {
                     unsigned b[4];
                     // matrices: keys 16 kv + 8 ((lane / 8) % 2) + lane % 8, dims 8 d + 8 (lane / 16)
-                    ldsm_x4_t(b, &Vs[16 * kv + 8 * ((lane >> 3) & 1) + (lane & 7)][8 * d + 8 * (lane >> 4)]);
+                    ldmatrix_x4_trans(b, &Vs[16 * kv + 8 * ((lane >> 3) & 1) + (lane & 7)][8 * d + 8 * (lane >> 4)]);
                     Mma<T>::run(o[d], pl[kv], b[0], b[1]);
                     Mma<T>::run(o[d + 1], pl[kv], b[2], b[3]);
                     Mma<T>::run(o[d], ph[kv], b[0], b[1]);

@@ -15,6 +15,7 @@
 // segment per thread. Each element of Y is written by one thread (inside T x N); X and W are only read;
 // every thread reaches every barrier (the step count is the same for all).
 #include "kreg_own.cuh"
+#include "kreg_mma.cuh"
 
 constexpr int BM = 128, BN = 128, BK = 16;
 constexpr int LD = BK + 8;                 // shared row length in elements (48 bytes: 8 rows hit 8 distinct 16-byte bank groups)
@@ -24,36 +25,6 @@ constexpr int STAGES_BYTES = 2 * (BM + BN) * LD * 2, YS_BYTES = BM * (BN + 8) * 
 constexpr int SMEM_BYTES = STAGES_BYTES > YS_BYTES ? STAGES_BYTES : YS_BYTES;
 constexpr int WM = 64, WN = 32;            // warp tile
 constexpr int MT = WM / 16, NT = WN / 8;   // mma tiles per warp: 4 x 4
-
-template <class T> struct Mma;
-template <> struct Mma<__nv_bfloat16> {
-    static __device__ __forceinline__ void run(float* d, const unsigned* a, const unsigned* b) {
-        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-                     "{%0,%1,%2,%3};"
-                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-    }
-};
-template <> struct Mma<__half> {
-    static __device__ __forceinline__ void run(float* d, const unsigned* a, const unsigned* b) {
-        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-                     "{%0,%1,%2,%3};"
-                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-    }
-};
-
-__device__ __forceinline__ void ldmatrix_x4(unsigned* r, const void* smem) {
-    unsigned a = (unsigned)__cvta_generic_to_shared(smem);
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
-}
-
-// 16 bytes global -> shared, asynchronously; bytes zero-filled when !valid (then src is not read).
-__device__ __forceinline__ void cp_async16(void* smem, const void* src, bool valid) {
-    unsigned d = (unsigned)__cvta_generic_to_shared(smem);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(d), "l"(src), "r"(valid ? 16 : 0));
-}
 
 // The rows this thread copies (vectors v = threadIdx.x + 256 h, row v / VPR, k offset 8 (v % VPR)): a pointer
 // to the row, or to row 0 for a row past T or N (which copies nothing but keeps a valid address).

@@ -5,6 +5,7 @@
 // flight while step s computes (cp.async.wait_group STAGES - 2), the stage index s % STAGES. Unproven:
 // the prover completes a copy only at the next iteration's wait, not STAGES - 1 iterations later.
 #include "kreg_own.cuh"
+#include "kreg_mma.cuh"
 
 #ifndef KREG_STAGES
 #define KREG_STAGES 4
@@ -18,36 +19,6 @@ constexpr int STAGES_BYTES = STAGES * (BM + BN) * LD * 2, YS_BYTES = BM * (BN + 
 constexpr int SMEM_BYTES = STAGES_BYTES > YS_BYTES ? STAGES_BYTES : YS_BYTES;
 constexpr int WM = 64, WN = 32;            // warp tile
 constexpr int MT = WM / 16, NT = WN / 8;   // mma tiles per warp: 4 x 4
-
-template <class T> struct Mma;
-template <> struct Mma<__nv_bfloat16> {
-    static __device__ __forceinline__ void run(float* d, const unsigned* a, const unsigned* b) {
-        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-                     "{%0,%1,%2,%3};"
-                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-    }
-};
-template <> struct Mma<__half> {
-    static __device__ __forceinline__ void run(float* d, const unsigned* a, const unsigned* b) {
-        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-                     "{%0,%1,%2,%3};"
-                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-    }
-};
-
-__device__ __forceinline__ void ldmatrix_x4(unsigned* r, const void* smem) {
-    unsigned a = (unsigned)__cvta_generic_to_shared(smem);
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
-}
-
-// 16 bytes global -> shared, asynchronously; bytes zero-filled when !valid (then src is not read).
-__device__ __forceinline__ void cp_async16(void* smem, const void* src, bool valid) {
-    unsigned d = (unsigned)__cvta_generic_to_shared(smem);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(d), "l"(src), "r"(valid ? 16 : 0));
-}
 
 // The rows this thread copies (vectors v = threadIdx.x + 256 h, row v / VPR, k offset 8 (v % VPR)): a pointer
 // to the row, or to row 0 for a row past T or N (which copies nothing but keeps a valid address).
