@@ -124,9 +124,9 @@ class _Budget:
 def _limited_check(s, kind, nominal_ms, budget: _Budget):
     """s.check() under the resource limit for nominal_ms (no more than the variant's budget has left)
     and the wall-clock guard: (result, why) where why, for unknown, says what stopped it."""
-    rl = int(RLIMIT_BASE[kind] + RLIMIT_PER_MS[kind] * nominal_ms)
-    capped = budget.units(kind) < rl
-    rl = max(1, min(rl, budget.units(kind)))      # never 0: to z3 that is no limit
+    rl, left = int(RLIMIT_BASE[kind] + RLIMIT_PER_MS[kind] * nominal_ms), budget.units(kind)
+    capped = left < rl
+    rl = max(1, min(rl, left))      # never 0: to z3 that is no limit
     guard_ms = WALL_GUARD * nominal_ms
     if CALIBRATE:
         rl, guard_ms, capped = 0, nominal_ms, False
@@ -189,8 +189,8 @@ class _Solver:
         self.timeout_ms = timeout_ms
 
     def check(self, f, extra=(), timeout_ms=None):
-        if self.budget.spent():
-            return "unknown", None, self.budget.spent()
+        if spent := self.budget.spent():
+            return "unknown", None, spent
         self.s.push()
         try:
             self.s.add(*_into(self.ctx, [f, *extra]))

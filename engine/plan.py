@@ -65,16 +65,10 @@ class Launch:
 
 
 def _pdl_ready(kernel) -> bool:
-    module = kernel.module
-    if not isinstance(getattr(module, "parsed", None), P.Module):        # a vendor library's routine
+    parsed = getattr(kernel.module, "parsed", None)
+    if not isinstance(parsed, P.Module):        # a vendor library's routine
         return False
-    key = (module.sha256, kernel.entry)
-    if key not in _PDL_READY:
-        _PDL_READY[key] = waits_first(module.parsed.kernel(kernel.entry))
-    return _PDL_READY[key]
-
-
-_PDL_READY: dict[tuple[str, str], bool] = {}
+    return waits_first(parsed.kernel(kernel.entry))
 
 
 @dataclass
@@ -167,7 +161,7 @@ def device_name(dev: runtime.Device) -> str:
 def _not_capturable(e: Entry) -> str | None:
     """A vendor routine cannot run inside the decode step's CUDA graph: CuPy refuses cuBLAS calls while a
     stream captures (found on the H100, tests/test_engine_gpu.py). Its ops that run there take a kernel."""
-    if e.variant.vendor and e.op in DECODE_OPS + tuple(FUSIONS):
+    if e.variant.vendor and e.op in DECODE_OPS + FUSIONS:
         return "a vendor routine cannot be recorded in the decode step's CUDA graph (CuPy refuses cuBLAS in a capture)"
     return None
 
