@@ -67,6 +67,19 @@ class Turn:
 _turns: list[Turn] = []
 
 
+_BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def share_cores(jobs: int) -> int:
+    """Before `jobs` children run at once: each child's BLAS pool gets cores / jobs threads (at least
+    one), so parallel numerics do not oversubscribe the cores and starve a proof's clock guard. A
+    thread count the user set is kept. Returns the count the children get."""
+    per = max(1, (os.cpu_count() or 1) // max(1, jobs))
+    for name in _BLAS_THREADS:
+        os.environ.setdefault(name, str(per))
+    return int(os.environ[_BLAS_THREADS[0]])
+
+
 def in_child() -> bool:
     return os.environ.get(_CHILD_ENV) == str(os.getpid())
 

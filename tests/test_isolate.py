@@ -84,3 +84,27 @@ def _hash():
 def test_spawned_children_hash_alike():
     a, b = isolate.run(_hash, timeout_s=30).value, isolate.run(_hash, timeout_s=30).value
     assert a == b and a[1] is not None
+
+
+def _blas_threads():
+    import numpy  # noqa: F401  (the child's BLAS reads its thread count at import)
+    return {n: os.environ.get(n) for n in isolate._BLAS_THREADS}
+
+
+def test_parallel_children_share_the_cores(monkeypatch):
+    for n in isolate._BLAS_THREADS:
+        monkeypatch.delenv(n, raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 16)
+    assert isolate.share_cores(3) == 5                    # 16 cores / 3 jobs
+    got = isolate.run(_blas_threads, timeout_s=60).value
+    assert got == {n: "5" for n in isolate._BLAS_THREADS}
+    assert isolate.share_cores(64) == 5                   # set once: a later call keeps it
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "2")        # the user's own choice is kept
+    assert isolate.share_cores(1) == 2
+
+
+def test_more_jobs_than_cores_still_get_one_thread(monkeypatch):
+    for n in isolate._BLAS_THREADS:
+        monkeypatch.delenv(n, raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    assert isolate.share_cores(8) == 1

@@ -79,6 +79,7 @@ def run_submit(args, out: Console, err: Console) -> int:
             "submitter": args.submitter}
     jobs = args.jobs or (remote.slots(args.device) if remote else min(4 if args.device == "gpu" else 2,
                                                                        os.cpu_count() or 1))
+    isolate.share_cores(jobs)
     results: dict[int, SubmitReport] = {}
     interrupted = False
     with Progress(console=err, transient=True, disable=args.json) as bar:

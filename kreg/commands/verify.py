@@ -76,6 +76,7 @@ def run_verify(args, out: Console, err: Console) -> int:
                    timeout_s=args.timeout)
     # on the GPU too: compile and prove overlap, numerics share the card, each variant is timed alone
     jobs = getattr(args, "jobs", None) or min(4 if args.device == "gpu" else 2, os.cpu_count() or 1)
+    isolate.share_cores(jobs)
     results: dict[int, dict] = {}
     interrupted = False
     with Progress(console=err, transient=True, disable=args.json) as bar:
