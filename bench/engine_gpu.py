@@ -124,6 +124,11 @@ def torch_peer_row(d, cfg, prompt, new, runs):
             x = x + (F.silu(gu[:, :cfg.intermediate_size]) * gu[:, cfg.intermediate_size:]) @ w["down"].T
         return (rms(x, g["norm"]) @ g["lm_head"].T).argmax(-1)
 
+    # as gpt-fast's module buffers and HF's StaticCache: the weights and caches keep their addresses, so
+    # the CUDA graphs of mode="reduce-overhead" may mutate the caches in place and copy no weights
+    for t in (kc, vc, cos, sin, ar, *g.values(), *(t for w in L for t in w.values())):
+        torch._dynamo.mark_static_address(t)
+    skipped = _watch_cudagraph_skips(torch)
     cstep = torch.compile(step, mode="reduce-overhead", fullgraph=True)
     rates = []
     with torch.no_grad():
@@ -139,7 +144,24 @@ def torch_peer_row(d, cfg, prompt, new, runs):
             torch.cuda.synchronize()
             if r:
                 rates.append((new - 1) / (time.perf_counter() - t0))
-    return statistics.median(rates), rates
+    return statistics.median(rates), rates, ("CUDA graphs skipped: " + "; ".join(sorted(set(skipped)))
+                                             if skipped else "CUDA graphs used")
+
+
+def _watch_cudagraph_skips(torch) -> list[str]:
+    """The reasons torch.compile gives (its perf hints) for running a function without CUDA graphs."""
+    import logging
+    skipped: list[str] = []
+
+    class Hint(logging.Handler):
+        def emit(self, rec):
+            msg = rec.getMessage()
+            if "skipping cudagraphs" in msg:
+                skipped.append(msg.split("skipping cudagraphs due to", 1)[-1].strip()[:160])
+
+    torch._logging.set_logs(perf_hints=True)
+    logging.getLogger("torch").addHandler(Hint())
+    return skipped
 
 
 def kreg_prefill_row(d, profile, prompt, runs):
@@ -209,13 +231,14 @@ def torch_prefill_row(d, cfg, prompt, runs):
 
 
 def hf_row(d, prompt, new, runs):
+    """Hugging Face generate end to end (prefill included), loaded straight to the GPU; eager."""
     import torch
     import transformers
     try:
-        m = transformers.AutoModelForCausalLM.from_pretrained(d, dtype=torch.bfloat16)
+        m = transformers.AutoModelForCausalLM.from_pretrained(d, dtype=torch.bfloat16, device_map="cuda")
     except TypeError:                                   # transformers before `dtype=`
-        m = transformers.AutoModelForCausalLM.from_pretrained(d, torch_dtype=torch.bfloat16)
-    m = m.cuda().eval()
+        m = transformers.AutoModelForCausalLM.from_pretrained(d, torch_dtype=torch.bfloat16, device_map="cuda")
+    m = m.eval()
     ids = torch.tensor([prompt], device="cuda")
     rates = []
     with torch.no_grad():
@@ -239,6 +262,8 @@ def main(argv=None) -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--rows", default="kreg,torch,hf", help="any of kreg, kreg-nopdl (with kreg), torch, hf, prefill")
     ap.add_argument("--prefill-len", type=int, default=2048)
+    ap.add_argument("--hf-new", type=int, default=128, help="new tokens of the HF row (eager HF is slow)")
+    ap.add_argument("--hf-runs", type=int, default=1)
     ap.add_argument("--model-dir")
     ap.add_argument("--device", default="gpu", choices=["gpu", "cpu"])
     a = ap.parse_args(argv)
@@ -311,13 +336,15 @@ def main(argv=None) -> int:
             rep.row(f"torch eager prefill: failed: {type(e).__name__}: {e}")
             traceback.print_exc()
     for name, fn in (("torch", lambda: torch_peer_row(d, cfg, prompt, a.new, a.runs)),
-                     ("hf", lambda: hf_row(d, prompt, a.new, a.runs))):
+                     ("hf", lambda: hf_row(d, prompt, a.hf_new, a.hf_runs))):
         if name not in rows or a.device != "gpu":
             continue
-        label = {"torch": "torch.compile static-cache peer", "hf": "HF generate (end to end, incl. prefill)"}[name]
+        label = {"torch": "torch.compile static-cache peer",
+                 "hf": f"HF generate (eager, end to end incl. prefill, {a.hf_new} new tokens, {a.hf_runs} runs)"}[name]
         try:
-            med, rates = fn()
-            rep.row(f"{label}: {med:.1f} tok/s (runs {', '.join(f'{r:.1f}' for r in rates)})")
+            med, rates, *how = fn()
+            rep.row(f"{label}: {med:.1f} tok/s (runs {', '.join(f'{r:.1f}' for r in rates)})"
+                    + "".join(f"; {h}" for h in how))
         except ImportError as e:
             rep.row(f"{label}: not run: {e}")
         except Exception as e:                       # a peer failing must not lose the other rows
