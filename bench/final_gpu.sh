@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The end-of-session device run, in parts (each one `run` call of at most 600 s), results under $OUT:
+#   PART=verify  kreg verify --device gpu (prove, numerics, speed of every named case) of every bf16
+#                variant of the ops the engine runs, on a store seeded from .kreg-seed (proofs of the same
+#                PTX by the same checker are reused); the store is saved to $OUT/results.sqlite
+#   PART=engine  bench/engine_gpu.py: Qwen3-4B all rows, then 4B from an 8192-token prompt (kreg rows);
+#   PART=engine2 8B and 0.6B (kreg rows); both on the store of PART=verify (carried back as .kreg-seed)
+#   PART=bench   gemv_vs_cublas, gemm_gpu, attention_decode_gpu, attention_prefill_gpu, then the GPU tests
+# Usage (device, carry .whl .kreg-seed): OUT=dir PART=verify bash bench/final_gpu.sh
+set -u
+ENGINE_OPS="embedding rms_norm gemv rms_norm_gemv gemv_residual rms_norm_gemv_swiglu qk_norm_rope_kv attention_decode
+attention_merge argmax decode_advance add_rms_norm silu_mul gemm qk_norm_rope_prefill attention_prefill"
+case "${PART:-verify}" in
+verify)
+    . bench/device_env.sh
+    export VERIFY_ARGS="--jobs 4 --timeout 120 $(python3 - $ENGINE_OPS <<'PY'
+import json, subprocess, sys
+rows = json.loads(subprocess.run(["kreg", "list", "--json"], capture_output=True, text=True, check=True).stdout)
+print(" ".join(r["name"] for r in rows if r["op"] in sys.argv[1:] and "bf16" in r["types"].values()))
+PY
+)"
+    OUT=$OUT STEPS="verify save-store" VERIFY_TIMEOUT=540 bash bench/session_gpu.sh ;;
+engine|engine2)
+    . bench/device_env.sh
+    [ -f .kreg-seed/results.sqlite ] && cp .kreg-seed/results.sqlite "$KREG_HOME/results.sqlite"
+    if [ "$PART" = engine ]; then
+        timeout 400 python3 bench/engine_gpu.py "$OUT/engine_gpu_4b.txt" --shape 4b \
+            --rows kreg,kreg-nopdl,torch,hf,prefill --runs 3 > "$OUT/engine.log" 2>&1
+        echo "4b exit $?" >> "$OUT/engine.log"
+        timeout 150 python3 bench/engine_gpu.py "$OUT/engine_gpu_4b_ctx8192.txt" --shape 4b --rows kreg \
+            --prompt-len 8192 --runs 2 >> "$OUT/engine.log" 2>&1
+        echo "4b ctx8192 exit $?" >> "$OUT/engine.log"
+    else
+        for s in 8b 0.6b; do
+            timeout 250 python3 bench/engine_gpu.py "$OUT/engine_gpu_$s.txt" --shape $s --rows kreg --runs 3 \
+                >> "$OUT/engine.log" 2>&1
+            echo "$s exit $?" >> "$OUT/engine.log"
+        done
+    fi ;;
+bench)
+    OUT=$OUT STEPS="bench:gemv_vs_cublas bench:gemm_gpu bench:attention_decode_gpu bench:attention_prefill_gpu gpu-tests" \
+        STEP_TIMEOUT=150 bash bench/session_gpu.sh ;;
+esac
