@@ -13,7 +13,7 @@ attention_merge argmax decode_advance add_rms_norm silu_mul gemm qk_norm_rope_pr
 case "${PART:-verify}" in
 verify)
     . bench/device_env.sh
-    export VERIFY_ARGS="--jobs 4 --timeout 120 $(python3 - $ENGINE_OPS <<'PY'
+    export VERIFY_ARGS="--jobs 4 --timeout 120 --speed-cases largest $(python3 - $ENGINE_OPS <<'PY'
 import json, subprocess, sys
 rows = json.loads(subprocess.run(["kreg", "list", "--json"], capture_output=True, text=True, check=True).stdout)
 print(" ".join(r["name"] for r in rows if r["op"] in sys.argv[1:] and "bf16" in r["types"].values()))
