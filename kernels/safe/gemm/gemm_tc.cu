@@ -32,6 +32,10 @@
 #define KREG_DB 0      // 1: two shared stages, one barrier a step (steps in pairs: a stage index the
                        // prover would have to track across iterations lost the proof)
 #endif
+#ifndef KREG_ASYNC
+#define KREG_ASYNC 0   // 1: two stages in dynamic shared memory (launch shared = 4 (BM + BN) LD bytes) filled by
+                       // cp.async, steps in pairs, each step's copies in flight during the previous step's mma
+#endif
 constexpr int BM = 128, BN = KREG_BN, BK = KREG_BK;
 constexpr int WM = 64, WN = KREG_WN, MT = 4, NT = WN / 8;   // warp tile: 4 x NT mma tiles
 constexpr int WARPS_N = BN / WN, THREADS = 64 * WARPS_N;    // warps 2 (m) x WARPS_N (n)
@@ -77,6 +81,26 @@ __device__ __forceinline__ void store_step(T (*xs)[LD], T (*ws)[LD], const uint4
         *reinterpret_cast<uint4*>(&ws[threadIdx.x / VPR + THREADS / VPR * h][8 * (threadIdx.x % VPR)]) = wv[h];
 }
 
+// cp.async of this thread's vectors of the X and W tiles at step k0 into a stage (zero-filled past T, N or
+// K, with X / W itself as the unread source there), then one commit group.
+template <class T>
+__device__ __forceinline__ void copy_step(T (*xs)[LD], T (*ws)[LD], const T* __restrict__ X, const T* __restrict__ W,
+                                          long long t0, long long n0, int Tn, int N, int K, int k0) {
+#pragma unroll
+    for (int h = 0; h < XV; h++) {
+        int r = threadIdx.x / VPR + THREADS / VPR * h, k = k0 + 8 * (threadIdx.x % VPR);
+        bool ok = t0 + r < Tn && k < K;
+        cp_async16(&xs[r][8 * (threadIdx.x % VPR)], ok ? X + (t0 + r) * K + k : X, ok);
+    }
+#pragma unroll
+    for (int h = 0; h < WV; h++) {
+        int r = threadIdx.x / VPR + THREADS / VPR * h, k = k0 + 8 * (threadIdx.x % VPR);
+        bool ok = n0 + r < N && k < K;
+        cp_async16(&ws[r][8 * (threadIdx.x % VPR)], ok ? W + (n0 + r) * K + k : W, ok);
+    }
+    asm volatile("cp.async.commit_group;");
+}
+
 // One step's BK along K for the warp's MT x NT mma tiles.
 template <class T>
 __device__ __forceinline__ void mma_step(float (&acc)[MT][NT][4], T (*xs)[LD], T (*ws)[LD], int wm, int wn, int lane) {
@@ -102,7 +126,13 @@ __device__ __forceinline__ void mma_step(float (&acc)[MT][NT][4], T (*xs)[LD], T
 template <class T>
 __device__ __forceinline__ void gemm_tc(const T* __restrict__ X, const T* __restrict__ W, T* __restrict__ Y,
                                         int Tn, int N, int K) {
-#if KREG_DB
+#if KREG_ASYNC
+    extern __shared__ __align__(16) unsigned char gemm_tc_stages[];   // X0, W0, X1, W1 tiles
+    T (*xs0)[LD] = reinterpret_cast<T (*)[LD]>(gemm_tc_stages);
+    T (*ws0)[LD] = xs0 + BM;
+    T (*xs1)[LD] = ws0 + BN;
+    T (*ws1)[LD] = xs1 + BM;
+#elif KREG_DB
     __shared__ __align__(16) T xs0[BM][LD];              // two stages as four arrays: one barrier a step
     __shared__ __align__(16) T ws0[BN][LD];
     __shared__ __align__(16) T xs1[BM][LD];
@@ -122,6 +152,23 @@ __device__ __forceinline__ void gemm_tc(const T* __restrict__ X, const T* __rest
         for (int j = 0; j < NT; j++)
 #pragma unroll
             for (int c = 0; c < 4; c++) acc[i][j][c] = 0.f;
+#if KREG_ASYNC
+    // steps in pairs, stage 0 then stage 1; a step waits for its own copies, a barrier (everyone's landed,
+    // and everyone is done with the other stage), then issues the next step's copies into the other stage
+    // and computes; a pair past K copies nothing (zero-filled) and computes on zeros
+    copy_step(xs0, ws0, X, W, t0, n0, Tn, N, K, 0);
+    for (int k0 = 0; k0 < K; k0 += 2 * BK) {
+        asm volatile("cp.async.wait_all;" ::: "memory");
+        __syncthreads();
+        copy_step(xs1, ws1, X, W, t0, n0, Tn, N, K, k0 + BK);
+        mma_step(acc, xs0, ws0, wm, wn, lane);
+        asm volatile("cp.async.wait_all;" ::: "memory");
+        __syncthreads();
+        copy_step(xs0, ws0, X, W, t0, n0, Tn, N, K, k0 + 2 * BK);
+        mma_step(acc, xs1, ws1, wm, wn, lane);
+    }
+    asm volatile("cp.async.wait_all;" ::: "memory");      // the last (zero-filled) copies
+#else
     uint4 xv[XV], wv[WV];
     load_step(xv, wv, X, W, t0, n0, Tn, N, K, 0);
 #if KREG_DB
@@ -148,6 +195,7 @@ __device__ __forceinline__ void gemm_tc(const T* __restrict__ X, const T* __rest
         mma_step(acc, xs, ws, wm, wn, lane);
         __syncthreads();
     }
+#endif
 #endif
     // Epilogue from registers. Accumulator c of tile (i, j) is row g (c < 2) or g + 8, column 2 tq + (c & 1)
     // of the tile; g = lane / 4, tq = lane % 4: the four lanes of a quad hold a row's 32 columns as 16 words
