@@ -50,7 +50,7 @@ def tca_config(v, bn: int, wn: int, bk: int):
     """gemm_tc with KREG_ASYNC=1 (cp.async into two stages of dynamic shared memory, steps in pairs) at
     block tile 128 x bn, warp tiles 64 x wn, k step bk."""
     ln = replace(v.launches[0], grid=(parse("cdiv(T, 128)"), parse(f"cdiv(N, {bn})")), block=(parse(str(64 * bn // wn)),),
-                 shared=parse(str(2 * (128 + bn) * (bk + 8) * 2)))
+                 shared=parse(str(4 * (128 + bn) * (bk + 8))))
     return replace(v, options=(f"-DKREG_BN={bn}", f"-DKREG_WN={wn}", f"-DKREG_BK={bk}", "-DKREG_ASYNC=1"),
                    launches=(ln,) + tuple(v.launches[1:]), name=f"tca_bn{bn}_wn{wn}_bk{bk}")
 

@@ -35,6 +35,7 @@
 #ifndef KREG_ASYNC
 #define KREG_ASYNC 0   // 1: two stages in dynamic shared memory (launch shared = 4 (BM + BN) LD bytes) filled by
                        // cp.async, steps in pairs, each step's copies in flight during the previous step's mma
+                       // (four static arrays instead: the race proof no longer closed)
 #endif
 constexpr int BM = 128, BN = KREG_BN, BK = KREG_BK;
 constexpr int WM = 64, WN = KREG_WN, MT = 4, NT = WN / 8;   // warp tile: 4 x NT mma tiles
