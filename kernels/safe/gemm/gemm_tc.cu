@@ -1,8 +1,8 @@
 // Safe tensor-core GEMM (entries gemm_tc_bf16 / gemm_tc_f16, then gemm_tc_ragged_bf16 / _f16): Y = X W^T,
 // fp32 accumulation, one rounding to DT. Written for a proof that closes for all dims: every global
 // address is a row pointer plus a column under a plain guard (row < T or N, k < K, K % 8 == 0), no
-// cp.async, one shared buffer, 16-byte stores of Y only (a fallback loop of element stores in the same
-// kernel drowned the prover: it gets its own launch).
+// cp.async (but see KREG_ASYNC), one shared buffer, 16-byte stores of Y only (a fallback loop of element
+// stores in the same kernel drowned the prover: it gets its own launch).
 // gemm_tc (N % 8 == 0; it returns at once otherwise): block (bx, by) of 8 warps owns the 128 x 128 tile
 // of Y at rows t0 = 128 * bx (T tiles fastest: the blocks in flight share W tiles), columns
 // n0 = 128 * by; warp w the 64 x 32 sub-tile at rows 64 * (w / 4), columns 32 * (w % 4) (4 x 4
@@ -13,6 +13,10 @@
 // step's vectors are loaded from global memory into the registers while the tensor cores work on this
 // one; a barrier before the next store. With KREG_DB=1, two stages (four shared arrays) and steps in
 // pairs: a step's mma reads one stage while the next step's vectors go to the other, one barrier a step.
+// With KREG_ASYNC=1, the two stages in dynamic shared memory are filled by cp.async (no register
+// staging): a step waits for its own copies and a barrier, issues the next step's copies into the other
+// stage, then computes (proven for all dims at 128 x 128 / 64 x 32 / BK 64, but for about 47 s of solver
+// work against the 30 s variant budget: bench/results/gemm_tca_prove_2026-11-24.txt).
 // gemm_tc_ragged (N % 8 != 0; its blocks return at once otherwise): 64 x 64 tiles of fp32 FMA (below).
 // Each element of Y is written by one thread of one of the two launches; X and W are only read; every
 // thread reaches every barrier.
@@ -40,7 +44,10 @@
 constexpr int BM = 128, BN = KREG_BN, BK = KREG_BK;
 constexpr int WM = 64, WN = KREG_WN, MT = 4, NT = WN / 8;   // warp tile: 4 x NT mma tiles
 constexpr int WARPS_N = BN / WN, THREADS = 64 * WARPS_N;    // warps 2 (m) x WARPS_N (n)
-constexpr int LD = BK + 8;                 // padded shared row (elements): 8 rows at one k hit 8 bank groups
+#ifndef KREG_PAD
+#define KREG_PAD 8
+#endif
+constexpr int LD = BK + KREG_PAD;          // padded shared row (elements): 8 rows at one k hit 8 bank groups
 constexpr int VPR = BK / 8;                // 16-byte vectors per tile row
 constexpr int XV = BM * VPR / THREADS, WV = BN * VPR / THREADS;   // vectors of each tile per thread
 static_assert(NT % 4 == 0 && XV >= 1 && WV >= 1 && THREADS % VPR == 0, "warp tile columns in 32s; every thread copies");
