@@ -33,26 +33,28 @@ SWEEPS = {   # second sweep (after bench/results/gemm_dev_speed_2026-11-24.txt):
 }
 # third sweep: gemm_tc with cp.async (KREG_ASYNC=1: (BN, WN, BK)) and gemm_mma_sw's warp-tile width and
 # blocks per SM (BN, BK, STAGES, WN, MINB): 128 x 160 / 128 x 192 tiles make the N = 2560 shapes one wave
-TCA_CONFIGS = ((128, 32, 64), (128, 64, 64), (128, 32, 32), (128, 64, 32), (256, 64, 32))
+TCA_CONFIGS = ((128, 32, 64), (128, 32, 64, 2), (128, 64, 64), (128, 32, 32), (128, 64, 32), (256, 64, 32))
+TC3_CONFIGS = ((128, 32, 64, 0, 2), (128, 32, 32, 0, 2))    # the register-staged gemm_tc, 2 blocks an SM
 SW3_CONFIGS = ((128, 64, 3, 64, 2), (160, 64, 3, 80, 2), (192, 64, 3, 96, 1), (192, 32, 4, 96, 2),
                (64, 64, 3, 32, 2), (128, 32, 4, 64, 2))
 
 
-def tc_config(v, bn: int, wn: int, bk: int, db: int = 0):
+def tc_config(v, bn: int, wn: int, bk: int, db: int = 0, minb: int = 1):
     """gemm_tc at block tile 128 x bn, warp tiles 64 x wn, k step bk, one or two shared stages (the
     ragged launch unchanged)."""
     ln = replace(v.launches[0], grid=(parse("cdiv(T, 128)"), parse(f"cdiv(N, {bn})")), block=(parse(str(64 * bn // wn)),))
-    return replace(v, options=(f"-DKREG_BN={bn}", f"-DKREG_WN={wn}", f"-DKREG_BK={bk}", f"-DKREG_DB={db}"),
-                   launches=(ln,) + tuple(v.launches[1:]), name=f"tc_bn{bn}_wn{wn}_bk{bk}" + "_db" * db)
+    return replace(v, options=(f"-DKREG_BN={bn}", f"-DKREG_WN={wn}", f"-DKREG_BK={bk}", f"-DKREG_DB={db}", f"-DKREG_MINB={minb}"),
+                   launches=(ln,) + tuple(v.launches[1:]),
+                   name=f"tc_bn{bn}_wn{wn}_bk{bk}" + "_db" * db + (f"_b{minb}" if minb != 1 else ""))
 
 
-def tca_config(v, bn: int, wn: int, bk: int):
+def tca_config(v, bn: int, wn: int, bk: int, minb: int = 1):
     """gemm_tc with KREG_ASYNC=1 (cp.async into two stages of dynamic shared memory, steps in pairs) at
     block tile 128 x bn, warp tiles 64 x wn, k step bk."""
     ln = replace(v.launches[0], grid=(parse("cdiv(T, 128)"), parse(f"cdiv(N, {bn})")), block=(parse(str(64 * bn // wn)),),
                  shared=parse(str(4 * (128 + bn) * (bk + 8))))
-    return replace(v, options=(f"-DKREG_BN={bn}", f"-DKREG_WN={wn}", f"-DKREG_BK={bk}", "-DKREG_ASYNC=1"),
-                   launches=(ln,) + tuple(v.launches[1:]), name=f"tca_bn{bn}_wn{wn}_bk{bk}")
+    return replace(v, options=(f"-DKREG_BN={bn}", f"-DKREG_WN={wn}", f"-DKREG_BK={bk}", "-DKREG_ASYNC=1", f"-DKREG_MINB={minb}"),
+                   launches=(ln,) + tuple(v.launches[1:]), name=f"tca_bn{bn}_wn{wn}_bk{bk}" + (f"_b{minb}" if minb != 1 else ""))
 
 
 def sw_config(v, bn: int, bk: int, stages: int, wn: int = 64, minb: int = 1):
@@ -87,7 +89,8 @@ def numerics(which: str = "all") -> None:
         plan = [(f"gemm_tc_{d}_safe", small) for d in ("bf16", "f16")] + [(f"gemm_mma_sw_{d}", small) for d in ("bf16", "f16")]
     if which == "3":                 # the third sweep's configurations: small cases and the 4B o projection
         tc, sw = cat.find("gemm_tc_bf16_safe").variant, cat.find("gemm_mma_sw_bf16").variant
-        plan = [(tca_config(tc, *c), small) for c in TCA_CONFIGS] + [(sw_config(sw, *c), small) for c in SW3_CONFIGS]
+        plan = ([(tca_config(tc, *c), small) for c in TCA_CONFIGS] + [(tc_config(tc, *c), small) for c in TC3_CONFIGS[:1]]
+                + [(sw_config(sw, *c), small) for c in SW3_CONFIGS])
     for name, cases in plan:
         v = name if not isinstance(name, str) else cat.find(name).variant
         name = v.name
@@ -119,7 +122,7 @@ def speed(sweep: str = "1", dt: str = "bf16") -> None:
                 + [sw_config(base, *c) for c in SW_CONFIGS])
     if sweep == "3":
         variants = ([tc, cat.find(f"gemm_mma_sw_{dt}").variant] + [tca_config(tc, *c) for c in TCA_CONFIGS]
-                    + [sw_config(base, *c) for c in SW3_CONFIGS])
+                    + [tc_config(tc, *c) for c in TC3_CONFIGS] + [sw_config(base, *c) for c in SW3_CONFIGS])
     elif sweep in SWEEPS:
         sw_c, tc_c = SWEEPS[sweep]
         variants = ([tc, cat.find(f"gemm_mma_sw_{dt}").variant] + [tc_config(tc, *c) for c in tc_c]

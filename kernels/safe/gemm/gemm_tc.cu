@@ -44,6 +44,14 @@
 constexpr int BM = 128, BN = KREG_BN, BK = KREG_BK;
 constexpr int WM = 64, WN = KREG_WN, MT = 4, NT = WN / 8;   // warp tile: 4 x NT mma tiles
 constexpr int WARPS_N = BN / WN, THREADS = 64 * WARPS_N;    // warps 2 (m) x WARPS_N (n)
+#ifndef KREG_MINB
+#define KREG_MINB 1    // __launch_bounds__' minimum blocks per SM of the gemm_tc entries
+#endif
+#if KREG_MINB > 1
+#define KREG_TC_BOUNDS __launch_bounds__(THREADS, KREG_MINB)
+#else
+#define KREG_TC_BOUNDS __launch_bounds__(THREADS)
+#endif
 #ifndef KREG_PAD
 #define KREG_PAD 8
 #endif
@@ -240,12 +248,12 @@ __device__ __forceinline__ void gemm_tc(const T* __restrict__ X, const T* __rest
         }
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS) gemm_tc_bf16(const __nv_bfloat16* __restrict__ X,
+extern "C" __global__ void KREG_TC_BOUNDS gemm_tc_bf16(const __nv_bfloat16* __restrict__ X,
         const __nv_bfloat16* __restrict__ W, __nv_bfloat16* __restrict__ Y, int T, int N, int K) {
     gemm_tc(X, W, Y, T, N, K);
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS) gemm_tc_f16(const __half* __restrict__ X,
+extern "C" __global__ void KREG_TC_BOUNDS gemm_tc_f16(const __half* __restrict__ X,
         const __half* __restrict__ W, __half* __restrict__ Y, int T, int N, int K) {
     gemm_tc(X, W, Y, T, N, K);
 }
