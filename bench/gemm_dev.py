@@ -34,7 +34,7 @@ SWEEPS = {   # second sweep (after bench/results/gemm_dev_speed_2026-11-24.txt):
 # third sweep: gemm_tc with cp.async (KREG_ASYNC=1: (BN, WN, BK)) and gemm_mma_sw's warp-tile width and
 # blocks per SM (BN, BK, STAGES, WN, MINB): 128 x 160 / 128 x 192 tiles make the N = 2560 shapes one wave
 TCA_CONFIGS = ((128, 32, 64), (128, 32, 64, 2), (128, 64, 64), (128, 32, 32), (128, 64, 32), (256, 64, 32))
-TC3_CONFIGS = ((128, 32, 64, 0, 2), (128, 32, 32, 0, 2))    # the register-staged gemm_tc, 2 blocks an SM
+TC3_CONFIGS = ((128, 32, 64, 0, 2), (128, 32, 32, 0, 2), (256, 32, 32))   # the register-staged gemm_tc: 2 blocks an SM; 128 x 256 tiles of 16 warps
 SW3_CONFIGS = ((128, 64, 3, 64, 2), (160, 64, 3, 80, 2), (192, 64, 3, 96, 1), (192, 32, 4, 96, 2),
                (64, 64, 3, 32, 2), (128, 32, 4, 64, 2))
 
