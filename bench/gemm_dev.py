@@ -5,6 +5,7 @@
                                          # K = 12288 (8B down), with the worst error / tolerance per case
     python3 bench/gemm_dev.py speed      # 4B layer at T = 2048: cuBLAS (torch) vs the safe gemm_tc and
                                          # the unsafe gemm_mma_sw in a few tile / stage configurations
+    python3 bench/gemm_dev.py numerics 3 / speed 3   # the third sweep's configurations (TCA_CONFIGS, SW3_CONFIGS)
 """
 from __future__ import annotations
 
@@ -30,23 +31,41 @@ SWEEPS = {   # second sweep (after bench/results/gemm_dev_speed_2026-11-24.txt):
     "2": (((128, 32, 3), (128, 32, 6), (128, 64, 3), (128, 64, 4), (256, 64, 4)),
           ((128, 32, 32), (128, 64, 64), (128, 64, 32, 1))),
 }
+# third sweep: gemm_tc with cp.async (KREG_ASYNC=1: (BN, WN, BK)) and gemm_mma_sw's warp-tile width and
+# blocks per SM (BN, BK, STAGES, WN, MINB): 128 x 160 / 128 x 192 tiles make the N = 2560 shapes one wave
+TCA_CONFIGS = ((128, 32, 64), (128, 32, 64, 2), (128, 64, 64), (128, 32, 32), (128, 64, 32), (256, 64, 32))
+TC3_CONFIGS = ((128, 32, 64, 0, 2), (128, 32, 32, 0, 2), (256, 32, 32))   # the register-staged gemm_tc: 2 blocks an SM; 128 x 256 tiles of 16 warps
+SW3_CONFIGS = ((128, 64, 3, 64, 2), (160, 64, 3, 80, 2), (192, 64, 3, 96, 1), (192, 32, 4, 96, 2),
+               (64, 64, 3, 32, 2), (128, 32, 4, 64, 2))
 
 
-def tc_config(v, bn: int, wn: int, bk: int, db: int = 0):
+def tc_config(v, bn: int, wn: int, bk: int, db: int = 0, minb: int = 1):
     """gemm_tc at block tile 128 x bn, warp tiles 64 x wn, k step bk, one or two shared stages (the
     ragged launch unchanged)."""
     ln = replace(v.launches[0], grid=(parse("cdiv(T, 128)"), parse(f"cdiv(N, {bn})")), block=(parse(str(64 * bn // wn)),))
-    return replace(v, options=(f"-DKREG_BN={bn}", f"-DKREG_WN={wn}", f"-DKREG_BK={bk}", f"-DKREG_DB={db}"),
-                   launches=(ln,) + tuple(v.launches[1:]), name=f"tc_bn{bn}_wn{wn}_bk{bk}" + "_db" * db)
+    return replace(v, options=(f"-DKREG_BN={bn}", f"-DKREG_WN={wn}", f"-DKREG_BK={bk}", f"-DKREG_DB={db}", f"-DKREG_MINB={minb}"),
+                   launches=(ln,) + tuple(v.launches[1:]),
+                   name=f"tc_bn{bn}_wn{wn}_bk{bk}" + "_db" * db + (f"_b{minb}" if minb != 1 else ""))
 
 
-def sw_config(v, bn: int, bk: int, stages: int):
-    """gemm_mma_sw at block tile 128 x bn, k step bk, `stages` pipeline stages."""
-    opts = tuple(o for o in v.options if not o.startswith(("-DKREG_BN", "-DKREG_BK", "-DKREG_STAGES")))
-    opts += (f"-DKREG_BN={bn}", f"-DKREG_BK={bk}", f"-DKREG_STAGES={stages}")
+def tca_config(v, bn: int, wn: int, bk: int, minb: int = 1):
+    """gemm_tc with KREG_ASYNC=1 (cp.async into two stages of dynamic shared memory, steps in pairs) at
+    block tile 128 x bn, warp tiles 64 x wn, k step bk."""
+    ln = replace(v.launches[0], grid=(parse("cdiv(T, 128)"), parse(f"cdiv(N, {bn})")), block=(parse(str(64 * bn // wn)),),
+                 shared=parse(str(4 * (128 + bn) * (bk + 8))))
+    return replace(v, options=(f"-DKREG_BN={bn}", f"-DKREG_WN={wn}", f"-DKREG_BK={bk}", "-DKREG_ASYNC=1", f"-DKREG_MINB={minb}"),
+                   launches=(ln,) + tuple(v.launches[1:]), name=f"tca_bn{bn}_wn{wn}_bk{bk}" + (f"_b{minb}" if minb != 1 else ""))
+
+
+def sw_config(v, bn: int, bk: int, stages: int, wn: int = 64, minb: int = 1):
+    """gemm_mma_sw at block tile 128 x bn (warp tiles 64 x wn), k step bk, `stages` pipeline stages, at
+    least minb blocks an SM (__launch_bounds__)."""
+    opts = tuple(o for o in v.options if not o.startswith(("-DKREG_BN", "-DKREG_BK", "-DKREG_STAGES", "-DKREG_WN", "-DKREG_MINB")))
+    opts += (f"-DKREG_BN={bn}", f"-DKREG_BK={bk}", f"-DKREG_STAGES={stages}", f"-DKREG_WN={wn}", f"-DKREG_MINB={minb}")
     ln = replace(v.launches[0], grid=(parse("cdiv(T, 128)"), parse(f"cdiv(N, {bn})")),
-                 block=(parse(str(2 * bn // 64 * 32)),), shared=parse(str(stages * (128 + bn) * bk * 2)))
-    return replace(v, options=opts, launches=(ln,), name=f"sw_bn{bn}_bk{bk}_s{stages}")
+                 block=(parse(str(2 * bn // wn * 32)),), shared=parse(str(stages * (128 + bn) * bk * 2)))
+    name = f"sw_bn{bn}_bk{bk}_s{stages}" + (f"_wn{wn}" if wn != 64 else "") + (f"_b{minb}" if minb != 1 else "")
+    return replace(v, options=opts, launches=(ln,), name=name)
 
 
 def ptx_of(v):
@@ -68,8 +87,13 @@ def numerics(which: str = "all") -> None:
     plan += [("gemm_tc_bf16_safe", down8), ("gemm_mma_sw_bf16", down8), ("gemm_mma_pipe_bf16", down8)]
     if which == "registered":        # the registered configurations after a sweep: small cases only
         plan = [(f"gemm_tc_{d}_safe", small) for d in ("bf16", "f16")] + [(f"gemm_mma_sw_{d}", small) for d in ("bf16", "f16")]
+    if which == "3":                 # the third sweep's configurations: small cases and the 4B o projection
+        tc, sw = cat.find("gemm_tc_bf16_safe").variant, cat.find("gemm_mma_sw_bf16").variant
+        plan = ([(tca_config(tc, *c), small) for c in TCA_CONFIGS] + [(tc_config(tc, *c), small) for c in TC3_CONFIGS[:1]]
+                + [(sw_config(sw, *c), small) for c in SW3_CONFIGS])
     for name, cases in plan:
-        v = cat.find(name).variant
+        v = name if not isinstance(name, str) else cat.find(name).variant
+        name = v.name
         t0 = time.time()
         num = run_numerics(dev, ptx_of(v), v, op, cases)
         print(f"{name}: {num.status} ({time.time() - t0:.1f} s)", flush=True)
@@ -96,7 +120,10 @@ def speed(sweep: str = "1", dt: str = "bf16") -> None:
     alone = replace(tc, launches=tuple(tc.launches[:1]), name="tc_without_ragged")   # the empty launch's cost
     variants = ([tc, alone] + [tc_config(tc, *c) for c in TC_CONFIGS]
                 + [sw_config(base, *c) for c in SW_CONFIGS])
-    if sweep in SWEEPS:
+    if sweep == "3":
+        variants = ([tc, cat.find(f"gemm_mma_sw_{dt}").variant] + [tca_config(tc, *c) for c in TCA_CONFIGS]
+                    + [tc_config(tc, *c) for c in TC3_CONFIGS] + [sw_config(base, *c) for c in SW3_CONFIGS])
+    elif sweep in SWEEPS:
         sw_c, tc_c = SWEEPS[sweep]
         variants = ([tc, cat.find(f"gemm_mma_sw_{dt}").variant] + [tc_config(tc, *c) for c in tc_c]
                     + [sw_config(base, *c) for c in sw_c])

@@ -1,8 +1,8 @@
 // Safe tensor-core GEMM (entries gemm_tc_bf16 / gemm_tc_f16, then gemm_tc_ragged_bf16 / _f16): Y = X W^T,
 // fp32 accumulation, one rounding to DT. Written for a proof that closes for all dims: every global
 // address is a row pointer plus a column under a plain guard (row < T or N, k < K, K % 8 == 0), no
-// cp.async, one shared buffer, 16-byte stores of Y only (a fallback loop of element stores in the same
-// kernel drowned the prover: it gets its own launch).
+// cp.async (but see KREG_ASYNC), one shared buffer, 16-byte stores of Y only (a fallback loop of element
+// stores in the same kernel drowned the prover: it gets its own launch).
 // gemm_tc (N % 8 == 0; it returns at once otherwise): block (bx, by) of 8 warps owns the 128 x 128 tile
 // of Y at rows t0 = 128 * bx (T tiles fastest: the blocks in flight share W tiles), columns
 // n0 = 128 * by; warp w the 64 x 32 sub-tile at rows 64 * (w / 4), columns 32 * (w % 4) (4 x 4
@@ -13,6 +13,10 @@
 // step's vectors are loaded from global memory into the registers while the tensor cores work on this
 // one; a barrier before the next store. With KREG_DB=1, two stages (four shared arrays) and steps in
 // pairs: a step's mma reads one stage while the next step's vectors go to the other, one barrier a step.
+// With KREG_ASYNC=1, the two stages in dynamic shared memory are filled by cp.async (no register
+// staging): a step waits for its own copies and a barrier, issues the next step's copies into the other
+// stage, then computes (proven for all dims at 128 x 128 / 64 x 32 / BK 64, but for about 47 s of solver
+// work against the 30 s variant budget: bench/results/gemm_tca_prove_2026-11-24.txt).
 // gemm_tc_ragged (N % 8 != 0; its blocks return at once otherwise): 64 x 64 tiles of fp32 FMA (below).
 // Each element of Y is written by one thread of one of the two launches; X and W are only read; every
 // thread reaches every barrier.
@@ -32,10 +36,26 @@
 #define KREG_DB 0      // 1: two shared stages, one barrier a step (steps in pairs: a stage index the
                        // prover would have to track across iterations lost the proof)
 #endif
+#ifndef KREG_ASYNC
+#define KREG_ASYNC 0   // 1: two stages in dynamic shared memory (launch shared = 4 (BM + BN) LD bytes) filled by
+                       // cp.async, steps in pairs, each step's copies in flight during the previous step's mma
+                       // (four static arrays instead: the race proof no longer closed)
+#endif
 constexpr int BM = 128, BN = KREG_BN, BK = KREG_BK;
 constexpr int WM = 64, WN = KREG_WN, MT = 4, NT = WN / 8;   // warp tile: 4 x NT mma tiles
 constexpr int WARPS_N = BN / WN, THREADS = 64 * WARPS_N;    // warps 2 (m) x WARPS_N (n)
-constexpr int LD = BK + 8;                 // padded shared row (elements): 8 rows at one k hit 8 bank groups
+#ifndef KREG_MINB
+#define KREG_MINB 1    // __launch_bounds__' minimum blocks per SM of the gemm_tc entries
+#endif
+#if KREG_MINB > 1
+#define KREG_TC_BOUNDS __launch_bounds__(THREADS, KREG_MINB)
+#else
+#define KREG_TC_BOUNDS __launch_bounds__(THREADS)
+#endif
+#ifndef KREG_PAD
+#define KREG_PAD 8
+#endif
+constexpr int LD = BK + KREG_PAD;          // padded shared row (elements): 8 rows at one k hit 8 bank groups
 constexpr int VPR = BK / 8;                // 16-byte vectors per tile row
 constexpr int XV = BM * VPR / THREADS, WV = BN * VPR / THREADS;   // vectors of each tile per thread
 static_assert(NT % 4 == 0 && XV >= 1 && WV >= 1 && THREADS % VPR == 0, "warp tile columns in 32s; every thread copies");
@@ -77,6 +97,26 @@ __device__ __forceinline__ void store_step(T (*xs)[LD], T (*ws)[LD], const uint4
         *reinterpret_cast<uint4*>(&ws[threadIdx.x / VPR + THREADS / VPR * h][8 * (threadIdx.x % VPR)]) = wv[h];
 }
 
+// cp.async of this thread's vectors of the X and W tiles at step k0 into a stage (zero-filled past T, N or
+// K, with X / W itself as the unread source there), then one commit group.
+template <class T>
+__device__ __forceinline__ void copy_step(T (*xs)[LD], T (*ws)[LD], const T* __restrict__ X, const T* __restrict__ W,
+                                          long long t0, long long n0, int Tn, int N, int K, int k0) {
+#pragma unroll
+    for (int h = 0; h < XV; h++) {
+        int r = threadIdx.x / VPR + THREADS / VPR * h, k = k0 + 8 * (threadIdx.x % VPR);
+        bool ok = t0 + r < Tn && k < K;
+        cp_async16(&xs[r][8 * (threadIdx.x % VPR)], ok ? X + (t0 + r) * K + k : X, ok);
+    }
+#pragma unroll
+    for (int h = 0; h < WV; h++) {
+        int r = threadIdx.x / VPR + THREADS / VPR * h, k = k0 + 8 * (threadIdx.x % VPR);
+        bool ok = n0 + r < N && k < K;
+        cp_async16(&ws[r][8 * (threadIdx.x % VPR)], ok ? W + (n0 + r) * K + k : W, ok);
+    }
+    asm volatile("cp.async.commit_group;");
+}
+
 // One step's BK along K for the warp's MT x NT mma tiles.
 template <class T>
 __device__ __forceinline__ void mma_step(float (&acc)[MT][NT][4], T (*xs)[LD], T (*ws)[LD], int wm, int wn, int lane) {
@@ -102,7 +142,13 @@ __device__ __forceinline__ void mma_step(float (&acc)[MT][NT][4], T (*xs)[LD], T
 template <class T>
 __device__ __forceinline__ void gemm_tc(const T* __restrict__ X, const T* __restrict__ W, T* __restrict__ Y,
                                         int Tn, int N, int K) {
-#if KREG_DB
+#if KREG_ASYNC
+    extern __shared__ __align__(16) unsigned char gemm_tc_stages[];   // X0, W0, X1, W1 tiles
+    T (*xs0)[LD] = reinterpret_cast<T (*)[LD]>(gemm_tc_stages);
+    T (*ws0)[LD] = xs0 + BM;
+    T (*xs1)[LD] = ws0 + BN;
+    T (*ws1)[LD] = xs1 + BM;
+#elif KREG_DB
     __shared__ __align__(16) T xs0[BM][LD];              // two stages as four arrays: one barrier a step
     __shared__ __align__(16) T ws0[BN][LD];
     __shared__ __align__(16) T xs1[BM][LD];
@@ -122,6 +168,23 @@ __device__ __forceinline__ void gemm_tc(const T* __restrict__ X, const T* __rest
         for (int j = 0; j < NT; j++)
 #pragma unroll
             for (int c = 0; c < 4; c++) acc[i][j][c] = 0.f;
+#if KREG_ASYNC
+    // steps in pairs, stage 0 then stage 1; a step waits for its own copies, a barrier (everyone's landed,
+    // and everyone is done with the other stage), then issues the next step's copies into the other stage
+    // and computes; a pair past K copies nothing (zero-filled) and computes on zeros
+    copy_step(xs0, ws0, X, W, t0, n0, Tn, N, K, 0);
+    for (int k0 = 0; k0 < K; k0 += 2 * BK) {
+        asm volatile("cp.async.wait_all;" ::: "memory");
+        __syncthreads();
+        copy_step(xs1, ws1, X, W, t0, n0, Tn, N, K, k0 + BK);
+        mma_step(acc, xs0, ws0, wm, wn, lane);
+        asm volatile("cp.async.wait_all;" ::: "memory");
+        __syncthreads();
+        copy_step(xs0, ws0, X, W, t0, n0, Tn, N, K, k0 + 2 * BK);
+        mma_step(acc, xs1, ws1, wm, wn, lane);
+    }
+    asm volatile("cp.async.wait_all;" ::: "memory");      // the last (zero-filled) copies
+#else
     uint4 xv[XV], wv[WV];
     load_step(xv, wv, X, W, t0, n0, Tn, N, K, 0);
 #if KREG_DB
@@ -148,6 +211,7 @@ __device__ __forceinline__ void gemm_tc(const T* __restrict__ X, const T* __rest
         mma_step(acc, xs, ws, wm, wn, lane);
         __syncthreads();
     }
+#endif
 #endif
     // Epilogue from registers. Accumulator c of tile (i, j) is row g (c < 2) or g + 8, column 2 tq + (c & 1)
     // of the tile; g = lane / 4, tq = lane % 4: the four lanes of a quad hold a row's 32 columns as 16 words
@@ -184,12 +248,12 @@ __device__ __forceinline__ void gemm_tc(const T* __restrict__ X, const T* __rest
         }
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS) gemm_tc_bf16(const __nv_bfloat16* __restrict__ X,
+extern "C" __global__ void KREG_TC_BOUNDS gemm_tc_bf16(const __nv_bfloat16* __restrict__ X,
         const __nv_bfloat16* __restrict__ W, __nv_bfloat16* __restrict__ Y, int T, int N, int K) {
     gemm_tc(X, W, Y, T, N, K);
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS) gemm_tc_f16(const __half* __restrict__ X,
+extern "C" __global__ void KREG_TC_BOUNDS gemm_tc_f16(const __half* __restrict__ X,
         const __half* __restrict__ W, __half* __restrict__ Y, int T, int N, int K) {
     gemm_tc(X, W, Y, T, N, K);
 }

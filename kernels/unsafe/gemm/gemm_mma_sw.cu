@@ -1,6 +1,6 @@
 // Unsafe tensor-core GEMM (entries gemm_mma_sw_bf16, gemm_mma_sw_f16): Y = X W^T, fp32 accumulation in
 // mma.sync.m16n8k16, one rounding to DT. Block tile BM x BN (128 x 256 by default) of 8 warps (2 x 4),
-// 64 x 64 per warp (4 x 8 mma tiles, 128 fp32 accumulators a thread); K in steps of BK (32) through a
+// 64 x 64 per warp (4 x 8 mma tiles, 128 fp32 accumulators a thread; KREG_WN: 64 x WN warp tiles); K in steps of BK (32) through a
 // STAGES-deep cp.async pipeline in dynamic shared memory, tiles stored unpadded with their 16-byte
 // chunks XOR-swizzled by row so that ldmatrix's eight row addresses hit eight distinct bank groups.
 // Blocks walk T fastest (blockIdx.x = T tile): the blocks in flight share W tiles and all of X stays in
@@ -18,14 +18,21 @@
 #ifndef KREG_STAGES
 #define KREG_STAGES 4
 #endif
-constexpr int BM = 128, BN = KREG_BN, BK = KREG_BK, STAGES = KREG_STAGES;
-constexpr int WARPS_N = BN / 64, THREADS = 32 * 2 * WARPS_N;    // warps 2 (m) x WARPS_N (n)
+#ifndef KREG_WN
+#define KREG_WN 64     // warp tile width (a multiple of 16; BN / WN warps along n)
+#endif
+#ifndef KREG_MINB
+#define KREG_MINB 1    // __launch_bounds__' minimum blocks per SM
+#endif
+constexpr int BM = 128, BN = KREG_BN, BK = KREG_BK, STAGES = KREG_STAGES, WN = KREG_WN;
+constexpr int WARPS_N = BN / WN, THREADS = 32 * 2 * WARPS_N;    // warps 2 (m) x WARPS_N (n)
 constexpr int CH = BK / 8;                                       // 16-byte chunks per tile row
 constexpr int XV = BM * CH / THREADS, WV = BN * CH / THREADS;    // chunks a thread copies per stage
 constexpr int STAGE_ELEMS = (BM + BN) * BK;
 constexpr int YLD = BN + 8;                                      // padded Y row (elements)
-constexpr int MT = 4, NT = 8;                                    // mma tiles per warp (64 x 64)
+constexpr int MT = 4, NT = WN / 8;                               // mma tiles per warp (64 x WN)
 static_assert(CH == 4 || CH == 8, "BK must be 32 or 64");
+static_assert(WN % 16 == 0 && BN % WN == 0 && BM * CH % THREADS == 0 && BN * CH % THREADS == 0, "tile shapes");
 static_assert(STAGES * STAGE_ELEMS >= BM * YLD, "the Y tile must fit in the stages' shared memory");
 
 // The swizzled element offset of (row r, 16-byte chunk c) in a tile with CH chunks a row: the chunk is
@@ -118,7 +125,7 @@ __device__ __forceinline__ void gemm_sw(const T* __restrict__ X, const T* __rest
     T* smem = reinterpret_cast<T*>(smem_raw);
     const unsigned sbase = (unsigned)__cvta_generic_to_shared(smem);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int wm = 64 * (warp / WARPS_N), wn = 64 * (warp % WARPS_N);
+    const int wm = 64 * (warp / WARPS_N), wn = WN * (warp % WARPS_N);
     const long long t0 = (long long)blockIdx.x * BM, n0 = (long long)blockIdx.y * BN;
     float acc[MT][NT][4];
 #pragma unroll
@@ -193,12 +200,12 @@ __device__ __forceinline__ void gemm_sw(const T* __restrict__ X, const T* __rest
     }
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS, 1) gemm_mma_sw_bf16(const __nv_bfloat16* __restrict__ X,
+extern "C" __global__ void __launch_bounds__(THREADS, KREG_MINB) gemm_mma_sw_bf16(const __nv_bfloat16* __restrict__ X,
         const __nv_bfloat16* __restrict__ W, __nv_bfloat16* __restrict__ Y, int T, int N, int K) {
     gemm_sw(X, W, Y, T, N, K);
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS, 1) gemm_mma_sw_f16(const __half* __restrict__ X,
+extern "C" __global__ void __launch_bounds__(THREADS, KREG_MINB) gemm_mma_sw_f16(const __half* __restrict__ X,
         const __half* __restrict__ W, __half* __restrict__ Y, int T, int N, int K) {
     gemm_sw(X, W, Y, T, N, K);
 }
