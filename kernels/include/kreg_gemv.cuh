@@ -1,0 +1,101 @@
+// kreg_gemv.cuh: the body shared by the safe batch-1 linear kernels (gemv, gemv_swiglu, rms_norm_gemv,
+// gemv_residual, rms_norm_gemv_swiglu). A block of GROUPS * SLICES warps; warp w works on row group
+// g = w / SLICES and K slice s = w % SLICES: for each of its rows it reads the 16-byte vectors
+// k = s * 256 + lane * 8 + i * SLICES * 256 (the slices together cover K, coalesced across the warps),
+// sums its lanes with shuffles, and lane 0 writes the partial to red[row][s] in shared memory; after the
+// caller's barrier (reached by every thread) one thread per row adds the partials in a fixed order:
+// identical bits on every launch. W and the vector operand are only read. The knobs (bench/gemv_sweep.py
+// tries others; the grid and block of a variant's YAML must match: grid cdiv(rows, GROUPS * ROWS),
+// block 32 * GROUPS * SLICES):
+#pragma once
+#include "kreg_own.cuh"
+#include "kreg_pdl.cuh"
+
+#ifndef GEMV_SLICES
+#define GEMV_SLICES 4              // warps splitting K for one row group
+#endif
+#ifndef GEMV_ROWS
+#define GEMV_ROWS 2                // rows per warp
+#endif
+#ifndef GEMV_GROUPS
+#define GEMV_GROUPS 2              // row groups per block
+#endif
+#ifndef GEMV_PREFETCH              // 128-byte lines of the block's rows of W each thread asks the L2 for
+#define GEMV_PREFETCH 0            // before the PDL wait (W is read-only here; kreg_pdl.cuh), in the
+#endif                             // blocks below GEMV_PREFETCH_BLOCKS (the first wave: those a PDL
+#ifndef GEMV_PREFETCH_BLOCKS       // launch starts early); the others ask for one line only
+#define GEMV_PREFETCH_BLOCKS 0x7fffffff
+#endif
+constexpr int SLICES = GEMV_SLICES;
+constexpr int ROWS = GEMV_ROWS;
+constexpr int BLOCK_ROWS = GEMV_GROUPS * ROWS;   // 8 warps = 2 row pairs x 4 slices
+
+namespace kreg {
+
+// The R dot products of a warp (lane, K slice s): acc[r] = sum_k W[row(r) * K + k] * vec(k)[k] for the rows
+// with ok(r) (0 for the others), lane-summed; vec(k) gives the 8 values of the vector operand at k..k+7
+// (it may keep sums of its own, e.g. of x^2). Lane 0 then holds the warp's sums.
+template <int R, class T, class Ok, class Row, class Vec>
+__device__ __forceinline__ void gemv_dots(const T* __restrict__ W, int K, int lane, int s, Ok ok, Row row, Vec vec,
+                                          float (&acc)[R]) {
+#pragma unroll
+    for (int r = 0; r < R; r++) acc[r] = 0.f;
+#if defined(GEMV_UNROLL) && GEMV_UNROLL > 1
+#pragma unroll GEMV_UNROLL
+#endif
+    for (int k = s * 256 + lane * 8; k < K; k += SLICES * 256) {
+        F8 xv = vec(k);
+#pragma unroll
+        for (int r = 0; r < R; r++) {
+            if (ok(r)) {
+                F8 wv = load8<T>(W + row(r) * K + k);
+#pragma unroll
+                for (int j = 0; j < 8; j++) acc[r] = fmaf(wv.v[j], xv.v[j], acc[r]);
+            }
+        }
+    }
+}
+
+// Lane-sum each acc[r] and let lane 0 write it to red[r][0] (red: this warp's rows, row stride SLICES,
+// already offset to the warp's slice column).
+template <int R>
+__device__ __forceinline__ void gemv_partials_to(float (&acc)[R], int lane, float* red) {
+#pragma unroll
+    for (int r = 0; r < R; r++) {
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) acc[r] += __shfl_xor_sync(0xffffffffu, acc[r], o);
+        if (lane == 0) red[r * SLICES] = acc[r];
+    }
+}
+
+// A warp's lane-sum of v (every lane gets it).
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+// Row r's partials in the fixed slice order (after the barrier).
+__device__ __forceinline__ float gemv_row_sum(const float* red_row) {
+    float sum = 0.f;
+#pragma unroll
+    for (int i = 0; i < SLICES; i++) sum += red_row[i];
+    return sum;
+}
+
+// Before the PDL wait: the L2 fetches this block's rows [row0, min(rows, row0 + BLOCK_ROWS)) of W, 64
+// elements (one line) per thread and step, each address clamped to the tile's last element, so every
+// prefetch lies inside W (row0 = blockIdx.x * BLOCK_ROWS for a plain gemv).
+template <class T>
+__device__ __forceinline__ void gemv_prefetch_rows(const T* W, long long row0, long long rows, int K) {
+#if GEMV_PREFETCH > 0
+    long long lo = row0 * K;
+    long long hi = min(rows, row0 + BLOCK_ROWS) * K - 1;
+    long long step = blockIdx.x < GEMV_PREFETCH_BLOCKS ? 64 : 0;
+#pragma unroll
+    for (int i = 0; i < GEMV_PREFETCH; i++)
+        prefetch_l2(W + min(lo + ((long long)i * blockDim.x + threadIdx.x) * step, hi));
+#endif
+}
+
+}  // namespace kreg

@@ -1,0 +1,38 @@
+// Safe gemv with the residual add in its epilogue (entries gemv_residual_bf16, gemv_residual_f16):
+// r[n] <- r[n] + sum_k W[n, k] x[k], the product and the sum in fp32 and one rounding (W x is not
+// rounded to the dtype first, unlike the unfused gemv + add_rms_norm). The body of kreg_gemv.cuh (the
+// safe gemv's ownership scheme and knobs); after the barrier (reached by every thread) thread
+// t < BLOCK_ROWS adds row t's partials in a fixed order, reads r[n] and writes it back: r[n] is read
+// and written by that thread only. W and x are only read.
+#include "kreg_gemv.cuh"
+
+template <class T>
+__device__ __forceinline__ void gemv_residual_own(const T* __restrict__ W, const T* __restrict__ x, T* __restrict__ r,
+                                                  int N, int K) {
+    __shared__ float red[BLOCK_ROWS][SLICES];
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    int g = warp / SLICES, s = warp % SLICES;
+    long long n0 = (long long)blockIdx.x * BLOCK_ROWS + g * ROWS;
+    float acc[ROWS];
+    kreg::gemv_dots<ROWS>(W, K, lane, s, [&](int q) { return n0 + q < N; }, [&](int q) { return n0 + q; },
+                          [&](int k) { return kreg::load8<T>(x + k); }, acc);
+    kreg::gemv_partials_to(acc, lane, &red[g * ROWS][s]);
+    __syncthreads();
+    long long n = (long long)blockIdx.x * BLOCK_ROWS + threadIdx.x;
+    if (threadIdx.x < BLOCK_ROWS && n < N)
+        r[n] = kreg::Cvt<T>::from(kreg::Cvt<T>::to(r[n]) + kreg::gemv_row_sum(red[threadIdx.x]));
+}
+
+extern "C" __global__ void gemv_residual_bf16(const __nv_bfloat16* __restrict__ W, const __nv_bfloat16* __restrict__ x,
+                                              __nv_bfloat16* __restrict__ r, int N, int K) {
+    kreg::gemv_prefetch_rows(W, (long long)blockIdx.x * BLOCK_ROWS, N, K);
+    kreg::pdl_begin();   // PDL: wait first (checker/pdl.py)
+    gemv_residual_own(W, x, r, N, K);
+}
+
+extern "C" __global__ void gemv_residual_f16(const __half* __restrict__ W, const __half* __restrict__ x,
+                                             __half* __restrict__ r, int N, int K) {
+    kreg::gemv_prefetch_rows(W, (long long)blockIdx.x * BLOCK_ROWS, N, K);
+    kreg::pdl_begin();   // PDL: wait first (checker/pdl.py)
+    gemv_residual_own(W, x, r, N, K);
+}

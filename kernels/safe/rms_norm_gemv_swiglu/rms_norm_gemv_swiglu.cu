@@ -1,0 +1,59 @@
+// Safe RMSNorm + gate/up projection + SwiGLU (entries rms_norm_gemv_swiglu_bf16, _f16): out[i] =
+// silu(g) * u, g = r * sum_k W[i, k] x[k] w[k], u = r * sum_k W[I + i, k] x[k] w[k] (W the fused
+// gate_up [2I, K]: gate rows, then up rows), r = 1 / sqrt(sum_k x[k]^2 / K + eps); g and u stay fp32
+// (not rounded, unlike the unfused gemv + silu_mul), one rounding of out. The body of kreg_gemv.cuh
+// (the safe gemv's ownership scheme and knobs): a block owns the BLOCK_ROWS outputs i = BLOCK_ROWS *
+// blockIdx.x + t, so its warps read gate rows i and up rows I + i (2 ROWS dot products per warp,
+// gate and up interleaved: red[2t] and red[2t + 1]); x^2 is summed in the same pass, the warps of row
+// group 0 (whose slices cover K) writing sq[slice]. After the barrier (reached by every thread) thread
+// t < BLOCK_ROWS adds sq and its two rows' partials in fixed orders and writes out[i]. W, x and w are
+// only read.
+#include "kreg_gemv.cuh"
+
+template <class T>
+__device__ __forceinline__ void rms_norm_gemv_swiglu_own(const T* __restrict__ W, const T* __restrict__ x,
+                                                         const T* __restrict__ w, T* __restrict__ out, int I, int K,
+                                                         float eps) {
+    __shared__ float red[2 * BLOCK_ROWS][SLICES];
+    __shared__ float sq[SLICES];
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    int g = warp / SLICES, s = warp % SLICES;
+    long long i0 = (long long)blockIdx.x * BLOCK_ROWS + g * ROWS;
+    float acc[2 * ROWS], ss = 0.f;
+    kreg::gemv_dots<2 * ROWS>(W, K, lane, s, [&](int q) { return i0 + q / 2 < I; },
+                              [&](int q) { return (q & 1 ? (long long)I : 0ll) + i0 + q / 2; },
+                              [&](int k) {
+                                  kreg::F8 v = kreg::load8<T>(x + k), nw = kreg::load8<T>(w + k);
+#pragma unroll
+                                  for (int j = 0; j < 8; j++) {
+                                      ss = fmaf(v.v[j], v.v[j], ss);
+                                      v.v[j] *= nw.v[j];
+                                  }
+                                  return v;
+                              }, acc);
+    kreg::gemv_partials_to(acc, lane, &red[2 * g * ROWS][s]);
+    ss = kreg::warp_sum(ss);
+    if (g == 0 && lane == 0) sq[s] = ss;
+    __syncthreads();
+    long long i = (long long)blockIdx.x * BLOCK_ROWS + threadIdx.x;
+    if (threadIdx.x < BLOCK_ROWS && i < I) {
+        float r = rsqrtf(kreg::gemv_row_sum(sq) / K + eps);
+        float gs = kreg::gemv_row_sum(red[2 * threadIdx.x]) * r, us = kreg::gemv_row_sum(red[2 * threadIdx.x + 1]) * r;
+        out[i] = kreg::Cvt<T>::from(gs / (1.f + expf(-gs)) * us);
+    }
+}
+
+extern "C" __global__ void rms_norm_gemv_swiglu_bf16(const __nv_bfloat16* __restrict__ W,
+                                                     const __nv_bfloat16* __restrict__ x,
+                                                     const __nv_bfloat16* __restrict__ w,
+                                                     __nv_bfloat16* __restrict__ out, int I, int K, float eps) {
+    kreg::pdl_begin();   // PDL: wait first (checker/pdl.py)
+    rms_norm_gemv_swiglu_own(W, x, w, out, I, K, eps);
+}
+
+extern "C" __global__ void rms_norm_gemv_swiglu_f16(const __half* __restrict__ W, const __half* __restrict__ x,
+                                                    const __half* __restrict__ w, __half* __restrict__ out, int I,
+                                                    int K, float eps) {
+    kreg::pdl_begin();   // PDL: wait first (checker/pdl.py)
+    rms_norm_gemv_swiglu_own(W, x, w, out, I, K, eps);
+}
