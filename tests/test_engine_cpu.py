@@ -138,8 +138,9 @@ def test_the_fused_decode_step_matches_the_unfused_one(tmp_path_factory):
     plain = Engine(d, plan=P.explicit(dev, "bf16", optional=()), max_seq=64)
     assert P.fused_decode(fused.plan) and not P.fused_decode(plain.plan)
     ops = [ln.op for ln in fused.step]
-    # embedding, 7 a layer, rms_norm_gemv lm_head, argmax, decode_advance (attention: one launch each)
-    assert len(fused.step) == 7 * L + 4 and len(plain.step) == 10 * L + 5, (ops, [ln.op for ln in plain.step])
+    # embedding, 7 a layer, rms_norm_gemv lm_head, argmax, decode_advance (each op one launch here but argmax)
+    tail = 3 + ops.count("argmax")
+    assert len(fused.step) == 7 * L + tail and len(plain.step) == 10 * L + 1 + tail, (ops, [ln.op for ln in plain.step])
     assert not {"rms_norm", "add_rms_norm", "silu_mul", "gemv"} & set(ops)
     assert ops.count("gemv_residual") == 2 * L and ops.count("rms_norm_gemv") == L + 1
     assert set(ops) == set(P.decode_ops(fused.plan))
