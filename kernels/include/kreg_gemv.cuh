@@ -32,10 +32,10 @@ constexpr int BLOCK_ROWS = GEMV_GROUPS * ROWS;   // 8 warps = 2 row pairs x 4 sl
 
 namespace kreg {
 
-// The R dot products of a warp (lane, K slice s): acc[r] = sum_k W[row(r) * K + k] * vec(k)[k] for the rows
-// with ok(r) (0 for the others), lane-summed; vec(k) gives the 8 values of the vector operand at k..k+7
-// (it may keep sums of its own, e.g. of x^2). Lane 0 then holds the warp's sums.
-template <int R, class T, class Ok, class Row, class Vec>
+// The R dot products of a warp (lane, K slice s of SL): acc[r] = sum_k W[row(r) * K + k] * vec(k)[k]
+// for the rows with ok(r) (0 for the others); vec(k) gives the 8 values of the vector operand at
+// k..k+7 (it may keep sums of its own, e.g. of x^2). Each lane holds its own part.
+template <int R, int SL, class T, class Ok, class Row, class Vec>
 __device__ __forceinline__ void gemv_dots(const T* __restrict__ W, int K, int lane, int s, Ok ok, Row row, Vec vec,
                                           float (&acc)[R]) {
 #pragma unroll
@@ -43,7 +43,7 @@ __device__ __forceinline__ void gemv_dots(const T* __restrict__ W, int K, int la
 #if defined(GEMV_UNROLL) && GEMV_UNROLL > 1
 #pragma unroll GEMV_UNROLL
 #endif
-    for (int k = s * 256 + lane * 8; k < K; k += SLICES * 256) {
+    for (int k = s * 256 + lane * 8; k < K; k += SL * 256) {
         F8 xv = vec(k);
 #pragma unroll
         for (int r = 0; r < R; r++) {
@@ -68,6 +68,19 @@ __device__ __forceinline__ void gemv_partials_to(float (&acc)[R], int lane, floa
     }
 }
 
+// A block's pass over its rows: warp w (row group g = w / SLICES, K slice s = w % SLICES) computes the
+// dot products of the block-local rows q = g * R + r, r < R (those with ok(q); W row row(q)), and lane 0
+// writes each to red[q][s]. The caller's barrier follows, then one thread per row adds red[q].
+template <int R, class T, class Ok, class Row, class Vec>
+__device__ __forceinline__ void gemv_block(const T* __restrict__ W, int K, float (*red)[SLICES], Ok ok, Row row, Vec vec) {
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    int g = warp / SLICES, s = warp % SLICES;
+    float acc[R];
+    gemv_dots<R, SLICES>(W, K, lane, s, [&](int r) { return ok(g * R + r); }, [&](int r) { return row(g * R + r); },
+                         vec, acc);
+    gemv_partials_to(acc, lane, &red[g * R][s]);
+}
+
 // A warp's lane-sum of v (every lane gets it).
 __device__ __forceinline__ float warp_sum(float v) {
 #pragma unroll
@@ -81,6 +94,39 @@ __device__ __forceinline__ float gemv_row_sum(const float* red_row) {
 #pragma unroll
     for (int i = 0; i < SLICES; i++) sum += red_row[i];
     return sum;
+}
+
+// A warp alone over the whole K (the unsafe warp-per-row kernels): acc[r] of the rows with ok(r),
+// lane-summed in a fixed order (every lane holds the sums).
+template <int R, class T, class Ok, class Row, class Vec>
+__device__ __forceinline__ void gemv_warp(const T* W, int K, Ok ok, Row row, Vec vec, float (&acc)[R]) {
+    gemv_dots<R, 1>(W, K, threadIdx.x & 31, 0, ok, row, vec, acc);
+#pragma unroll
+    for (int r = 0; r < R; r++) acc[r] = warp_sum(acc[r]);
+}
+
+// The RMSNorm's operand at k..k+7: x * w (exact in fp32), with x^2 added to ss.
+template <class T>
+__device__ __forceinline__ F8 normed8(const T* __restrict__ x, const T* __restrict__ w, int k, float& ss) {
+    F8 v = load8<T>(x + k), nw = load8<T>(w + k);
+#pragma unroll
+    for (int j = 0; j < 8; j++) {
+        ss = fmaf(v.v[j], v.v[j], ss);
+        v.v[j] *= nw.v[j];
+    }
+    return v;
+}
+
+// The sums of x^2 over K of the warps of row group 0 (whose slices cover K) to sq[slice]: called by
+// every thread with its own part ss, before the caller's barrier.
+__device__ __forceinline__ void norm_partials_to(float ss, float* sq) {
+    ss = warp_sum(ss);
+    if (threadIdx.x < 32 * SLICES && (threadIdx.x & 31) == 0) sq[threadIdx.x >> 5] = ss;
+}
+
+// 1 / sqrt(mean(x^2) + eps) from the slices' sums (after the barrier; a fixed order).
+__device__ __forceinline__ float inv_rms(const float* sq, int K, float eps) {
+    return rsqrtf(gemv_row_sum(sq) / K + eps);
 }
 
 // Before the PDL wait: the L2 fetches this block's rows [row0, min(rows, row0 + BLOCK_ROWS)) of W, 64

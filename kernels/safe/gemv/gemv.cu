@@ -11,15 +11,11 @@ template <class T>
 __device__ __forceinline__ void gemv_own(const T* __restrict__ W, const T* __restrict__ x, T* __restrict__ y,
                                          int N, int K) {
     __shared__ float red[BLOCK_ROWS][SLICES];
-    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    int g = warp / SLICES, s = warp % SLICES;
-    long long n0 = (long long)blockIdx.x * BLOCK_ROWS + g * ROWS;
-    float acc[ROWS];
-    kreg::gemv_dots<ROWS>(W, K, lane, s, [&](int r) { return n0 + r < N; }, [&](int r) { return n0 + r; },
-                          [&](int k) { return kreg::load8<T>(x + k); }, acc);
-    kreg::gemv_partials_to(acc, lane, &red[g * ROWS][s]);
+    long long b0 = (long long)blockIdx.x * BLOCK_ROWS;
+    kreg::gemv_block<ROWS>(W, K, red, [&](int q) { return b0 + q < N; }, [&](int q) { return b0 + q; },
+                           [&](int k) { return kreg::load8<T>(x + k); });
     __syncthreads();
-    long long n = (long long)blockIdx.x * BLOCK_ROWS + threadIdx.x;
+    long long n = b0 + threadIdx.x;
     if (threadIdx.x < BLOCK_ROWS && n < N) y[n] = kreg::Cvt<T>::from(kreg::gemv_row_sum(red[threadIdx.x]));
 }
 

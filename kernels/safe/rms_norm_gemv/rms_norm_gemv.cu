@@ -13,29 +13,15 @@ __device__ __forceinline__ void rms_norm_gemv_own(const T* __restrict__ W, const
                                                   float eps) {
     __shared__ float red[BLOCK_ROWS][SLICES];
     __shared__ float sq[SLICES];
-    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    int g = warp / SLICES, s = warp % SLICES;
-    long long n0 = (long long)blockIdx.x * BLOCK_ROWS + g * ROWS;
-    float acc[ROWS], ss = 0.f;
-    kreg::gemv_dots<ROWS>(W, K, lane, s, [&](int r) { return n0 + r < N; }, [&](int r) { return n0 + r; },
-                          [&](int k) {
-                              kreg::F8 v = kreg::load8<T>(x + k), nw = kreg::load8<T>(w + k);
-#pragma unroll
-                              for (int j = 0; j < 8; j++) {
-                                  ss = fmaf(v.v[j], v.v[j], ss);
-                                  v.v[j] *= nw.v[j];
-                              }
-                              return v;
-                          }, acc);
-    kreg::gemv_partials_to(acc, lane, &red[g * ROWS][s]);
-    ss = kreg::warp_sum(ss);
-    if (g == 0 && lane == 0) sq[s] = ss;
+    long long b0 = (long long)blockIdx.x * BLOCK_ROWS;
+    float ss = 0.f;
+    kreg::gemv_block<ROWS>(W, K, red, [&](int q) { return b0 + q < N; }, [&](int q) { return b0 + q; },
+                           [&](int k) { return kreg::normed8(x, w, k, ss); });
+    kreg::norm_partials_to(ss, sq);
     __syncthreads();
-    long long n = (long long)blockIdx.x * BLOCK_ROWS + threadIdx.x;
-    if (threadIdx.x < BLOCK_ROWS && n < N) {
-        float r = rsqrtf(kreg::gemv_row_sum(sq) / K + eps);
-        y[n] = kreg::Cvt<T>::from(kreg::gemv_row_sum(red[threadIdx.x]) * r);
-    }
+    long long n = b0 + threadIdx.x;
+    if (threadIdx.x < BLOCK_ROWS && n < N)
+        y[n] = kreg::Cvt<T>::from(kreg::gemv_row_sum(red[threadIdx.x]) * kreg::inv_rms(sq, K, eps));
 }
 
 extern "C" __global__ void rms_norm_gemv_bf16(const __nv_bfloat16* __restrict__ W, const __nv_bfloat16* __restrict__ x,

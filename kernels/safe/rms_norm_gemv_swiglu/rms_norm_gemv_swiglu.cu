@@ -16,28 +16,16 @@ __device__ __forceinline__ void rms_norm_gemv_swiglu_own(const T* __restrict__ W
                                                          float eps) {
     __shared__ float red[2 * BLOCK_ROWS][SLICES];
     __shared__ float sq[SLICES];
-    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    int g = warp / SLICES, s = warp % SLICES;
-    long long i0 = (long long)blockIdx.x * BLOCK_ROWS + g * ROWS;
-    float acc[2 * ROWS], ss = 0.f;
-    kreg::gemv_dots<2 * ROWS>(W, K, lane, s, [&](int q) { return i0 + q / 2 < I; },
-                              [&](int q) { return (q & 1 ? (long long)I : 0ll) + i0 + q / 2; },
-                              [&](int k) {
-                                  kreg::F8 v = kreg::load8<T>(x + k), nw = kreg::load8<T>(w + k);
-#pragma unroll
-                                  for (int j = 0; j < 8; j++) {
-                                      ss = fmaf(v.v[j], v.v[j], ss);
-                                      v.v[j] *= nw.v[j];
-                                  }
-                                  return v;
-                              }, acc);
-    kreg::gemv_partials_to(acc, lane, &red[2 * g * ROWS][s]);
-    ss = kreg::warp_sum(ss);
-    if (g == 0 && lane == 0) sq[s] = ss;
+    long long b0 = (long long)blockIdx.x * BLOCK_ROWS;
+    float ss = 0.f;
+    kreg::gemv_block<2 * ROWS>(W, K, red, [&](int q) { return b0 + q / 2 < I; },
+                               [&](int q) { return (q & 1 ? (long long)I : 0ll) + b0 + q / 2; },
+                               [&](int k) { return kreg::normed8(x, w, k, ss); });
+    kreg::norm_partials_to(ss, sq);
     __syncthreads();
-    long long i = (long long)blockIdx.x * BLOCK_ROWS + threadIdx.x;
+    long long i = b0 + threadIdx.x;
     if (threadIdx.x < BLOCK_ROWS && i < I) {
-        float r = rsqrtf(kreg::gemv_row_sum(sq) / K + eps);
+        float r = kreg::inv_rms(sq, K, eps);
         float gs = kreg::gemv_row_sum(red[2 * threadIdx.x]) * r, us = kreg::gemv_row_sum(red[2 * threadIdx.x + 1]) * r;
         out[i] = kreg::Cvt<T>::from(gs / (1.f + expf(-gs)) * us);
     }
