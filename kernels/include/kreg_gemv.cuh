@@ -68,16 +68,18 @@ __device__ __forceinline__ void gemv_partials_to(float (&acc)[R], int lane, floa
     }
 }
 
-// A block's pass over its rows: warp w (row group g = w / SLICES, K slice s = w % SLICES) computes the
-// dot products of the block-local rows q = g * R + r, r < R (those with ok(q); W row row(q)), and lane 0
-// writes each to red[q][s]. The caller's barrier follows, then one thread per row adds red[q].
-template <int R, class T, class Ok, class Row, class Vec>
-__device__ __forceinline__ void gemv_block(const T* __restrict__ W, int K, float (*red)[SLICES], Ok ok, Row row, Vec vec) {
+// A block's pass over its rows: warp w (row group g = w / SLICES, K slice s = w % SLICES) computes R dot
+// products, those of rows row(n0, r), r < R, with ok(n0, r), n0 = b0 + g * PER (the group's first
+// output); lane 0 writes each to red[g * R + r][s]. The caller's barrier follows, then one thread per row
+// adds its red row.
+template <int R, int PER, class T, class Ok, class Row, class Vec>
+__device__ __forceinline__ void gemv_block(const T* __restrict__ W, int K, float (*red)[SLICES], long long b0, Ok ok,
+                                           Row row, Vec vec) {
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     int g = warp / SLICES, s = warp % SLICES;
+    long long n0 = b0 + g * PER;
     float acc[R];
-    gemv_dots<R, SLICES>(W, K, lane, s, [&](int r) { return ok(g * R + r); }, [&](int r) { return row(g * R + r); },
-                         vec, acc);
+    gemv_dots<R, SLICES>(W, K, lane, s, [&](int r) { return ok(n0, r); }, [&](int r) { return row(n0, r); }, vec, acc);
     gemv_partials_to(acc, lane, &red[g * R][s]);
 }
 

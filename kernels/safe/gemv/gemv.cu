@@ -12,8 +12,9 @@ __device__ __forceinline__ void gemv_own(const T* __restrict__ W, const T* __res
                                          int N, int K) {
     __shared__ float red[BLOCK_ROWS][SLICES];
     long long b0 = (long long)blockIdx.x * BLOCK_ROWS;
-    kreg::gemv_block<ROWS>(W, K, red, [&](int q) { return b0 + q < N; }, [&](int q) { return b0 + q; },
-                           [&](int k) { return kreg::load8<T>(x + k); });
+    kreg::gemv_block<ROWS, ROWS>(W, K, red, b0, [&](long long n0, int r) { return n0 + r < N; },
+                                 [&](long long n0, int r) { return n0 + r; },
+                                 [&](int k) { return kreg::load8<T>(x + k); });
     __syncthreads();
     long long n = b0 + threadIdx.x;
     if (threadIdx.x < BLOCK_ROWS && n < N) y[n] = kreg::Cvt<T>::from(kreg::gemv_row_sum(red[threadIdx.x]));

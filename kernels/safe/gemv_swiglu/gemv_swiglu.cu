@@ -11,7 +11,8 @@ __device__ __forceinline__ void gemv_swiglu_own(const T* __restrict__ W, const T
                                                 T* __restrict__ y, int N, int K) {
     __shared__ float red[BLOCK_ROWS][SLICES];
     long long b0 = (long long)blockIdx.x * BLOCK_ROWS;
-    kreg::gemv_block<ROWS>(W, K, red, [&](int q) { return b0 + q < N; }, [&](int q) { return b0 + q; }, [&](int k) {
+    kreg::gemv_block<ROWS, ROWS>(W, K, red, b0, [&](long long n0, int r) { return n0 + r < N; },
+                                 [&](long long n0, int r) { return n0 + r; }, [&](int k) {
         kreg::F8 a = kreg::load8<T>(gate_up + k), u = kreg::load8<T>(gate_up + K + k);
 #pragma unroll
         for (int j = 0; j < 8; j++) a.v[j] = a.v[j] / (1.f + expf(-a.v[j])) * u.v[j];

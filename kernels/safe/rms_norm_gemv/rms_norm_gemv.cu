@@ -15,8 +15,9 @@ __device__ __forceinline__ void rms_norm_gemv_own(const T* __restrict__ W, const
     __shared__ float sq[SLICES];
     long long b0 = (long long)blockIdx.x * BLOCK_ROWS;
     float ss = 0.f;
-    kreg::gemv_block<ROWS>(W, K, red, [&](int q) { return b0 + q < N; }, [&](int q) { return b0 + q; },
-                           [&](int k) { return kreg::normed8(x, w, k, ss); });
+    kreg::gemv_block<ROWS, ROWS>(W, K, red, b0, [&](long long n0, int r) { return n0 + r < N; },
+                                 [&](long long n0, int r) { return n0 + r; },
+                                 [&](int k) { return kreg::normed8(x, w, k, ss); });
     kreg::norm_partials_to(ss, sq);
     __syncthreads();
     long long n = b0 + threadIdx.x;

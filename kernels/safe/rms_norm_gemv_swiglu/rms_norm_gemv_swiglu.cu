@@ -18,9 +18,9 @@ __device__ __forceinline__ void rms_norm_gemv_swiglu_own(const T* __restrict__ W
     __shared__ float sq[SLICES];
     long long b0 = (long long)blockIdx.x * BLOCK_ROWS;
     float ss = 0.f;
-    kreg::gemv_block<2 * ROWS>(W, K, red, [&](int q) { return b0 + q / 2 < I; },
-                               [&](int q) { return (q & 1 ? (long long)I : 0ll) + b0 + q / 2; },
-                               [&](int k) { return kreg::normed8(x, w, k, ss); });
+    kreg::gemv_block<2 * ROWS, ROWS>(W, K, red, b0, [&](long long n0, int q) { return n0 + q / 2 < I; },
+                                     [&](long long n0, int q) { return (q & 1 ? (long long)I : 0ll) + n0 + q / 2; },
+                                     [&](int k) { return kreg::normed8(x, w, k, ss); });
     kreg::norm_partials_to(ss, sq);
     __syncthreads();
     long long i = b0 + threadIdx.x;
