@@ -26,6 +26,11 @@
 #ifndef GEMV_PREFETCH_BLOCKS       // launch starts early); the others ask for one line only
 #define GEMV_PREFETCH_BLOCKS 0x7fffffff
 #endif
+#ifdef GEMV_MIN_BLOCKS              // blocks per SM that the registers must leave room for: the entries'
+#define KREG_GEMV_BOUNDS __launch_bounds__(32 * GEMV_GROUPS * GEMV_SLICES, GEMV_MIN_BLOCKS)
+#else                              // __launch_bounds__ (none by default)
+#define KREG_GEMV_BOUNDS
+#endif
 constexpr int SLICES = GEMV_SLICES;
 constexpr int ROWS = GEMV_ROWS;
 constexpr int BLOCK_ROWS = GEMV_GROUPS * ROWS;   // 8 warps = 2 row pairs x 4 slices

@@ -25,7 +25,7 @@ __device__ __forceinline__ void rms_norm_gemv_own(const T* __restrict__ W, const
         y[n] = kreg::Cvt<T>::from(kreg::gemv_row_sum(red[threadIdx.x]) * kreg::inv_rms(sq, K, eps));
 }
 
-extern "C" __global__ void rms_norm_gemv_bf16(const __nv_bfloat16* __restrict__ W, const __nv_bfloat16* __restrict__ x,
+extern "C" __global__ void KREG_GEMV_BOUNDS rms_norm_gemv_bf16(const __nv_bfloat16* __restrict__ W, const __nv_bfloat16* __restrict__ x,
                                               const __nv_bfloat16* __restrict__ w, __nv_bfloat16* __restrict__ y,
                                               int N, int K, float eps) {
     kreg::gemv_prefetch_rows(W, (long long)blockIdx.x * BLOCK_ROWS, N, K);
@@ -33,7 +33,7 @@ extern "C" __global__ void rms_norm_gemv_bf16(const __nv_bfloat16* __restrict__ 
     rms_norm_gemv_own(W, x, w, y, N, K, eps);
 }
 
-extern "C" __global__ void rms_norm_gemv_f16(const __half* __restrict__ W, const __half* __restrict__ x,
+extern "C" __global__ void KREG_GEMV_BOUNDS rms_norm_gemv_f16(const __half* __restrict__ W, const __half* __restrict__ x,
                                              const __half* __restrict__ w, __half* __restrict__ y, int N, int K,
                                              float eps) {
     kreg::gemv_prefetch_rows(W, (long long)blockIdx.x * BLOCK_ROWS, N, K);

@@ -31,7 +31,7 @@ __device__ __forceinline__ void rms_norm_gemv_swiglu_own(const T* __restrict__ W
     }
 }
 
-extern "C" __global__ void rms_norm_gemv_swiglu_bf16(const __nv_bfloat16* __restrict__ W,
+extern "C" __global__ void KREG_GEMV_BOUNDS rms_norm_gemv_swiglu_bf16(const __nv_bfloat16* __restrict__ W,
                                                      const __nv_bfloat16* __restrict__ x,
                                                      const __nv_bfloat16* __restrict__ w,
                                                      __nv_bfloat16* __restrict__ out, int I, int K, float eps) {
@@ -39,7 +39,7 @@ extern "C" __global__ void rms_norm_gemv_swiglu_bf16(const __nv_bfloat16* __rest
     rms_norm_gemv_swiglu_own(W, x, w, out, I, K, eps);
 }
 
-extern "C" __global__ void rms_norm_gemv_swiglu_f16(const __half* __restrict__ W, const __half* __restrict__ x,
+extern "C" __global__ void KREG_GEMV_BOUNDS rms_norm_gemv_swiglu_f16(const __half* __restrict__ W, const __half* __restrict__ x,
                                                     const __half* __restrict__ w, __half* __restrict__ out, int I,
                                                     int K, float eps) {
     kreg::pdl_begin();   // PDL: wait first (checker/pdl.py)
