@@ -152,3 +152,13 @@ __device__ __forceinline__ void gemv_prefetch_rows(const T* W, long long row0, l
 }
 
 }  // namespace kreg
+
+// The entry NAME (element type T) of a kernel shaped as a gemv, (W, v, out, N, K) with W [N, K]: the L2
+// prefetch of the block's rows of W (GEMV_PREFETCH), the PDL wait, then OWN(W, v, out, N, K).
+#define KREG_GEMV_ENTRY(NAME, T, OWN)                                                                  \
+    extern "C" __global__ void KREG_GEMV_BOUNDS NAME(const T* __restrict__ W, const T* __restrict__ v,  \
+                                                     T* __restrict__ out, int N, int K) {               \
+        kreg::gemv_prefetch_rows(W, (long long)blockIdx.x * BLOCK_ROWS, N, K);                        \
+        kreg::pdl_begin(); /* PDL: wait first (checker/pdl.py) */                                     \
+        OWN(W, v, out, N, K);                                                                         \
+    }

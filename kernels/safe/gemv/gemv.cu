@@ -20,16 +20,5 @@ __device__ __forceinline__ void gemv_own(const T* __restrict__ W, const T* __res
     if (threadIdx.x < BLOCK_ROWS && n < N) y[n] = kreg::Cvt<T>::from(kreg::gemv_row_sum(red[threadIdx.x]));
 }
 
-extern "C" __global__ void KREG_GEMV_BOUNDS gemv_bf16(const __nv_bfloat16* __restrict__ W, const __nv_bfloat16* __restrict__ x,
-                                     __nv_bfloat16* __restrict__ y, int N, int K) {
-    kreg::gemv_prefetch_rows(W, (long long)blockIdx.x * BLOCK_ROWS, N, K);
-    kreg::pdl_begin();   // PDL: wait first (checker/pdl.py)
-    gemv_own(W, x, y, N, K);
-}
-
-extern "C" __global__ void KREG_GEMV_BOUNDS gemv_f16(const __half* __restrict__ W, const __half* __restrict__ x,
-                                    __half* __restrict__ y, int N, int K) {
-    kreg::gemv_prefetch_rows(W, (long long)blockIdx.x * BLOCK_ROWS, N, K);
-    kreg::pdl_begin();   // PDL: wait first (checker/pdl.py)
-    gemv_own(W, x, y, N, K);
-}
+KREG_GEMV_ENTRY(gemv_bf16, __nv_bfloat16, gemv_own)
+KREG_GEMV_ENTRY(gemv_f16, __half, gemv_own)
