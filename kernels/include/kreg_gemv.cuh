@@ -103,6 +103,21 @@ __device__ __forceinline__ float gemv_row_sum(const float* red_row) {
     return sum;
 }
 
+// A kernel shaped as a gemv (a row of W per output): the block pass over rows n = b0 + t, t < BLOCK_ROWS
+// (b0 = BLOCK_ROWS * blockIdx.x), then pre() (every thread), the barrier (reached by every thread), and
+// epi(n, the row's sum in the fixed slice order) by thread t for n < N.
+template <class T, class Vec, class Pre, class Epi>
+__device__ __forceinline__ void gemv_rows(const T* __restrict__ W, int N, int K, Vec vec, Pre pre, Epi epi) {
+    __shared__ float red[BLOCK_ROWS][SLICES];
+    long long b0 = (long long)blockIdx.x * BLOCK_ROWS;
+    gemv_block<ROWS, ROWS>(W, K, red, b0, [&](long long n0, int r) { return n0 + r < N; },
+                           [&](long long n0, int r) { return n0 + r; }, vec);
+    pre();
+    __syncthreads();
+    long long n = b0 + threadIdx.x;
+    if (threadIdx.x < BLOCK_ROWS && n < N) epi(n, gemv_row_sum(red[threadIdx.x]));
+}
+
 // A warp alone over the whole K (the unsafe warp-per-row kernels): acc[r] of the rows with ok(r),
 // lane-summed in a fixed order (every lane holds the sums).
 template <int R, class T, class Ok, class Row, class Vec>
@@ -161,4 +176,14 @@ __device__ __forceinline__ void gemv_prefetch_rows(const T* W, long long row0, l
         kreg::gemv_prefetch_rows(W, (long long)blockIdx.x * BLOCK_ROWS, N, K);                        \
         kreg::pdl_begin(); /* PDL: wait first (checker/pdl.py) */                                     \
         OWN(W, v, out, N, K);                                                                         \
+    }
+
+// The entry NAME (element type T) of a kernel with an RMSNorm before its rows (W, x, w, out, N, K, eps):
+// the PDL wait, then OWN(W, x, w, out, N, K, eps).
+#define KREG_GEMV_NORM_ENTRY(NAME, T, OWN)                                                             \
+    extern "C" __global__ void KREG_GEMV_BOUNDS NAME(const T* __restrict__ W, const T* __restrict__ x,  \
+                                                     const T* __restrict__ w, T* __restrict__ out,      \
+                                                     int N, int K, float eps) {                         \
+        kreg::pdl_begin(); /* PDL: wait first (checker/pdl.py) */                                     \
+        OWN(W, x, w, out, N, K, eps);                                                                 \
     }

@@ -9,15 +9,8 @@
 template <class T>
 __device__ __forceinline__ void gemv_residual_own(const T* __restrict__ W, const T* __restrict__ x, T* __restrict__ r,
                                                   int N, int K) {
-    __shared__ float red[BLOCK_ROWS][SLICES];
-    long long b0 = (long long)blockIdx.x * BLOCK_ROWS;
-    kreg::gemv_block<ROWS, ROWS>(W, K, red, b0, [&](long long n0, int r) { return n0 + r < N; },
-                                 [&](long long n0, int r) { return n0 + r; },
-                                 [&](int k) { return kreg::load8<T>(x + k); });
-    __syncthreads();
-    long long n = b0 + threadIdx.x;
-    if (threadIdx.x < BLOCK_ROWS && n < N)
-        r[n] = kreg::Cvt<T>::from(kreg::Cvt<T>::to(r[n]) + kreg::gemv_row_sum(red[threadIdx.x]));
+    kreg::gemv_rows(W, N, K, [&](int k) { return kreg::load8<T>(x + k); }, [] {},
+                    [&](long long n, float sum) { r[n] = kreg::Cvt<T>::from(kreg::Cvt<T>::to(r[n]) + sum); });
 }
 
 KREG_GEMV_ENTRY(gemv_residual_bf16, __nv_bfloat16, gemv_residual_own)

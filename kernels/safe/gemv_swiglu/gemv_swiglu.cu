@@ -9,18 +9,15 @@
 template <class T>
 __device__ __forceinline__ void gemv_swiglu_own(const T* __restrict__ W, const T* __restrict__ gate_up,
                                                 T* __restrict__ y, int N, int K) {
-    __shared__ float red[BLOCK_ROWS][SLICES];
-    long long b0 = (long long)blockIdx.x * BLOCK_ROWS;
-    kreg::gemv_block<ROWS, ROWS>(W, K, red, b0, [&](long long n0, int r) { return n0 + r < N; },
-                                 [&](long long n0, int r) { return n0 + r; }, [&](int k) {
-        kreg::F8 a = kreg::load8<T>(gate_up + k), u = kreg::load8<T>(gate_up + K + k);
+    kreg::gemv_rows(
+        W, N, K,
+        [&](int k) {
+            kreg::F8 a = kreg::load8<T>(gate_up + k), u = kreg::load8<T>(gate_up + K + k);
 #pragma unroll
-        for (int j = 0; j < 8; j++) a.v[j] = a.v[j] / (1.f + expf(-a.v[j])) * u.v[j];
-        return a;
-    });
-    __syncthreads();
-    long long n = b0 + threadIdx.x;
-    if (threadIdx.x < BLOCK_ROWS && n < N) y[n] = kreg::Cvt<T>::from(kreg::gemv_row_sum(red[threadIdx.x]));
+            for (int j = 0; j < 8; j++) a.v[j] = a.v[j] / (1.f + expf(-a.v[j])) * u.v[j];
+            return a;
+        },
+        [] {}, [&](long long n, float sum) { y[n] = kreg::Cvt<T>::from(sum); });
 }
 
 KREG_GEMV_ENTRY(gemv_swiglu_bf16, __nv_bfloat16, gemv_swiglu_own)

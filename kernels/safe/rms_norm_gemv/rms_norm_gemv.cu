@@ -11,32 +11,11 @@ template <class T>
 __device__ __forceinline__ void rms_norm_gemv_own(const T* __restrict__ W, const T* __restrict__ x,
                                                   const T* __restrict__ w, T* __restrict__ y, int N, int K,
                                                   float eps) {
-    __shared__ float red[BLOCK_ROWS][SLICES];
     __shared__ float sq[SLICES];
-    long long b0 = (long long)blockIdx.x * BLOCK_ROWS;
     float ss = 0.f;
-    kreg::gemv_block<ROWS, ROWS>(W, K, red, b0, [&](long long n0, int r) { return n0 + r < N; },
-                                 [&](long long n0, int r) { return n0 + r; },
-                                 [&](int k) { return kreg::normed8(x, w, k, ss); });
-    kreg::norm_partials_to(ss, sq);
-    __syncthreads();
-    long long n = b0 + threadIdx.x;
-    if (threadIdx.x < BLOCK_ROWS && n < N)
-        y[n] = kreg::Cvt<T>::from(kreg::gemv_row_sum(red[threadIdx.x]) * kreg::inv_rms(sq, K, eps));
+    kreg::gemv_rows(W, N, K, [&](int k) { return kreg::normed8(x, w, k, ss); }, [&] { kreg::norm_partials_to(ss, sq); },
+                    [&](long long n, float sum) { y[n] = kreg::Cvt<T>::from(sum * kreg::inv_rms(sq, K, eps)); });
 }
 
-extern "C" __global__ void KREG_GEMV_BOUNDS rms_norm_gemv_bf16(const __nv_bfloat16* __restrict__ W, const __nv_bfloat16* __restrict__ x,
-                                              const __nv_bfloat16* __restrict__ w, __nv_bfloat16* __restrict__ y,
-                                              int N, int K, float eps) {
-    kreg::gemv_prefetch_rows(W, (long long)blockIdx.x * BLOCK_ROWS, N, K);
-    kreg::pdl_begin();   // PDL: wait first (checker/pdl.py)
-    rms_norm_gemv_own(W, x, w, y, N, K, eps);
-}
-
-extern "C" __global__ void KREG_GEMV_BOUNDS rms_norm_gemv_f16(const __half* __restrict__ W, const __half* __restrict__ x,
-                                             const __half* __restrict__ w, __half* __restrict__ y, int N, int K,
-                                             float eps) {
-    kreg::gemv_prefetch_rows(W, (long long)blockIdx.x * BLOCK_ROWS, N, K);
-    kreg::pdl_begin();   // PDL: wait first (checker/pdl.py)
-    rms_norm_gemv_own(W, x, w, y, N, K, eps);
-}
+KREG_GEMV_NORM_ENTRY(rms_norm_gemv_bf16, __nv_bfloat16, rms_norm_gemv_own)
+KREG_GEMV_NORM_ENTRY(rms_norm_gemv_f16, __half, rms_norm_gemv_own)

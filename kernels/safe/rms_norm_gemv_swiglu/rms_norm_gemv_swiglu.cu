@@ -31,17 +31,5 @@ __device__ __forceinline__ void rms_norm_gemv_swiglu_own(const T* __restrict__ W
     }
 }
 
-extern "C" __global__ void KREG_GEMV_BOUNDS rms_norm_gemv_swiglu_bf16(const __nv_bfloat16* __restrict__ W,
-                                                     const __nv_bfloat16* __restrict__ x,
-                                                     const __nv_bfloat16* __restrict__ w,
-                                                     __nv_bfloat16* __restrict__ out, int I, int K, float eps) {
-    kreg::pdl_begin();   // PDL: wait first (checker/pdl.py)
-    rms_norm_gemv_swiglu_own(W, x, w, out, I, K, eps);
-}
-
-extern "C" __global__ void KREG_GEMV_BOUNDS rms_norm_gemv_swiglu_f16(const __half* __restrict__ W, const __half* __restrict__ x,
-                                                    const __half* __restrict__ w, __half* __restrict__ out, int I,
-                                                    int K, float eps) {
-    kreg::pdl_begin();   // PDL: wait first (checker/pdl.py)
-    rms_norm_gemv_swiglu_own(W, x, w, out, I, K, eps);
-}
+KREG_GEMV_NORM_ENTRY(rms_norm_gemv_swiglu_bf16, __nv_bfloat16, rms_norm_gemv_swiglu_own)
+KREG_GEMV_NORM_ENTRY(rms_norm_gemv_swiglu_f16, __half, rms_norm_gemv_swiglu_own)
