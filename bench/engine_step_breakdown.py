@@ -115,7 +115,8 @@ def linear_launches(step, c) -> dict:
     if by["rms_norm_gemv"]:
         parts = {"qkv": ("rms_norm_gemv", by["rms_norm_gemv"][:L]), "o": ("gemv_residual", by["gemv_residual"][0::2]),
                  "gate_up": ("rms_norm_gemv_swiglu", by["rms_norm_gemv_swiglu"]),
-                 "down": ("gemv_residual", by["gemv_residual"][1::2]), "lm_head": ("rms_norm_gemv", by["rms_norm_gemv"][L:])}
+                 "down": ("gemv_residual", by["gemv_residual"][1::2]),
+                 "lm_head": ("rms_norm_gemv", by["rms_norm_gemv"][L:]) if by["rms_norm_gemv"][L:] else ("gemv", by["gemv"])}
     else:
         g, n = by["gemv"], 3 if by["gemv_swiglu"] else 4
         parts = {"qkv": ("gemv", g[0:-1:n]), "o": ("gemv", g[1:-1:n]), "gate_up": ("gemv", g[2:-1:n]),

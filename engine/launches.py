@@ -3,7 +3,7 @@ resident model's buffers (plan.OpKernel.launches -> checker/bind.py). Decode: T 
 for the activation and down projection where the plan has it), the qk_norm_rope_kv prologue at the
 device position, split attention_decode + attention_merge over the device length n, and decode_advance
 moving both on; where the plan has the fused ops (plan.fused_decode), the norms, residual adds and the
-activation ride in the gemvs (fused_layers: 7 launches a layer). Prefill: T tokens at `start`, gemm and
+activation ride in the gemvs (fused_layers: 7 launches a layer; the lm_head stays rms_norm + gemv). Prefill: T tokens at `start`, gemm and
 attention_prefill."""
 from __future__ import annotations
 
@@ -99,11 +99,12 @@ def decode(p: Plan, m: Resident, splits: int) -> list[Launch]:
     c, a = m.cfg, decode_buffers(m, splits)
     out = p["embedding"].launches({"T": 1, "V": c.vocab_size, "H": c.hidden_size},
                                   {"table": m.w["embed"], "ids": a["ids"], "out": a["resid"]})
-    if fused_decode(p):
-        out += fused_layers(p, m, a, splits)
-        out += p["rms_norm_gemv"].launches({"N": c.vocab_size, "K": c.hidden_size},
-                                           {"W": m.w["lm_head"], "x": a["resid"], "w": m.w["norm"], "y": a["logits"]},
-                                           {"eps": c.rms_norm_eps})
+    if fused_decode(p):      # the lm_head after a lone rms_norm: the plain gemv streams it at the copy rate, the
+        out += fused_layers(p, m, a, splits)            # normed one 11% slower (bench/results/fuse_gpu.txt)
+        out += p["rms_norm"].launches({"T": 1, "H": c.hidden_size}, {"x": a["resid"], "w": m.w["norm"], "y": a["h"]},
+                                      {"eps": c.rms_norm_eps})
+        out += p["gemv"].launches({"N": c.vocab_size, "K": c.hidden_size}, {"W": m.w["lm_head"], "x": a["h"],
+                                                                            "y": a["logits"]})
     else:
         out += layers(p, m, 1, a, None, splits)
         out += p["gemv"].launches({"N": c.vocab_size, "K": c.hidden_size}, {"W": m.w["lm_head"], "x": a["h"],
