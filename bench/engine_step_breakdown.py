@@ -5,9 +5,11 @@ of the same process. The sum of the parts against the whole shows the cost of th
 --pdl both, the whole step is timed with and without programmatic dependent launch (the launches whose
 kernels wait first: plan.Launch.with_pdl), and one step's logits and token of each compared bit for bit;
 each --also times the whole step (PDL on) of a modified plan (other variants, or a knob's -D define).
+--fused on: the fused decode step (plan.FUSED_DECODE: 7 launches a layer; `fused:on` / `fused:off` in
+an --also spec switches it for that row).
 
     python bench/engine_step_breakdown.py OUT [--shape 4b] [--set fast|safe] [--pos 640] [--pdl off|on|both]
-        [--variants op=name,...] [--also LABEL=op:-DKNOB=V,op:variant,set:safe ...]
+        [--fused off|on] [--variants op=name,...] [--also LABEL=op:-DKNOB=V,op:variant,set:safe,fused:on ...]
 """
 from __future__ import annotations
 
@@ -77,11 +79,16 @@ def same(base, out):
 def modified(dev, plan, spec):
     """A copy of plan with spec's changes: `set:NAME` (that set's variants), `op:VARIANT`, `op:-DNAME=V`
     (the op's variant compiled with one more define), `gemv:cfg=SxRxGxU` (the safe gemv's knobs with
-    their launch geometry, as bench/gemv_sweep.py sets them), comma-separated."""
+    their launch geometry, as bench/gemv_sweep.py sets them; any kreg_gemv.cuh op), `fused:on|off` (the
+    fused decode ops in or out), comma-separated."""
     ops = dict(plan.ops)
     for item in spec.split(","):
         op, what = item.split(":", 1)
-        if op == "set":
+        if op == "fused":
+            ops = {k: v for k, v in ops.items() if k not in P.FUSED_DECODE}
+            if what == "on":
+                ops |= P.explicit(dev, "bf16", ops=P.FUSED_DECODE, optional=()).ops
+        elif op == "set":
             ops |= P.explicit(dev, "bf16", SETS[what], ops=P.DECODE_OPS, optional=()).ops
         elif what.startswith(("-D", "cfg=")):
             k = ops[op]
@@ -89,12 +96,32 @@ def modified(dev, plan, spec):
                 v = replace(k.entry.variant, options=k.entry.variant.options + (what,))
             else:
                 from gemv_sweep import configured
-                v = configured(k.entry.variant, *map(int, what[4:].split("x")))
+                v = configured(k.entry.variant, *map(int, what[4:].split("x")),
+                               dim="I" if op == "rms_norm_gemv_swiglu" else "N")
             e = replace(k.entry, variant=v)
             ops[op] = replace(k, entry=e, module=P._load(dev, e, None), scratch={})
         else:
             ops |= P.explicit(dev, "bf16", {op: what}, ops=(op,), optional=()).ops
     return replace(plan, ops=ops)
+
+
+def linear_launches(step, c) -> dict:
+    """Each projection's launches in a step: name -> (op, launches, rows of W, K)."""
+    H, I, L = c.hidden_size, c.intermediate_size, c.num_hidden_layers
+    shapes = {"qkv": (c.qkv_rows, H), "o": (H, c.q_heads * 128), "gate_up": (2 * I, H), "down": (H, I),
+              "lm_head": (c.vocab_size, H)}
+    by = {op: [ln for ln in step if ln.op == op] for op in ("gemv", "rms_norm_gemv", "gemv_residual",
+                                                             "rms_norm_gemv_swiglu", "gemv_swiglu")}
+    if by["rms_norm_gemv"]:
+        parts = {"qkv": ("rms_norm_gemv", by["rms_norm_gemv"][:L]), "o": ("gemv_residual", by["gemv_residual"][0::2]),
+                 "gate_up": ("rms_norm_gemv_swiglu", by["rms_norm_gemv_swiglu"]),
+                 "down": ("gemv_residual", by["gemv_residual"][1::2]),
+                 "lm_head": ("rms_norm_gemv", by["rms_norm_gemv"][L:]) if by["rms_norm_gemv"][L:] else ("gemv", by["gemv"])}
+    else:
+        g, n = by["gemv"], 3 if by["gemv_swiglu"] else 4
+        parts = {"qkv": ("gemv", g[0:-1:n]), "o": ("gemv", g[1:-1:n]), "gate_up": ("gemv", g[2:-1:n]),
+                 "down": ("gemv_swiglu", by["gemv_swiglu"]) if n == 3 else ("gemv", g[3:-1:n]), "lm_head": ("gemv", g[-1:])}
+    return {name: (op, ls, *shapes[name]) for name, (op, ls) in parts.items() if ls}
 
 
 def main(argv=None):
@@ -105,6 +132,7 @@ def main(argv=None):
     ap.add_argument("--variants", default="", help="op=variant,... on top of --set")
     ap.add_argument("--pos", type=int, default=640, help="cached positions during the step")
     ap.add_argument("--pdl", default="off", choices=("off", "on", "both"))
+    ap.add_argument("--fused", default="off", choices=("off", "on"), help="the fused decode step")
     ap.add_argument("--also", action="append", default=[], metavar="LABEL=SPEC",
                     help="also time the whole step (PDL on) of a modified plan: SPEC as in modified()")
     a = ap.parse_args(argv)
@@ -119,12 +147,14 @@ def main(argv=None):
     bw = copy_bandwidth(gd)
     import kreg.runtime as runtime
     dev = runtime.device("gpu")
-    plan = P.explicit(dev, "bf16", variants, ops=P.ENGINE_OPS, optional=())   # fusions: --also
+    plan = P.explicit(dev, "bf16", variants, ops=P.ENGINE_OPS,
+                      optional=P.FUSED_DECODE if a.fused == "on" else ())     # other fusions: --also
     eng = Engine(d, device="gpu", plan=plan, max_seq=a.pos + 512, pdl=False)
     eng.generate(list(range(1, 129)), 2)
     eng.pos = a.pos
     eng._set_position()
-    lines = [f"device: {gd.rt.describe()}; Qwen3-{a.shape} random bf16, decode step at {a.pos} cached positions, "
+    lines = [f"device: {gd.rt.describe()}; Qwen3-{a.shape} random bf16, decode step at {a.pos} cached positions"
+             f"{', fused' if P.fused_decode(plan) else ''}, "
              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; copy {bw / 1e12:.2f} TB/s",
              "variants: " + ", ".join(f"{op}={k.name}" for op, k in sorted(plan.ops.items()) if op in P.decode_ops(plan))]
     plain = eng.step
@@ -161,17 +191,9 @@ def main(argv=None):
         parts += t
         lines.append(f"  {op:<18} {ls[0].variant:<30} {t:8.1f} us  {len(ls):4d} launches  {t / len(ls):6.2f} us each")
     lines.append(f"  sum of ops alone: {parts:8.1f} us")
-    c = eng.cfg
-    H, I = c.hidden_size, c.intermediate_size
-    shapes = {"qkv": (c.qkv_rows, H), "o": (H, c.q_heads * 128), "gate_up": (2 * I, H), "down": (H, I),
-              "lm_head": (c.vocab_size, H)}
-    gemvs = [ln for ln in step if ln.op == "gemv"]
-    per_layer = {"qkv": gemvs[0:-1:4], "o": gemvs[1:-1:4], "gate_up": gemvs[2:-1:4], "down": gemvs[3:-1:4],
-                 "lm_head": gemvs[-1:]}
-    for name, ls in per_layer.items():
-        N, K = shapes[name]
+    for name, (op, ls, N, K) in linear_launches(step, eng.cfg).items():
         t = replay_us(eng, ls) / len(ls)
-        lines.append(f"  gemv {name:<8} N={N:<7} K={K:<6} {t:7.2f} us each  {2 * N * K / t / 1e6 / (bw / 1e12):6.1%} of copy")
+        lines.append(f"  {op} {name:<8} N={N:<7} K={K:<6} {t:7.2f} us each  {2 * N * K / t / 1e6 / (bw / 1e12):6.1%} of copy")
     Path(a.out).write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

@@ -29,10 +29,11 @@ SHAPES = ["qwen3-4b-qkv", "qwen3-4b-o", "qwen3-4b-gate-up", "qwen3-4b-down", "qw
           "qwen3-0.6b-gate-up", "qwen3-0.6b-down"]
 
 
-def configured(v, slices, rows, groups, unroll):
+def configured(v, slices, rows, groups, unroll, dim="N"):
+    """A kreg_gemv.cuh variant with these knobs and its launch geometry (dim: the op's row count)."""
     opts = v.options + (f"-DGEMV_SLICES={slices}", f"-DGEMV_ROWS={rows}", f"-DGEMV_GROUPS={groups}",
                         f"-DGEMV_UNROLL={unroll}")
-    ln = replace(v.launches[0], grid=(parse(f"cdiv(N, {groups * rows})"),), block=(parse(32 * groups * slices),))
+    ln = replace(v.launches[0], grid=(parse(f"cdiv({dim}, {groups * rows})"),), block=(parse(32 * groups * slices),))
     return replace(v, options=opts, launches=(ln,), name=f"s{slices}r{rows}g{groups}u{unroll}")
 
 

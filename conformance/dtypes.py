@@ -14,6 +14,11 @@ BITS = {"f32": np.uint32, "f16": np.uint16, "bf16": np.uint16, "f64": np.uint64,
         "i32": np.int32, "u32": np.uint32, "i64": np.int64, "u64": np.uint64}
 
 
+# The smallest magnitude that rounds to infinity in each float dtype (to nearest even): the largest finite
+# value plus half an ulp. A reference beyond it is, correctly rounded, an infinity of its sign.
+OVERFLOW = {"f16": 65520.0, "bf16": float(2 ** 128 - 2 ** 119), "f32": float(2 ** 128 - 2 ** 103), "f64": np.inf}
+
+
 def is_float(dtype: str) -> bool:
     return dtype in ("f16", "bf16", "f32", "f64")
 

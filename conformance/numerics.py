@@ -19,7 +19,7 @@ from kreg.registry.schema import Op, Variant
 
 from .devices import Device, LaunchFailure, ptx_module
 from .chunks import chunk_map
-from .dtypes import decode, exact, is_float, itemsize, storage
+from .dtypes import OVERFLOW, decode, exact, is_float, itemsize, storage
 from .inputs import (host_scalars, input_values, make_inputs, output_params, poison_bits, poison_bytes,
                      readable_params, to_bytes)
 from kreg.checker.bind import BindError, bind, buffer_sizes
@@ -51,12 +51,23 @@ def _index(shape, flat: int) -> list[int]:
     return [int(i) for i in np.unravel_index(flat, shape)] if shape else []
 
 
-def within(got: np.ndarray, want: np.ndarray, tolerance: dict, scale: np.ndarray | None = None) -> np.ndarray:
+def within(got: np.ndarray, want: np.ndarray, tolerance: dict, scale: np.ndarray | None = None,
+           overflow: float = np.inf) -> np.ndarray:
     """Elementwise: equal (NaN matching NaN, infinities matching), or within atol + rtol * |want| (plus the
-    accumulation term of tolerance.bound where the tolerance has a gamma and a scale is given)."""
+    accumulation term of tolerance.bound where the tolerance has a gamma and a scale is given), or an
+    infinity where the tolerance reaches the dtype's overflow threshold (rounds_to_inf)."""
     with np.errstate(invalid="ignore", over="ignore"):
         same = (got == want) | (np.isnan(got) & np.isnan(want))
-        return same | (np.abs(got - want) <= tolerance_bound(tolerance, np.abs(want), scale))
+        bound = tolerance_bound(tolerance, np.abs(want), scale)
+        return same | (np.abs(got - want) <= bound) | rounds_to_inf(got, want, bound, overflow)
+
+
+def rounds_to_inf(got: np.ndarray, want: np.ndarray, bound: np.ndarray, overflow: float) -> np.ndarray:
+    """got is the infinity of want's sign and some value within the bound of want rounds to it in the
+    dtype (|want| + bound >= the dtype's overflow threshold, dtypes.OVERFLOW): the correctly rounded
+    answer of a value the dtype cannot hold (e.g. f16 beyond 65504)."""
+    with np.errstate(invalid="ignore"):
+        return np.isinf(got) & (np.sign(got) == np.sign(want)) & (np.abs(want) + bound >= overflow)
 
 
 def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, tolerance: dict | None,
@@ -85,7 +96,8 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, tolerance:
     if tolerance is None:
         return [f"{name}: the op gives no tolerance for {dtype}"], stats
     atol, rtol = tolerance["atol"], tolerance["rtol"]
-    parts = chunk_map(lambda lo, hi: _compare_chunk(got, want, ignore, tolerance, scale, lo, hi), want.size,
+    overflow = OVERFLOW.get(dtype, np.inf)
+    parts = chunk_map(lambda lo, hi: _compare_chunk(got, want, ignore, tolerance, scale, lo, hi, overflow), want.size,
                       COMPARE_CHUNK)
     stats["max_abs_err"] = max(p[0] for p in parts)
     stats["max_rel_err"] = max(p[1] for p in parts)
@@ -107,7 +119,7 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, tolerance:
     return why, stats
 
 
-def _compare_chunk(got, want, ignore, tolerance, scale, lo: int, hi: int) -> tuple:
+def _compare_chunk(got, want, ignore, tolerance, scale, lo: int, hi: int, overflow: float = np.inf) -> tuple:
     """(max abs err, max rel err, worst err/tol, its index, got there, elements out of tolerance,
     NaNs where the reference is finite, the first of those) over [lo, hi)."""
     w = want[lo:hi]
@@ -123,7 +135,7 @@ def _compare_chunk(got, want, ignore, tolerance, scale, lo: int, hi: int) -> tup
             k = int(np.argmax(ratio))
             rel = np.divide(err, aw, out=np.zeros_like(err), where=aw > 0)
             return float(err.max()), float(rel.max()), float(ratio[k]), lo + k, float(g[k]), 0, 0, -1
-        same = (g == w) | (np.isnan(g) & np.isnan(w))
+        same = (g == w) | (np.isnan(g) & np.isnan(w)) | rounds_to_inf(g, w, bound, overflow)
         ok = same | (err <= bound)
         finite = np.isfinite(err)
         max_abs = float(np.max(err, where=finite, initial=0.0))
@@ -307,12 +319,15 @@ def _stale(run: CaseRun, op: Op, first: dict, want_a: dict, want_b: dict, scale_
         now, dt = run.output_bits(n), run.dtypes[n]
         wa, wb = np.asarray(want_a[n], np.float64).reshape(-1), np.asarray(want_b[n], np.float64).reshape(-1)
         right_before = decode(first[n], dt) == wa
+        right_now = decode(now, dt) == wb
         if is_float(dt) and dt in op.tolerance:
             sa = scale_a.get(n)
-            right_before = within(decode(first[n], dt), wa, tolerance_for(op, dt, run.dims),
-                                  None if sa is None else np.asarray(sa, np.float64).reshape(-1))
+            tol, ovf = tolerance_for(op, dt, run.dims), OVERFLOW[dt]
+            right_before = within(decode(first[n], dt), wa, tol,
+                                  None if sa is None else np.asarray(sa, np.float64).reshape(-1), ovf)
+            right_now = within(decode(now, dt), wb, tol, None, ovf)     # e.g. both answers overflow the dtype
         changed = wa != wb
-        stale = np.flatnonzero(changed & right_before & (now == first[n]))
+        stale = np.flatnonzero(changed & right_before & ~right_now & (now == first[n]))
         if stale.size:
             why.append(f"launch 2 (fresh inputs): output {n} still holds the previous launch's answer at "
                        f"{stale.size} of {int(changed.sum())} elements whose answer changed (cached across launches)")

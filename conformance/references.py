@@ -88,6 +88,35 @@ def gemv_swiglu(W, gate_up, I, **_):
 
 
 @reference
+def rms_norm_gemv(W, x, w, eps=1e-6, **_):
+    """y = W xhat, xhat = x w / sqrt(mean(x^2) + eps) in float64 (not rounded, as the fused kernel)."""
+    return {"y": _f64(W) @ _rms(x, w, eps)}
+
+
+@reference
+def gemv_residual(W, x, r, **_):
+    return {"r": _f64(r) + _f64(W) @ _f64(x)}
+
+
+@reference
+def rms_norm_gemv_swiglu(W, x, w, I, eps=1e-6, **_):
+    """out = silu(g) * u, (g, u) = W xhat (the gate rows, then the up rows), nothing rounded in between."""
+    return _silu_mul(_f64(W)[:2 * I] @ _rms(x, w, eps), I)
+
+
+@error_scale
+def rms_norm_gemv_swiglu_abs(W, x, w, I, eps=1e-6, **_):
+    """|silu'(g) u| S_g + |silu(g)| S_u, S = |W| |xhat| per row: the first-order reach of the fp32 errors
+    of g and u (each <= gamma S) into out (the op's yaml)."""
+    W, h = _f64(W)[:2 * I], _rms(x, w, eps)
+    gu, S = W @ h, np.abs(W) @ np.abs(h)
+    g, u = gu[:I], gu[I:]
+    with np.errstate(over="ignore"):
+        sig = 1.0 / (1.0 + np.exp(-g))
+    return {"out": np.abs(sig * (1.0 + g * (1.0 - sig)) * u) * S[:I] + np.abs(g * sig) * S[I:]}
+
+
+@reference
 def gemm(X, W, **_):
     return {"Y": _f64(X) @ _f64(W).T}
 

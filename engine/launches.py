@@ -2,10 +2,12 @@
 resident model's buffers (plan.OpKernel.launches -> checker/bind.py). Decode: T = 1, gemv (gemv_swiglu
 for the activation and down projection where the plan has it), the qk_norm_rope_kv prologue at the
 device position, split attention_decode + attention_merge over the device length n, and decode_advance
-moving both on. Prefill: T tokens at `start`, gemm and attention_prefill."""
+moving both on; where the plan has the fused ops (plan.fused_decode), the norms, residual adds and the
+activation ride in the gemvs (fused_layers: 7 launches a layer; the lm_head stays rms_norm + gemv). Prefill: T tokens at `start`, gemm and
+attention_prefill."""
 from __future__ import annotations
 
-from .plan import Launch, Plan
+from .plan import Launch, Plan, fused_decode
 from .resident import NBYTES, Resident
 
 
@@ -54,6 +56,33 @@ def layers(p: Plan, m: Resident, T: int, a: dict, start: int | None, splits: int
     return out
 
 
+def fused_layers(p: Plan, m: Resident, a: dict, splits: int) -> list[Launch]:
+    """Every layer of a decode step with the fused ops, the residual in a["resid"] read by the normed gemvs
+    and updated by gemv_residual: [rms_norm_gemv qkv] [qk_norm_rope_kv] [attention_decode]
+    [attention_merge] [gemv_residual o] [rms_norm_gemv_swiglu gate_up] [gemv_residual down]."""
+    c, out = m.cfg, []
+    H, I, Hq, Hkv, S, eps = c.hidden_size, c.intermediate_size, c.q_heads, c.kv_heads, m.S, c.rms_norm_eps
+    for i, w in enumerate(m.layers):
+        kc, vc = m.cache[i]
+        out += p["rms_norm_gemv"].launches({"N": c.qkv_rows, "K": H}, {"W": w["qkv"], "x": a["resid"],
+                                                                     "w": w["in_norm"], "y": a["qkv"]}, {"eps": eps})
+        out += p["qk_norm_rope_kv"].launches(
+            {"Hq": Hq, "Hkv": Hkv, "S": S},
+            {"qkv": a["qkv"], "q_norm_w": w["q_norm"], "k_norm_w": w["k_norm"], **m.rope, "q_out": a["q"],
+             "k_cache": kc, "v_cache": vc, "pos": a["pos"]}, {"eps": eps})
+        out += p["attention_decode"].launches(
+            {"Hq": Hq, "Hkv": Hkv, "S": S, "P": splits},
+            {"q": a["q"], "k_cache": kc, "v_cache": vc, "n": a["n"], "o_part": a["o_part"], "lse_part": a["lse"]})
+        out += p["attention_merge"].launches({"Hq": Hq, "P": splits},
+                                             {"o_part": a["o_part"], "lse_part": a["lse"], "out": a["attn"]})
+        out += p["gemv_residual"].launches({"N": H, "K": Hq * 128}, {"W": w["o"], "x": a["attn"], "r": a["resid"]})
+        out += p["rms_norm_gemv_swiglu"].launches({"I": I, "K": H}, {"W": w["gate_up"], "x": a["resid"],
+                                                                     "w": w["post_norm"], "out": a["act"]},
+                                                  {"eps": eps})
+        out += p["gemv_residual"].launches({"N": H, "K": I}, {"W": w["down"], "x": a["act"], "r": a["resid"]})
+    return out
+
+
 def decode_buffers(m: Resident, splits: int) -> dict:
     c = m.cfg
     spec = (("ids", 1, "i32"), ("pos", 1, "i32"), ("n", 1, "i32"), ("resid", c.hidden_size, None),
@@ -70,9 +99,16 @@ def decode(p: Plan, m: Resident, splits: int) -> list[Launch]:
     c, a = m.cfg, decode_buffers(m, splits)
     out = p["embedding"].launches({"T": 1, "V": c.vocab_size, "H": c.hidden_size},
                                   {"table": m.w["embed"], "ids": a["ids"], "out": a["resid"]})
-    out += layers(p, m, 1, a, None, splits)
-    out += p["gemv"].launches({"N": c.vocab_size, "K": c.hidden_size}, {"W": m.w["lm_head"], "x": a["h"],
-                                                                        "y": a["logits"]})
+    if fused_decode(p):      # the lm_head after a lone rms_norm: the plain gemv streams it at the copy rate, the
+        out += fused_layers(p, m, a, splits)            # normed one 11% slower (bench/results/fuse_gpu.txt)
+        out += p["rms_norm"].launches({"T": 1, "H": c.hidden_size}, {"x": a["resid"], "w": m.w["norm"], "y": a["h"]},
+                                      {"eps": c.rms_norm_eps})
+        out += p["gemv"].launches({"N": c.vocab_size, "K": c.hidden_size}, {"W": m.w["lm_head"], "x": a["h"],
+                                                                            "y": a["logits"]})
+    else:
+        out += layers(p, m, 1, a, None, splits)
+        out += p["gemv"].launches({"N": c.vocab_size, "K": c.hidden_size}, {"W": m.w["lm_head"], "x": a["h"],
+                                                                            "y": a["logits"]})
     out += p["argmax"].launches({"B": 1, "V": c.vocab_size}, {"logits": a["logits"], "out": a["ids"]})
     out += p["decode_advance"].launches({"S": m.S}, {"pos": a["pos"], "n": a["n"]})
     return out

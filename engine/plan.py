@@ -28,11 +28,24 @@ ENGINE_OPS = tuple(dict.fromkeys(PREFILL_OPS + DECODE_OPS))
 # default: on the H100 it made the Qwen3-4B step 400 us slower (each block recomputes the activation
 # over all of K; bench/results/engine_pdl_gpu.txt).
 FUSIONS = ("gemv_swiglu",)
-OPTIONAL_OPS: tuple[str, ...] = ()
+# The fused decode step (taken by default where all three resolve): a layer is 7 launches instead of 10,
+# [rms_norm_gemv qkv] [qk_norm_rope_kv] [attention_decode] [attention_merge] [gemv_residual o]
+# [rms_norm_gemv_swiglu gate_up] [gemv_residual down] (the norms, residual adds and the activation ride in
+# the gemvs: no add_rms_norm, silu_mul), and the step ends [rms_norm] [gemv lm_head]: the plain gemv
+# streams the lm_head at the copy rate, rms_norm_gemv 11% slower (H100, bench/results/fuse_gpu.txt).
+FUSED_DECODE = ("rms_norm_gemv", "gemv_residual", "rms_norm_gemv_swiglu")
+OPTIONAL_OPS: tuple[str, ...] = FUSED_DECODE
+
+
+def fused_decode(plan) -> bool:
+    """Whether a decode step of this plan takes the fused path (launches.fused_layers)."""
+    return all(op in plan.ops for op in FUSED_DECODE)
 
 
 def decode_ops(plan) -> tuple[str, ...]:
     """The ops a decode step of this plan launches."""
+    if fused_decode(plan):
+        return tuple(op for op in DECODE_OPS if op not in ("add_rms_norm", "silu_mul")) + FUSED_DECODE
     if "gemv_swiglu" in plan.ops:
         return tuple(op for op in DECODE_OPS if op != "silu_mul") + ("gemv_swiglu",)
     return DECODE_OPS
@@ -161,7 +174,7 @@ def device_name(dev: runtime.Device) -> str:
 def _not_capturable(e: Entry) -> str | None:
     """A vendor routine cannot run inside the decode step's CUDA graph: CuPy refuses cuBLAS calls while a
     stream captures (found on the H100, tests/test_engine_gpu.py). Its ops that run there take a kernel."""
-    if e.variant.vendor and e.op in DECODE_OPS + FUSIONS:
+    if e.variant.vendor and e.op in DECODE_OPS + FUSIONS + FUSED_DECODE:
         return "a vendor routine cannot be recorded in the decode step's CUDA graph (CuPy refuses cuBLAS in a capture)"
     return None
 

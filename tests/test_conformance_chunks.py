@@ -147,3 +147,18 @@ def test_alias_table_gives_each_pattern_the_normal_mass_that_rounds_to_it(dtype)
         lo, hi = sorted(((val + up) / 2, (val + down) / 2))
         want = (erf(hi / sqrt(2)) - erf(lo / sqrt(2))) / 2
         assert prob[b] == pytest.approx(want, rel=1e-6)
+
+
+def test_an_infinity_is_the_right_answer_where_the_reference_overflows_the_dtype():
+    """f16 holds at most 65504 (values from 65520 on round to inf): inf of the reference's sign matches a
+    reference beyond that, or within the tolerance of it; anywhere else an infinity is wrong."""
+    from kreg.conformance.numerics import compare
+    tol = {"atol": 0.002, "rtol": 0.00099}
+    want = np.array([70000.0, -152512.0, 65480.0, 65000.0, -70000.0, 1.0])
+    got = np.array([np.inf, -np.inf, np.inf, np.inf, np.inf, np.inf])
+    why, _ = compare("out", got, want, "f16", tol)
+    assert why and "3 of 6 elements" in why[0]                   # 65000 (too far), the wrong sign, 1.0
+    why, _ = compare("out", got[:3], want[:3], "f16", tol)       # 65480 + 65 reaches 65520
+    assert why == []
+    why, _ = compare("out", got[:2], want[:2], "bf16", tol)      # bf16 holds 70000: inf is wrong there
+    assert why and "2 of 2 elements" in why[0]

@@ -101,6 +101,24 @@ def test_an_optional_op_joins_the_plan_only_where_the_profile_resolves_it(tmp_pa
     assert "gemv_swiglu" in P.decode_ops(plan) and "silu_mul" not in P.decode_ops(plan)
 
 
+def test_the_fused_decode_ops_join_a_profile_plan_and_are_used_where_all_three_resolve(tmp_path):
+    cat, store, dev = load_catalog(), Store(tmp_path / "r.sqlite"), runtime.device("cpu")
+    for e in engine_variants(cat):
+        record(store, e, ptx_sha(e))
+    fused = [e for e in cat.entries if e.op in P.FUSED_DECODE and e.variant.safety == "safe"
+             and set(e.variant.types.values()) == {"bf16"}]
+    assert sorted(e.op for e in fused) == sorted(P.FUSED_DECODE)
+    for e in fused[:2]:
+        record(store, e, ptx_sha(e))
+    plan = P.from_profile("safe-only", dev, "bf16", catalog=cat, store=store)
+    assert not P.fused_decode(plan) and "add_rms_norm" in P.decode_ops(plan)
+    record(store, fused[2], ptx_sha(fused[2]))
+    plan = P.from_profile("safe-only", dev, "bf16", catalog=cat, store=store)
+    assert P.fused_decode(plan) and set(P.FUSED_DECODE) <= set(P.decode_ops(plan))
+    assert not {"add_rms_norm", "silu_mul"} & set(P.decode_ops(plan))
+    assert "rms_norm_gemv" not in P.from_profile("safe-only", dev, "bf16", catalog=cat, store=store, optional=()).ops
+
+
 def _run(cmd, home, timeout=900):
     env = dict(os.environ, KREG_HOME=str(home), PYTHONUNBUFFERED="1",     # the `kreg` of this interpreter's env
                PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))

@@ -124,3 +124,35 @@ def test_the_fused_down_projection_matches_the_reference(tmp_path_factory):
         eng.decode_step()
         want = Reference(d).forward(seq)[-1]
         assert np.max(np.abs(eng.logits() - want)) <= tolerance(want)
+
+
+def test_the_fused_decode_step_matches_the_unfused_one(tmp_path_factory):
+    """The fused decode step (plan.FUSED_DECODE, taken by default where all three resolve): 7 launches a
+    layer instead of 10; its logits within the tolerance of the unfused step's and of
+    the float64 reference's, the same greedy tokens."""
+    name = "tied-gqa2-h256"
+    d = model(tmp_path_factory, name)
+    L = CONFIGS[name][2]
+    dev = runtime.device("cpu", max_cost=200_000_000)
+    fused = Engine(d, plan=P.explicit(dev, "bf16"), max_seq=64)
+    plain = Engine(d, plan=P.explicit(dev, "bf16", optional=()), max_seq=64)
+    assert P.fused_decode(fused.plan) and not P.fused_decode(plain.plan)
+    ops = [ln.op for ln in fused.step]
+    # embedding, 7 a layer, rms_norm + gemv lm_head, argmax, decode_advance (each one launch here but argmax)
+    tail = 4 + ops.count("argmax")
+    assert len(fused.step) == 7 * L + tail and len(plain.step) == 10 * L + tail, (ops, [ln.op for ln in plain.step])
+    assert not {"add_rms_norm", "silu_mul"} & set(ops) and ops.count("rms_norm") == ops.count("gemv") == 1
+    assert ops.count("gemv_residual") == 2 * L and ops.count("rms_norm_gemv") == L
+    assert set(ops) == set(P.decode_ops(fused.plan))
+    seq = list(PROMPT)
+    fused.prefill(PROMPT)
+    plain.prefill(PROMPT)
+    for _ in range(3):
+        assert fused.token() == plain.token()
+        seq.append(fused.token())
+        fused.decode_step()
+        plain.decode_step()
+        want = Reference(d).forward(seq)[-1]
+        got, base = fused.logits(), plain.logits()
+        assert np.max(np.abs(got - base)) <= tolerance(want)
+        assert np.max(np.abs(got - want)) <= tolerance(want)

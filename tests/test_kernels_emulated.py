@@ -111,6 +111,11 @@ def test_every_op_has_a_safe_and_an_unsafe_variant_per_dtype(opname):
     ("gemm_mma_bf16", "(lane >> 2) + 8 * h]", "(lane & 7) + 8 * h]"),             # accumulator layout
     ("gemm_tc_bf16_safe", "K, k0 + BK);", "K, k0 + 2 * BK);"),                       # every other k tile lost
     ("gemm_tc_f16_safe", "u[1] = m == 1 ? got : u[1];", "u[1] = m == 2 ? got : u[1];"),   # quad transpose wrong
+    ("rms_norm_gemv_bf16_safe", "kreg::normed8(x, w, k, ss)", "kreg::normed8(x, x, k, ss)"),  # x for the weight
+    ("rms_norm_gemv_f16_safe", "kreg::inv_rms(sq, K, eps)", "kreg::inv_rms(sq, K + 8, eps)"),   # mean over K + 8
+    ("gemv_residual_f16_safe", "kreg::Cvt<T>::to(r[n]) + ", ""),                    # residual dropped
+    ("rms_norm_gemv_swiglu_bf16_safe", "red[2 * threadIdx.x + 1]", "red[2 * threadIdx.x]"),  # gate for up
+    ("rms_norm_gemv_swiglu_f16_safe", "(q & 1 ? (long long)I : 0ll)", "(q & 1 ? (long long)I - 1 : 0ll)"),  # up row off by one
 ])
 def test_a_broken_kernel_is_caught(tmp_path, name, old, new):
     entry = next(e for e in ENTRIES if e.name == name)

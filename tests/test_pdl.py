@@ -122,7 +122,8 @@ def test_the_emulator_runs_both_instructions_as_no_ops():
 
 
 DECODE_OPS_THAT_OPT_IN = ("gemv", "add_rms_norm", "silu_mul", "qk_norm_rope_kv", "argmax", "embedding",
-                          "rms_norm", "decode_advance", "gemv_swiglu", "attention_decode", "attention_merge")
+                          "rms_norm", "decode_advance", "gemv_swiglu", "attention_decode", "attention_merge",
+                          "rms_norm_gemv", "gemv_residual", "rms_norm_gemv_swiglu")
 
 
 def test_the_decode_ops_variants_opt_in():
