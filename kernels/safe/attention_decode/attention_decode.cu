@@ -20,6 +20,12 @@
 #ifndef KREG_HB
 #define KREG_HB 4         // query heads per block (the grid's x dim covers G in batches of HB)
 #endif
+#ifndef KREG_CYCLIC
+#define KREG_CYCLIC 1     // split p takes positions p + i*P (else the chunk [p*C, p*C + C), C = cdiv(n, P))
+#endif
+#ifndef KREG_SPEC
+#define KREG_SPEC 1       // (cyclic) the first rows' loads bounded by S, not n: issued before n arrives
+#endif
 #ifndef KREG_MINB
 #define KREG_MINB 1       // blocks per SM the compiler must fit (a register cap: 65536 / (128 * MINB))
 #endif
@@ -43,16 +49,16 @@ __device__ __forceinline__ void merge(State& a, float bm, float bl, const float*
     for (int i = 0; i < 8; i++) a.acc[i] = a.acc[i] * fa + bacc[i] * fb;
 }
 
-// The K and V row slices (16 bytes each, packed) of the U positions j .. j+U-1 of KV head g that lie
-// before end; zeros for the others.
+// The K and V row slices (16 bytes each, packed) of the U positions j, j+ps, .., j+(U-1)*ps of KV head g
+// that lie before end; zeros for the others.
 template <class T>
 __device__ __forceinline__ void rows(uint4* kr, uint4* vr, const T* __restrict__ kc, const T* __restrict__ vc,
-                                     int j, int end, int Hkv, int g, int d0) {
+                                     int j, int ps, int end, int Hkv, int g, int d0) {
 #pragma unroll
     for (int u = 0; u < U; u++) {
         kr[u] = vr[u] = make_uint4(0u, 0u, 0u, 0u);
-        if (j + u < end) {
-            const long long row = ((long long)(j + u) * Hkv + g) * D + d0;
+        if (j + u * ps < end) {
+            const long long row = ((long long)(j + u * ps) * Hkv + g) * D + d0;
             kr[u] = kreg::load_raw<T>(kc + row);
             vr[u] = kreg::load_raw<T>(vc + row);
         }
@@ -62,7 +68,7 @@ __device__ __forceinline__ void rows(uint4* kr, uint4* vr, const T* __restrict__
 template <class T>
 __device__ __forceinline__ void decode(const T* __restrict__ q, const T* __restrict__ kc, const T* __restrict__ vc,
                                        const int* __restrict__ n_ptr, float scale, float* __restrict__ o_part,
-                                       float* __restrict__ lse_part, int Hq, int Hkv, int P) {
+                                       float* __restrict__ lse_part, int Hq, int Hkv, int S, int P) {
     __shared__ __align__(16) float red_acc[HB][WARPS][D];
     __shared__ __align__(16) float2 red_ml[HB][WARPS];        // (max, weight sum) per head and warp
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, half = lane >> 4, d0 = (lane & 15) * 8;
@@ -70,8 +76,14 @@ __device__ __forceinline__ void decode(const T* __restrict__ q, const T* __restr
     const int h0 = g * G + blockIdx.x * HB;                 // first query head of this block
     const int nh = min(HB, G - (int)blockIdx.x * HB);       // heads of this block (>= 1)
     const int n = n_ptr[0];
+#if KREG_CYCLIC
+    // split p: positions p, p + P, p + 2P, ..; the addresses do not depend on n, so the first rows' loads
+    // (bounded by S) go out with the load of n, and n only masks
+    const int start = p, ps = P, pre_end = KREG_SPEC ? S : n, end = n;
+#else
     const int C = (int)(((unsigned)n + (unsigned)P - 1u) / (unsigned)P);     // n >= 1, P >= 1
-    const int start = min(n, p * C), end = min(n, start + C);
+    const int start = min(n, p * C), ps = 1, end = min(n, start + C), pre_end = end;
+#endif
     const float sl2 = scale * LOG2E;
 
     kreg::F8 qv[HB];
@@ -90,17 +102,20 @@ __device__ __forceinline__ void decode(const T* __restrict__ q, const T* __restr
 
     // rows of the next iteration are loaded before this one's arithmetic (kept packed: 4 registers a
     // row slice), so every warp has loads in flight while it computes
-    const int step = HALVES * U;
-    int j0 = start + warp * 2 * U;
+    const int step = HALVES * U * ps;
+    int j0 = start + warp * 2 * U * ps;
     uint4 kr[U], vr[U];
-    rows<T>(kr, vr, kc, vc, j0 + half * U, end, Hkv, g, d0);
+    rows<T>(kr, vr, kc, vc, j0 + half * U * ps, ps, pre_end, Hkv, g, d0);
 #pragma unroll 1
     for (; j0 < end; j0 += step) {                          // warp-uniform trip count
         uint4 kn[U], vn[U];
-        rows<T>(kn, vn, kc, vc, j0 + step + half * U, end, Hkv, g, d0);
+        rows<T>(kn, vn, kc, vc, j0 + step + half * U * ps, ps, end, Hkv, g, d0);
         bool ok[U];
 #pragma unroll
-        for (int u = 0; u < U; u++) ok[u] = j0 + half * U + u < end;
+        for (int u = 0; u < U; u++) {
+            ok[u] = j0 + (half * U + u) * ps < end;
+            if (!ok[u]) vr[u] = make_uint4(0u, 0u, 0u, 0u);   // a row loaded past n (any bits) weighs 0 * 0
+        }
 #pragma unroll
         for (int h = 0; h < HB; h++) {
             float s[U];
@@ -183,9 +198,9 @@ __device__ __forceinline__ void decode(const T* __restrict__ q, const T* __restr
     extern "C" __global__ void __launch_bounds__(128, KREG_MINB) NAME(                                                        \
         const T* __restrict__ q, const T* __restrict__ k_cache, const T* __restrict__ v_cache,                    \
         const int* __restrict__ n, float scale, float* __restrict__ o_part, float* __restrict__ lse_part, int Hq, \
-        int Hkv, int P) {                                                                                          \
+        int Hkv, int S, int P) {                                                                                   \
         kreg::pdl_begin();   /* PDL: wait first (checker/pdl.py) */                                                \
-        decode<T>(q, k_cache, v_cache, n, scale, o_part, lse_part, Hq, Hkv, P);                                    \
+        decode<T>(q, k_cache, v_cache, n, scale, o_part, lse_part, Hq, Hkv, S, P);                                    \
     }
 ENTRY(attention_decode_bf16, __nv_bfloat16)
 ENTRY(attention_decode_f16, __half)
