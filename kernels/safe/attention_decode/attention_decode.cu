@@ -1,14 +1,17 @@
 // Safe flash-decoding split (entries attention_decode_bf16, attention_decode_f16). Block (b, p, g) owns
 // split p of KV head g for the query heads g*G + b*HB + h, h < min(HB, G - b*HB) (G = Hq / Hkv): rows of
-// o_part[p] and entries of lse_part[p] that no other block writes. The split covers positions
-// [p*C, min(n, p*C + C)), C = cdiv(n, P), n = n_ptr[0] (1 <= n <= S). Half-warp f (of 8) reads positions
-// p*C + it*8U + f*U + u, u < U: lane l of it loads the 16-byte slice l*8 .. l*8+7 of the K and V rows
-// (16 lanes cover a 256-byte head row; the next iteration's rows are loaded before this one's
-// arithmetic) and keeps, per query head, an online softmax in fp32 (base 2: scores times
-// scale*log2(e)): running max, sum of weights, and its 8 dims of the weighted V sum. The two halves of a
-// warp merge through shuffles, the 4 warps through shared memory after one barrier, in a fixed order
-// (identical bits on every launch); thread t then owns dim t of every head's o_part row, thread 0 the
-// lse. An empty split writes o 0 and lse -inf.
+// o_part[p] and entries of lse_part[p] that no other block writes. The split covers positions p + i*P
+// below n, n = n_ptr[0] (1 <= n <= S): half-warp f (of 8) reads i = it*8U + f*U + u, u < U. Lane l of it
+// loads the 16-byte slice l*8 .. l*8+7 of the K and V rows (16 lanes cover a 256-byte head row). The
+// positions do not depend on n, so the first iteration's rows are loaded bounded by S alongside the load
+// of n (one memory round trip before the arithmetic, not two); n then masks them (a row past n scores
+// -inf, its V slice is zeroed). The next iteration's rows are loaded before this one's arithmetic. Each
+// lane keeps, per query head, an online softmax in fp32 (base 2: scores times scale*log2(e)): running
+// max, sum of weights, and its 8 dims of the weighted V sum. The two halves of a warp merge through
+// shuffles, the 4 warps through shared memory after one barrier, in a fixed order (identical bits on
+// every launch); thread t then owns dim t of every head's o_part row, thread 0 the lse. An empty split
+// writes o 0 and lse -inf. (-DKREG_CYCLIC=0: the chunk layout [p*C, p*C + C), C = cdiv(n, P), of the
+// earlier contract, for the bench; -DKREG_SPEC=0: the first loads wait for n.)
 #include "kreg_own.cuh"
 #include "kreg_pdl.cuh"
 

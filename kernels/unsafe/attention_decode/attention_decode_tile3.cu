@@ -1,7 +1,8 @@
 // Unsafe flash-decoding split (entries attention_decode_bf16, attention_decode_f16; registered as
 // attention_decode_*_x4). Ownership and arithmetic as the safe kernel
-// (kernels/safe/attention_decode/attention_decode.cu), but the K/V rows go through shared memory: half-warp
-// f (of 8) takes positions j + f*U + u, u < U, of each stage of 8U positions; lane l copies the 16-byte
+// (kernels/safe/attention_decode/attention_decode.cu: cyclic splits, the first stages' copies issued
+// before n arrives), but the K/V rows go through shared memory: half-warp f (of 8) takes split indices
+// i + f*U + u, u < U, of each stage of 8U; lane l copies the 16-byte
 // slices l*8 .. l*8+7 of those K and V rows with cp.async into shared slots that only it reads back (no
 // barrier: each thread waits for its own copies), zero-filled past the split's end. NST stages rotate: a
 // stage is read while NST - 1 land (cp.async.wait_group NST - 2 at the loop top), and the registers hold
