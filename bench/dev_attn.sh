@@ -4,10 +4,10 @@
 #                         speculative first loads on/off, safe / fast merge) at n = 640 of a 4096 cache,
 #                         8192 and 32768, as plain graph nodes and with PDL (as the engine's step), decode and
 #                         merge alone; then bench/attention_decode_gpu.py (the registered pairs, the table)
-#   $OUT/attn_prefill.txt the safe tensor-core prefill (attention_prefill_tc) at full size: numerics (bf16, f16),
-#                         then bench/attention_prefill_gpu.py bf16 (every registered variant vs SDPA flash)
+#   $OUT/attn_prefill.txt bench/attention_prefill_gpu.py bf16 (every registered variant, the new safe tensor-core
+#                         attention_prefill_tc included, vs SDPA flash)
 #   $OUT/attn.err         exit codes, times, stderr tails, and `kreg verify --device gpu` (numerics of every
-#                         named case of the decode variants (cyclic splits now) and the safe merges) summarised
+#                         named case of the decode variants (cyclic splits now), the safe merges and attention_prefill_tc) summarised
 set -u
 . bench/device_env.sh
 rm -f "$OUT/pip.log"
@@ -22,12 +22,10 @@ run() {   # run LIMIT NAME CMD...: stdout to /tmp/attn_NAME.txt, stderr's tail a
 run 90 pdl python3 bench/attention_decode_pdl.py /tmp/attn_pdl_out.txt
 run 30 dec python3 bench/attention_decode_gpu.py /tmp/attn_dec_out.txt
 cat /tmp/attn_pdl.txt /tmp/attn_dec.txt > "$OUT/attn_decode.txt" 2>> "$E"
-run 15 ck python3 bench/attention_prefill_check.py /tmp/attn_ck_out.txt bf16 _tc
-run 15 ck16 python3 bench/attention_prefill_check.py /tmp/attn_ck16_out.txt f16 _tc
 run 35 pf python3 bench/attention_prefill_gpu.py /tmp/attn_pf_out.txt bf16
-cat /tmp/attn_ck.txt /tmp/attn_ck16.txt /tmp/attn_pf.txt > "$OUT/attn_prefill.txt" 2>> "$E"
-run 40 verify kreg verify --device gpu --no-prove --no-speed --json attention_decode_bf16_safe attention_decode_f16_safe \
+cat /tmp/attn_pf.txt > "$OUT/attn_prefill.txt" 2>> "$E"
+run 45 verify kreg verify --device gpu --no-prove --no-speed --json attention_decode_bf16_safe attention_decode_f16_safe \
     attention_decode_bf16_x4 attention_decode_f16_x4 attention_merge_bf16_safe attention_merge_f16_safe \
-    attention_prefill_tc_bf16_safe
+    attention_prefill_tc_bf16_safe attention_prefill_tc_f16_safe
 python3 bench/verify_summary.py /tmp/attn_verify.txt >> "$E" 2>&1
 cat "$E"
