@@ -83,9 +83,10 @@ __device__ __forceinline__ void decode(const T* __restrict__ q, const T* __restr
     // split p: positions p, p + P, p + 2P, ..; the addresses do not depend on n, so the first rows' loads
     // (bounded by S) go out with the load of n, and n only masks
     const int start = p, ps = P, pre_end = KREG_SPEC ? S : n, end = n;
+    const int cnt = p < n ? (int)((unsigned)(n - 1 - p) / (unsigned)P) + 1 : 0;      // the split's positions
 #else
     const int C = (int)(((unsigned)n + (unsigned)P - 1u) / (unsigned)P);     // n >= 1, P >= 1
-    const int start = min(n, p * C), ps = 1, end = min(n, start + C), pre_end = end;
+    const int start = min(n, p * C), ps = 1, end = min(n, start + C), pre_end = end, cnt = end - start;
 #endif
     const float sl2 = scale * LOG2E;
 
@@ -105,18 +106,20 @@ __device__ __forceinline__ void decode(const T* __restrict__ q, const T* __restr
 
     // rows of the next iteration are loaded before this one's arithmetic (kept packed: 4 registers a
     // row slice), so every warp has loads in flight while it computes
-    const int step = HALVES * U * ps;
-    int j0 = start + warp * 2 * U * ps;
+    // (the loop runs over the split's index i, position start + i*ps, in constant steps: its exit
+    // condition stays linear for the prover; the loads are guarded by their positions)
+    const int step = HALVES * U;
+    int i0 = warp * 2 * U;
     uint4 kr[U], vr[U];
-    rows<T>(kr, vr, kc, vc, j0 + half * U * ps, ps, pre_end, Hkv, g, d0);
+    rows<T>(kr, vr, kc, vc, start + (i0 + half * U) * ps, ps, pre_end, Hkv, g, d0);
 #pragma unroll 1
-    for (; j0 < end; j0 += step) {                          // warp-uniform trip count
+    for (; i0 < cnt; i0 += step) {                          // warp-uniform trip count
         uint4 kn[U], vn[U];
-        rows<T>(kn, vn, kc, vc, j0 + step + half * U * ps, ps, end, Hkv, g, d0);
+        rows<T>(kn, vn, kc, vc, start + (i0 + step + half * U) * ps, ps, end, Hkv, g, d0);
         bool ok[U];
 #pragma unroll
         for (int u = 0; u < U; u++) {
-            ok[u] = j0 + (half * U + u) * ps < end;
+            ok[u] = i0 + half * U + u < cnt;
             if (!ok[u]) vr[u] = make_uint4(0u, 0u, 0u, 0u);   // a row loaded past n (any bits) weighs 0 * 0
         }
 #pragma unroll
