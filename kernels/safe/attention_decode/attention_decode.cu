@@ -83,7 +83,11 @@ __device__ __forceinline__ void decode(const T* __restrict__ q, const T* __restr
     // split p: positions p, p + P, p + 2P, ..; the addresses do not depend on n, so the first rows' loads
     // (bounded by S) go out with the load of n, and n only masks
     const int start = p, ps = P, pre_end = KREG_SPEC ? S : n, end = n;
-    const int cnt = p < n ? (int)((unsigned)(n - 1 - p) / (unsigned)P) + 1 : 0;      // the split's positions
+    // the split's positions: with n = (Q - 1) P + r, 1 <= r <= P, splits p < r take Q, the others Q - 1 (no
+    // per-block division: the one quotient Q is the same in every block, which keeps the prover's
+    // cross-block queries small)
+    const int Q = (int)(((unsigned)n + (unsigned)P - 1u) / (unsigned)P), r = n - (Q - 1) * P;
+    const int cnt = p < r ? Q : Q - 1;
 #else
     const int C = (int)(((unsigned)n + (unsigned)P - 1u) / (unsigned)P);     // n >= 1, P >= 1
     const int start = min(n, p * C), ps = 1, end = min(n, start + C), pre_end = end, cnt = end - start;
