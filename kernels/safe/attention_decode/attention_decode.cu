@@ -52,19 +52,27 @@ __device__ __forceinline__ void merge(State& a, float bm, float bl, const float*
     for (int i = 0; i < 8; i++) a.acc[i] = a.acc[i] * fa + bacc[i] * fb;
 }
 
-// The K and V row slices (16 bytes each, packed) of the U positions j, j+ps, .., j+(U-1)*ps of KV head g
-// that lie before end; zeros for the others.
+// The K and V row slices (16 bytes each, packed) of the U positions j, j+ps, .., j+(U-1)*ps of KV head g.
+// Cyclic splits: each position clamped to end - 1 (a row at or past n is read in bounds and masked by the
+// caller; no branch around the loads, so the prover's summary of the loop that holds them stays linear);
+// chunked: zeros at or past end.
 template <class T>
 __device__ __forceinline__ void rows(uint4* kr, uint4* vr, const T* __restrict__ kc, const T* __restrict__ vc,
                                      int j, int ps, int end, int Hkv, int g, int d0) {
 #pragma unroll
     for (int u = 0; u < U; u++) {
+#if KREG_CYCLIC
+        const long long row = ((long long)min(j + u * ps, end - 1) * Hkv + g) * D + d0;
+        kr[u] = kreg::load_raw<T>(kc + row);
+        vr[u] = kreg::load_raw<T>(vc + row);
+#else
         kr[u] = vr[u] = make_uint4(0u, 0u, 0u, 0u);
         if (j + u * ps < end) {
             const long long row = ((long long)(j + u * ps) * Hkv + g) * D + d0;
             kr[u] = kreg::load_raw<T>(kc + row);
             vr[u] = kreg::load_raw<T>(vc + row);
         }
+#endif
     }
 }
 
@@ -83,14 +91,16 @@ __device__ __forceinline__ void decode(const T* __restrict__ q, const T* __restr
     // split p: positions p, p + P, p + 2P, ..; the addresses do not depend on n, so the first rows' loads
     // (bounded by S) go out with the load of n, and n only masks
     const int start = p, ps = P, pre_end = KREG_SPEC ? S : n, end = n;
-    // the split's positions: with n = (Q - 1) P + r, 1 <= r <= P, splits p < r take Q, the others Q - 1 (no
-    // per-block division: the one quotient Q is the same in every block, which keeps the prover's
-    // cross-block queries small)
+    // the split's positions: with n = (Q - 1) P + r, 1 <= r <= P, splits p < r take Q, the others Q - 1.
+    // Every block runs the loop over Q indices and masks those at or past its count: the loop's exit and
+    // the loads (clamped, unguarded) then hold no per-block division and no product with the loop count,
+    // which is what keeps the prover's cross-block queries small (all dims in ~11-17 s of solver work;
+    // a j-stepped loop, guarded loads or a per-block count left race_free at the named cases)
     const int Q = (int)(((unsigned)n + (unsigned)P - 1u) / (unsigned)P), r = n - (Q - 1) * P;
-    const int cnt = p < r ? Q : Q - 1;
+    const int cnt = p < r ? Q : Q - 1, trips = Q;
 #else
     const int C = (int)(((unsigned)n + (unsigned)P - 1u) / (unsigned)P);     // n >= 1, P >= 1
-    const int start = min(n, p * C), ps = 1, end = min(n, start + C), pre_end = end, cnt = end - start;
+    const int start = min(n, p * C), ps = 1, end = min(n, start + C), pre_end = end, cnt = end - start, trips = cnt;
 #endif
     const float sl2 = scale * LOG2E;
 
@@ -110,14 +120,13 @@ __device__ __forceinline__ void decode(const T* __restrict__ q, const T* __restr
 
     // rows of the next iteration are loaded before this one's arithmetic (kept packed: 4 registers a
     // row slice), so every warp has loads in flight while it computes
-    // (the loop runs over the split's index i, position start + i*ps, in constant steps: its exit
-    // condition stays linear for the prover; the loads are guarded by their positions)
+    // (the loop runs over the split's index i, position start + i*ps, in constant steps)
     const int step = HALVES * U;
     int i0 = warp * 2 * U;
     uint4 kr[U], vr[U];
     rows<T>(kr, vr, kc, vc, start + (i0 + half * U) * ps, ps, pre_end, Hkv, g, d0);
 #pragma unroll 1
-    for (; i0 < cnt; i0 += step) {                          // warp-uniform trip count
+    for (; i0 < trips; i0 += step) {                          // warp-uniform trip count
         uint4 kn[U], vn[U];
         rows<T>(kn, vn, kc, vc, start + (i0 + step + half * U) * ps, ps, end, Hkv, g, d0);
         bool ok[U];
