@@ -6,8 +6,8 @@
 // slices l*8 .. l*8+7 of those K and V rows with cp.async into shared slots that only it reads back (no
 // barrier: each thread waits for its own copies), zero-filled past the split's end. NST stages rotate: a
 // stage is read while NST - 1 land (cp.async.wait_group NST - 2 at the loop top), and the registers hold
-// no K/V rows (~124 registers). With NST = 2 (it & 1 for the stage) the prover closes it for all dims,
-// but in ~3x the time of the safe kernel (20-35 s on a loaded machine: too close to the 30 s budget to
+// no K/V rows (~124 registers). With NST = 2 (it & 1 for the stage) and the earlier chunked splits the
+// prover closed it for all dims, but in ~3x the time of the safe kernel (20-35 s on a loaded machine: too close to the 30 s budget to
 // register it safe); it was 2-3% faster than the safe kernel on the H100, NST = 3 (U = 3) a little more.
 #include "kreg_own.cuh"
 #include "kreg_pdl.cuh"
