@@ -8,8 +8,9 @@ over K/V cache copies past twice the L2 (median of replays, CUDA events):
 Cases: n = 640 cached positions of a 4096-position cache (the engine's decode step; P from choose_splits
 of the cache size), n = S = 8192 and 32768 (the issue's bandwidth targets, % of copy on the K/V bytes).
 Candidates: the decode sources with their split layouts (-DKREG_CYCLIC=1: split p takes positions
-p + i*P, so the first rows' loads go out with the load of n; -DKREG_SPEC=0: cyclic but those loads
-wait for n; -DKREG_CYCLIC=0: the chunk [p*C, p*C + C)), the safe and the fast merge. Output: one line per (n, P, candidate): us per pair (graph, pdl), decode and
+p + i*P, the first rows' loads clamped to S - 1 go out with the load of n; -DKREG_SPEC=0: cyclic, those
+loads wait for n (but for no division); -DKREG_CYCLIC=0: the chunk [p*C, p*C + C) of the earlier contract),
+the safe and the fast merge. Results: bench/results/attention_decode_pdl_gpu.txt. Output: one line per (n, P, candidate): us per pair (graph, pdl), decode and
 merge alone, % of copy and max|out - SDPA|.
 
     python3 bench/attention_decode_pdl.py OUT.txt
