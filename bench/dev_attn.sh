@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Device run of helper "attn" (OUT=dir timeout 240 bash bench/dev_attn.sh), three files:
-#   $OUT/attn_decode.txt   bench/attention_decode_gpu.py (the registered safe / unsafe decode+merge at
-#                          choose_splits' P and around it, Qwen3-4B heads, 8192 / 32768 vs SDPA and copy),
-#                          then bench/attention_decode_sweep.py at Qwen3-32B (Hq 64) and 0.6B (Hq 16) heads
-#   $OUT/attn_prefill.txt  the mma prefill's full-size numerics (bf16, f16) and the f16 prefill bench
-#   $OUT/attn.err          exit codes, times, stderr tails, and `kreg verify --device gpu` (numerics of every
-#                          named case of attention_decode / attention_merge, no speed) summarised
+#   $OUT/attn_decode.txt  bench/attention_decode_pdl.py: decode+merge candidates (chunked vs cyclic splits,
+#                         speculative first loads on/off, safe / fast merge) at n = 640 of a 4096 cache,
+#                         8192 and 32768, as plain graph nodes and with PDL (as the engine's step), decode and
+#                         merge alone; then bench/attention_decode_gpu.py (the registered pairs, the table)
+#   $OUT/attn_prefill.txt bench/attention_prefill_gpu.py bf16 (every registered variant, the new safe tensor-core
+#                         attention_prefill_tc included, vs SDPA flash)
+#   $OUT/attn.err         exit codes, times, stderr tails, and `kreg verify --device gpu` (numerics of every
+#                         named case of the safe decode (cyclic splits) and merge variants and attention_prefill_tc_bf16) summarised
 set -u
 . bench/device_env.sh
 rm -f "$OUT/pip.log"
@@ -17,15 +19,12 @@ run() {   # run LIMIT NAME CMD...: stdout to /tmp/attn_NAME.txt, stderr's tail a
     echo "== $name exit $? after $(( $(date +%s) - t0 )) s" >> "$E"
     tail -8 "/tmp/attn_$name.err" >> "$E"
 }
+run 90 pdl python3 bench/attention_decode_pdl.py /tmp/attn_pdl_out.txt
 run 30 dec python3 bench/attention_decode_gpu.py /tmp/attn_dec_out.txt
-run 30 s64 env ATTN_HQ=64 ATTN_LENGTHS=8192,640,32768 python3 bench/attention_decode_sweep.py /tmp/attn_s64_out.txt
-run 20 s16 env ATTN_HQ=16 ATTN_LENGTHS=8192,640 python3 bench/attention_decode_sweep.py /tmp/attn_s16_out.txt
-cat /tmp/attn_dec.txt /tmp/attn_s64.txt /tmp/attn_s16.txt > "$OUT/attn_decode.txt" 2>> "$E"
-run 15 ck16 python3 bench/attention_prefill_check.py /tmp/attn_ck16_out.txt f16 mma
-run 15 ck16b python3 bench/attention_prefill_check.py /tmp/attn_ckbf_out.txt bf16 mma
-run 35 pf16 python3 bench/attention_prefill_gpu.py /tmp/attn_pf16_out.txt f16
-cat /tmp/attn_ck16.txt /tmp/attn_ck16b.txt /tmp/attn_pf16.txt > "$OUT/attn_prefill.txt" 2>> "$E"
-run 55 verify kreg verify --device gpu --no-prove --no-speed --json attention_decode_bf16_safe attention_decode_f16_safe \
-    attention_merge_bf16_safe attention_merge_f16_safe
-python3 bench/verify_summary.py /tmp/attn_verify.txt >> "$E" 2>&1
+cat /tmp/attn_pdl.txt /tmp/attn_dec.txt > "$OUT/attn_decode.txt" 2>> "$E"
+run 35 pf python3 bench/attention_prefill_gpu.py /tmp/attn_pf_out.txt bf16
+cat /tmp/attn_pf.txt > "$OUT/attn_prefill.txt" 2>> "$E"
+run 60 verify kreg verify --device gpu --no-prove --no-speed --json attention_decode_bf16_safe attention_decode_f16_safe \
+    attention_merge_bf16_safe attention_merge_f16_safe attention_prefill_tc_bf16
+[ -s /tmp/attn_verify.txt ] && python3 bench/verify_summary.py /tmp/attn_verify.txt >> "$E" 2>&1
 cat "$E"

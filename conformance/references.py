@@ -201,10 +201,10 @@ def argmax(logits, **_):
 
 # ---- flash-decoding: splits and their merge --------------------------------------------------------
 
-def split_bounds(n: int, P: int) -> list[tuple[int, int]]:
-    """The positions [lo, hi) of each of the P splits of n cached positions: C = cdiv(n, P) each."""
-    C = -(-n // P)
-    return [(min(n, p * C), min(n, (p + 1) * C)) for p in range(P)]
+def split_positions(n: int, P: int) -> list[range]:
+    """The positions of each of the P splits of n cached positions: split p takes p, p + P, p + 2P, ..
+    below n (cdiv(n - p, P) of them; empty when p >= n)."""
+    return [range(p, n, P) for p in range(P)]
 
 
 @reference
@@ -216,10 +216,10 @@ def attention_decode(q, k_cache, v_cache, n, Hq, Hkv, P, scale=0.088388347648318
     scale = float(np.float32(scale))          # the value the kernel receives
     o = np.zeros((P, Hq, HEAD_DIM))
     lse = np.full((P, Hq), -np.inf)
-    for p, (lo, hi) in enumerate(split_bounds(n, P)):
-        if hi <= lo:
+    for p, pos in enumerate(split_positions(n, P)):
+        if not pos:
             continue
-        k, v = _f64(k_cache[lo:hi]), _f64(v_cache[lo:hi])            # [C, Hkv, 128]
+        k, v = _f64(k_cache[pos.start:n:P]), _f64(v_cache[pos.start:n:P])     # [positions, Hkv, 128]
         s = scale * np.einsum("gqd,jgd->gqj", q, k)                  # [Hkv, G, C]
         m = s.max(axis=-1, keepdims=True)
         w = np.exp(s - m)

@@ -4,7 +4,7 @@ softmax attention over the first n cached positions; empty splits), the split co
 import numpy as np
 import pytest
 
-from kreg.conformance.references import REFERENCES, split_bounds
+from kreg.conformance.references import REFERENCES, split_positions
 from kreg.conformance.splits import BLOCKS_PER_SM, H100_SMS, HEADS_PER_BLOCK, MAX_SPLITS, MIN_CHUNK, choose_splits
 from kreg.registry.catalog import load_catalog
 
@@ -30,17 +30,17 @@ def test_decode_then_merge_is_softmax_attention_over_n_positions(Hq, Hkv, S, P, 
     assert np.allclose(out, want, rtol=1e-12, atol=1e-12)
     # the splits' lse combine to the whole sum's; an empty split is (-inf, 0)
     assert np.allclose(np.logaddexp.reduce(part["lse_part"], axis=0), lse, rtol=1e-12)
-    empty = [p for p, (lo, hi) in enumerate(split_bounds(n, P)) if hi <= lo]
+    empty = [p for p, pos in enumerate(split_positions(n, P)) if not pos]
     assert np.isneginf(part["lse_part"][empty]).all() and (part["o_part"][empty] == 0).all()
 
 
-def test_split_bounds_cover_n_in_order():
+def test_split_positions_partition_n_evenly():
     for n in (1, 2, 7, 64, 1000):
         for P in (1, 3, 8, 64, 1024):
-            b = split_bounds(n, P)
-            C = -(-n // P)
-            assert b[0][0] == 0 and all(hi == lo2 or lo2 == n for (_, hi), (lo2, _) in zip(b, b[1:]))
-            assert sum(hi - lo for lo, hi in b) == n and all(hi - lo <= C for lo, hi in b)
+            b = split_positions(n, P)
+            assert sorted(j for pos in b for j in pos) == list(range(n))
+            assert all(len(pos) in (n // P, -(-n // P)) for pos in b)          # balanced: sizes differ by <= 1
+            assert [bool(pos) for pos in b] == [p < n for p in range(P)]
 
 
 def test_merge_ignores_empty_splits_even_with_nan_rows():

@@ -101,7 +101,7 @@ def test_every_op_has_a_safe_and_an_unsafe_variant_per_dtype(opname):
     ("silu_mul_f16_safe", "if (e < n)", "if (e + 8 < n)"),                              # last vector missed
     ("add_rms_norm_bf16_safe", "s[k].v[j] += a.v[j];", "s[k].v[j] += a.v[j] * 1.01f;"),  # 1% off
     ("gather_row_bf16_safe", "(long long)R * H", "(long long)(R - 1) * H"),             # wrong row
-    ("attention_decode_bf16_safe", "end = min(n, start + C)", "end = min(n, start + C - 1)"),   # position lost
+    ("attention_decode_bf16_safe", "cnt = p < r ? Q : Q - 1,", "cnt = p < r ? Q - 1 : Q - 1,"),   # a position lost
     ("attention_decode_f16_safe", "for (int w = 0; w < WARPS; w++) mx = fmaxf(mx, wm[w]);",
      "for (int w = 1; w < WARPS; w++) mx = fmaxf(mx, wm[w]);"),                       # warp 0's max ignored
     ("attention_merge_bf16_safe", "const int p = pb + WARPS * u;", "const int p = pb + WARPS * u + 1;"),  # split lost
@@ -137,6 +137,7 @@ def test_decode_then_merge_is_attention_over_the_first_n_positions():
     for dt in ("bf16", "f16"):
         q, k, v = (encode(rng.standard_normal(s), dt) for s in ((Hq, 128), (S, Hkv, 128), (S, Hkv, 128)))
         mem, ptrs = Memory(), {}
+        k[n:], v[n:] = 0x7FFF, 0x7FFF            # NaN rows past n (loaded by the first iteration, never weighed)
         for name, arr in (("q", q), ("k_cache", k), ("v_cache", v), ("n", np.array([n], np.int32))):
             ptrs[name] = mem.alloc(arr.nbytes, name)
             mem.write(ptrs[name], arr)

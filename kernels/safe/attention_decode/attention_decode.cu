@@ -1,14 +1,17 @@
 // Safe flash-decoding split (entries attention_decode_bf16, attention_decode_f16). Block (b, p, g) owns
 // split p of KV head g for the query heads g*G + b*HB + h, h < min(HB, G - b*HB) (G = Hq / Hkv): rows of
-// o_part[p] and entries of lse_part[p] that no other block writes. The split covers positions
-// [p*C, min(n, p*C + C)), C = cdiv(n, P), n = n_ptr[0] (1 <= n <= S). Half-warp f (of 8) reads positions
-// p*C + it*8U + f*U + u, u < U: lane l of it loads the 16-byte slice l*8 .. l*8+7 of the K and V rows
-// (16 lanes cover a 256-byte head row; the next iteration's rows are loaded before this one's
-// arithmetic) and keeps, per query head, an online softmax in fp32 (base 2: scores times
-// scale*log2(e)): running max, sum of weights, and its 8 dims of the weighted V sum. The two halves of a
-// warp merge through shuffles, the 4 warps through shared memory after one barrier, in a fixed order
-// (identical bits on every launch); thread t then owns dim t of every head's o_part row, thread 0 the
-// lse. An empty split writes o 0 and lse -inf.
+// o_part[p] and entries of lse_part[p] that no other block writes. The split covers positions p + i*P
+// below n, n = n_ptr[0] (1 <= n <= S): half-warp f (of 8) reads i = it*8U + f*U + u, u < U. Lane l of it
+// loads the 16-byte slice l*8 .. l*8+7 of the K and V rows (16 lanes cover a 256-byte head row). The
+// positions do not depend on n, so the first iteration's rows are loaded bounded by S alongside the load
+// of n (one memory round trip before the arithmetic, not two); n then masks them (a row past n scores
+// -inf, its V slice is zeroed). The next iteration's rows are loaded before this one's arithmetic. Each
+// lane keeps, per query head, an online softmax in fp32 (base 2: scores times scale*log2(e)): running
+// max, sum of weights, and its 8 dims of the weighted V sum. The two halves of a warp merge through
+// shuffles, the 4 warps through shared memory after one barrier, in a fixed order (identical bits on
+// every launch); thread t then owns dim t of every head's o_part row, thread 0 the lse. An empty split
+// writes o 0 and lse -inf. (-DKREG_CYCLIC=0: the chunk layout [p*C, p*C + C), C = cdiv(n, P), of the
+// earlier contract, for the bench; -DKREG_SPEC=0: the first loads wait for n.)
 #include "kreg_own.cuh"
 #include "kreg_pdl.cuh"
 
@@ -19,6 +22,12 @@
 #endif
 #ifndef KREG_HB
 #define KREG_HB 4         // query heads per block (the grid's x dim covers G in batches of HB)
+#endif
+#ifndef KREG_CYCLIC
+#define KREG_CYCLIC 1     // split p takes positions p + i*P (else the chunk [p*C, p*C + C), C = cdiv(n, P))
+#endif
+#ifndef KREG_SPEC
+#define KREG_SPEC 1       // (cyclic) the first rows' loads bounded by S, not n: issued before n arrives
 #endif
 #ifndef KREG_MINB
 #define KREG_MINB 1       // blocks per SM the compiler must fit (a register cap: 65536 / (128 * MINB))
@@ -43,26 +52,34 @@ __device__ __forceinline__ void merge(State& a, float bm, float bl, const float*
     for (int i = 0; i < 8; i++) a.acc[i] = a.acc[i] * fa + bacc[i] * fb;
 }
 
-// The K and V row slices (16 bytes each, packed) of the U positions j .. j+U-1 of KV head g that lie
-// before end; zeros for the others.
+// The K and V row slices (16 bytes each, packed) of the U positions j, j+ps, .., j+(U-1)*ps of KV head g.
+// Cyclic splits: each position clamped to end - 1 (a row at or past n is read in bounds and masked by the
+// caller; no branch around the loads, so the prover's summary of the loop that holds them stays linear);
+// chunked: zeros at or past end.
 template <class T>
 __device__ __forceinline__ void rows(uint4* kr, uint4* vr, const T* __restrict__ kc, const T* __restrict__ vc,
-                                     int j, int end, int Hkv, int g, int d0) {
+                                     int j, int ps, int end, int Hkv, int g, int d0) {
 #pragma unroll
     for (int u = 0; u < U; u++) {
+#if KREG_CYCLIC
+        const long long row = ((long long)min(j + u * ps, end - 1) * Hkv + g) * D + d0;
+        kr[u] = kreg::load_raw<T>(kc + row);
+        vr[u] = kreg::load_raw<T>(vc + row);
+#else
         kr[u] = vr[u] = make_uint4(0u, 0u, 0u, 0u);
-        if (j + u < end) {
-            const long long row = ((long long)(j + u) * Hkv + g) * D + d0;
+        if (j + u * ps < end) {
+            const long long row = ((long long)(j + u * ps) * Hkv + g) * D + d0;
             kr[u] = kreg::load_raw<T>(kc + row);
             vr[u] = kreg::load_raw<T>(vc + row);
         }
+#endif
     }
 }
 
 template <class T>
 __device__ __forceinline__ void decode(const T* __restrict__ q, const T* __restrict__ kc, const T* __restrict__ vc,
                                        const int* __restrict__ n_ptr, float scale, float* __restrict__ o_part,
-                                       float* __restrict__ lse_part, int Hq, int Hkv, int P) {
+                                       float* __restrict__ lse_part, int Hq, int Hkv, int S, int P) {
     __shared__ __align__(16) float red_acc[HB][WARPS][D];
     __shared__ __align__(16) float2 red_ml[HB][WARPS];        // (max, weight sum) per head and warp
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, half = lane >> 4, d0 = (lane & 15) * 8;
@@ -70,8 +87,21 @@ __device__ __forceinline__ void decode(const T* __restrict__ q, const T* __restr
     const int h0 = g * G + blockIdx.x * HB;                 // first query head of this block
     const int nh = min(HB, G - (int)blockIdx.x * HB);       // heads of this block (>= 1)
     const int n = n_ptr[0];
+#if KREG_CYCLIC
+    // split p: positions p, p + P, p + 2P, ..; the addresses do not depend on n, so the first rows' loads
+    // (bounded by S) go out with the load of n, and n only masks
+    const int start = p, ps = P, pre_end = KREG_SPEC ? S : n, end = n;
+    // the split's positions: with n = (Q - 1) P + r, 1 <= r <= P, splits p < r take Q, the others Q - 1.
+    // Every block runs the loop over Q indices and masks those at or past its count: the loop's exit and
+    // the loads (clamped, unguarded) then hold no per-block division and no product with the loop count,
+    // which is what keeps the prover's cross-block queries small (all dims in ~11-17 s of solver work;
+    // a j-stepped loop, guarded loads or a per-block count left race_free at the named cases)
+    const int Q = (int)(((unsigned)n + (unsigned)P - 1u) / (unsigned)P), r = n - (Q - 1) * P;
+    const int cnt = p < r ? Q : Q - 1, trips = Q;
+#else
     const int C = (int)(((unsigned)n + (unsigned)P - 1u) / (unsigned)P);     // n >= 1, P >= 1
-    const int start = min(n, p * C), end = min(n, start + C);
+    const int start = min(n, p * C), ps = 1, end = min(n, start + C), pre_end = end, cnt = end - start, trips = cnt;
+#endif
     const float sl2 = scale * LOG2E;
 
     kreg::F8 qv[HB];
@@ -90,17 +120,21 @@ __device__ __forceinline__ void decode(const T* __restrict__ q, const T* __restr
 
     // rows of the next iteration are loaded before this one's arithmetic (kept packed: 4 registers a
     // row slice), so every warp has loads in flight while it computes
+    // (the loop runs over the split's index i, position start + i*ps, in constant steps)
     const int step = HALVES * U;
-    int j0 = start + warp * 2 * U;
+    int i0 = warp * 2 * U;
     uint4 kr[U], vr[U];
-    rows<T>(kr, vr, kc, vc, j0 + half * U, end, Hkv, g, d0);
+    rows<T>(kr, vr, kc, vc, start + (i0 + half * U) * ps, ps, pre_end, Hkv, g, d0);
 #pragma unroll 1
-    for (; j0 < end; j0 += step) {                          // warp-uniform trip count
+    for (; i0 < trips; i0 += step) {                          // warp-uniform trip count
         uint4 kn[U], vn[U];
-        rows<T>(kn, vn, kc, vc, j0 + step + half * U, end, Hkv, g, d0);
+        rows<T>(kn, vn, kc, vc, start + (i0 + step + half * U) * ps, ps, end, Hkv, g, d0);
         bool ok[U];
 #pragma unroll
-        for (int u = 0; u < U; u++) ok[u] = j0 + half * U + u < end;
+        for (int u = 0; u < U; u++) {
+            ok[u] = i0 + half * U + u < cnt;
+            if (!ok[u]) vr[u] = make_uint4(0u, 0u, 0u, 0u);   // a row loaded past n (any bits) weighs 0 * 0
+        }
 #pragma unroll
         for (int h = 0; h < HB; h++) {
             float s[U];
@@ -183,9 +217,9 @@ __device__ __forceinline__ void decode(const T* __restrict__ q, const T* __restr
     extern "C" __global__ void __launch_bounds__(128, KREG_MINB) NAME(                                                        \
         const T* __restrict__ q, const T* __restrict__ k_cache, const T* __restrict__ v_cache,                    \
         const int* __restrict__ n, float scale, float* __restrict__ o_part, float* __restrict__ lse_part, int Hq, \
-        int Hkv, int P) {                                                                                          \
+        int Hkv, int S, int P) {                                                                                   \
         kreg::pdl_begin();   /* PDL: wait first (checker/pdl.py) */                                                \
-        decode<T>(q, k_cache, v_cache, n, scale, o_part, lse_part, Hq, Hkv, P);                                    \
+        decode<T>(q, k_cache, v_cache, n, scale, o_part, lse_part, Hq, Hkv, S, P);                                    \
     }
 ENTRY(attention_decode_bf16, __nv_bfloat16)
 ENTRY(attention_decode_f16, __half)
