@@ -2,10 +2,12 @@
 `safe-only` takes only safe variants whose four proofs are `proven` for all dims, for the exact PTX
 that was tested, by the current checker version, and whose numerics passed on this device kind; it
 names every op that has none. `fastest` takes the fastest conformant variant (safe or unsafe; a
-vendor variant where one is registered). One choice per op and type binding (bf16 / f16), with why it
+vendor variant where one is registered): by the geometric mean of its times over the named cases every
+candidate was timed at (all the op's shapes where `kreg verify` timed every case), else at the largest. One choice per op and type binding (bf16 / f16), with why it
 was chosen and why each other candidate was not."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from .catalog import Catalog, Entry
@@ -97,6 +99,26 @@ def _speed(row: dict | None) -> float | None:
     return sp.get("median_us")
 
 
+def _case_times(row: dict | None) -> dict[str, float]:
+    sp = (row or {}).get("payload", {}).get("speed") or {}
+    return {n: c["median_us"] for n, c in (sp.get("cases") or {}).items() if c.get("median_us")}
+
+
+def _fastest(timed: list[tuple]) -> tuple[tuple, str]:
+    """The fastest (time, entry, row): the least geometric mean of times over the named cases all were
+    timed at, when there are several (one shape class must not decide for all: a kernel fastest at the
+    largest case may be slowest at a model's own shapes), else the least time at the largest case."""
+    common = set.intersection(*(set(_case_times(r)) for _, _, r in timed))
+    if len(common) > 1:
+        def gmean(row):
+            ts = _case_times(row)
+            return math.exp(sum(math.log(ts[c]) for c in common) / len(common))
+        best = min(timed, key=lambda x: gmean(x[2]))
+        return best, f"fastest conformant variant (geometric mean {gmean(best[2]):.1f} us over {len(common)} named cases)"
+    best = min(timed, key=lambda x: x[0])
+    return best, f"fastest conformant variant ({best[0]:.1f} us at its largest case)"
+
+
 def resolve(profile: str, device: str, catalog: Catalog, store: Store, checker_version: str,
             unusable=None) -> Resolution:
     """unusable(entry) -> a reason the caller cannot run that entry (passed over), or None."""
@@ -126,8 +148,7 @@ def resolve(profile: str, device: str, catalog: Catalog, store: Store, checker_v
         if ok:
             timed = [(t, e, row) for e, row in ok if (t := _speed(row)) is not None]
             if profile == "fastest" and timed:
-                t, e, row = min(timed, key=lambda x: x[0])
-                c.why = f"fastest conformant variant ({t:.1f} us at its largest case)"
+                (t, e, row), c.why = _fastest(timed)
             else:
                 rank = {"safe": 0, "unsafe": 1, "vendor": 2}
                 e, row = min(ok, key=lambda x: (rank.get(x[0].variant.safety, 3), x[0].name))

@@ -13,11 +13,13 @@ GPU = "gpu (NVIDIA H100 80GB HBM3, driver 13000)"
 
 
 def _verified(store, e, verdict, device_kind=CPU, checker="prover-test", proofs="proven", scope="all-dims",
-              numerics="pass", median_us=None, ptx=None):
+              numerics="pass", median_us=None, ptx=None, cases=None):
     ptx = ptx or "p-" + e.hash[:8]
     store.put(variant_hash=e.hash, ptx_sha256=ptx, checker_version=checker, stage="proof", op=e.op, name=e.name,
               tool_version="t", payload={"proofs": dict.fromkeys(PROPS, proofs), "scopes": dict.fromkeys(PROPS, scope)})
     speed = {"median_us": median_us} if median_us else None
+    if cases:
+        speed["cases"] = {n: {"median_us": t} for n, t in cases.items()}
     store.put(variant_hash=e.hash, ptx_sha256=ptx, checker_version=checker, device_kind=device_kind, stage="verdict",
               op=e.op, name=e.name, tool_version="t",
               payload={"verdict": verdict, "numerics": numerics, "speed": speed})
@@ -68,3 +70,17 @@ def test_fastest_takes_the_fastest_conformant_variant(add):
     res = resolve("fastest", "gpu", cat, store, "prover-test")
     assert _choice(res, "bf16").variant == "add_bf16_vec" and "slower" in _choice(res, "bf16").passed_over["add_bf16_safe"]
     assert _choice(res, "f16").variant == "add_f16_safe" and "rejected" in _choice(res, "f16").passed_over["add_f16_vec"]
+
+
+def test_fastest_weighs_every_timed_case_not_only_the_largest(add):
+    cat, store, v = add
+    # vec wins the largest case (the only one the first rows time) but loses every other named case
+    _verified(store, v["add_bf16_safe"], "safe", device_kind=GPU, median_us=5.0)
+    _verified(store, v["add_bf16_vec"], "unsafe", device_kind=GPU, median_us=4.0)
+    assert _choice(resolve("fastest", "gpu", cat, store, "prover-test"), "bf16").variant == "add_bf16_vec"
+    _verified(store, v["add_bf16_safe"], "safe", device_kind=GPU, median_us=5.0,
+              cases={"big": 5.0, "a": 1.0, "b": 1.0})
+    _verified(store, v["add_bf16_vec"], "unsafe", device_kind=GPU, median_us=4.0,
+              cases={"big": 4.0, "a": 2.0, "b": 2.0, "only-vec": 0.1})
+    c = _choice(resolve("fastest", "gpu", cat, store, "prover-test"), "bf16")
+    assert c.variant == "add_bf16_safe" and "over 3 named cases" in c.why
