@@ -5,6 +5,8 @@
 #                PTX by the same checker are reused); the store is saved to $OUT/results.sqlite
 #   PART=engine  bench/engine_gpu.py: Qwen3-4B all rows, then 4B from an 8192-token prompt (kreg rows);
 #   PART=engine2 8B and 0.6B (kreg rows); both on the store of PART=verify (carried back as .kreg-seed)
+#   PART=gemv    verify of every bf16 variant of the gemv family at every named case (the per-case
+#                choices), the store saved, then the 0.6B and 4B kreg rows on it
 #   PART=bench   gemv_vs_cublas, gemm_gpu, attention_decode_gpu, attention_prefill_gpu, then the GPU tests
 # Usage (device, carry .whl .kreg-seed): OUT=dir PART=verify bash bench/final_gpu.sh
 set -u
@@ -20,6 +22,22 @@ print(" ".join(r["name"] for r in rows if r["op"] in sys.argv[1:] and "bf16" in 
 PY
 )"
     OUT=$OUT STEPS="verify save-store" VERIFY_TIMEOUT=540 bash bench/session_gpu.sh ;;
+gemv)
+    . bench/device_env.sh
+    [ -f .kreg-seed/results.sqlite ] && cp .kreg-seed/results.sqlite "$KREG_HOME/results.sqlite"
+    names=$(kreg list --json | python3 -c 'import json,sys; print(" ".join(r["name"] for r in json.load(sys.stdin)
+        if r["op"] in ("gemv", "rms_norm_gemv", "gemv_residual", "rms_norm_gemv_swiglu") and "bf16" in r["types"].values()))')
+    timeout 300 kreg verify --device gpu --json --jobs 4 --timeout 120 --speed-cases all $names \
+        > "$OUT/verify_gemv.json" 2> "$OUT/verify_gemv.err"
+    echo "verify exit $?" > "$OUT/engine.log"
+    python3 bench/verify_summary.py "$OUT/verify_gemv.json" > "$OUT/verify_gemv.txt" 2>&1
+    cp "$KREG_HOME/results.sqlite" "$OUT/results.sqlite"
+    kreg profile show safe-only --device gpu > "$OUT/profile_safe.txt" 2>&1
+    for s in 0.6b 4b; do
+        timeout 150 python3 bench/engine_gpu.py "$OUT/engine_gpu_$s.txt" --shape $s --rows kreg --runs 3 \
+            >> "$OUT/engine.log" 2>&1
+        echo "$s exit $?" >> "$OUT/engine.log"
+    done ;;
 engine|engine2)
     . bench/device_env.sh
     [ -f .kreg-seed/results.sqlite ] && cp .kreg-seed/results.sqlite "$KREG_HOME/results.sqlite"

@@ -2,9 +2,13 @@
 `safe-only` takes only safe variants whose four proofs are `proven` for all dims, for the exact PTX
 that was tested, by the current checker version, and whose numerics passed on this device kind; it
 names every op that has none. `fastest` takes the fastest conformant variant (safe or unsafe; a
-vendor variant where one is registered): by the geometric mean of its times over the named cases every
-candidate was timed at (all the op's shapes where `kreg verify` timed every case), else at the largest. One choice per op and type binding (bf16 / f16), with why it
-was chosen and why each other candidate was not."""
+vendor variant where one is registered). Either profile ranks its qualifying variants by the geometric
+mean of their times over the named cases every candidate was timed at (all the op's shapes where `kreg
+verify` timed every case), else by the time at the largest case; safe-only without timings prefers by
+name. One default choice per op and type binding (bf16 / f16), plus, per named case where another
+qualifying variant was timed faster than the default, that variant for launches at exactly the case's
+dims (`by_case`: the engine runs a Qwen3-0.6B projection on the variant fastest at that shape), with
+why each was chosen and why each other candidate was not."""
 from __future__ import annotations
 
 import math
@@ -27,11 +31,31 @@ class Choice:
     why: str = ""
     median_us: float | None = None
     passed_over: dict[str, str] = field(default_factory=dict)    # variant name -> why not
+    by_case: dict[str, CaseChoice] = field(default_factory=dict)  # named case -> a faster variant there
 
     def to_json(self) -> dict:
         return {"op": self.op, "types": self.types, "variant": self.variant, "hash": self.hash,
                 "ptx_sha256": self.ptx_sha256, "why": self.why, "median_us": self.median_us,
-                "passed_over": self.passed_over}
+                "passed_over": self.passed_over, "by_case": {n: c.to_json() for n, c in self.by_case.items()}}
+
+
+@dataclass
+class CaseChoice:
+    """The variant that runs at one named case's exact dims instead of the op's default choice."""
+    dims: dict
+    variant: str
+    hash: str
+    ptx_sha256: str
+    median_us: float
+    default_us: float                     # the default choice's time at this case
+
+    @property
+    def why(self) -> str:
+        return f"{self.median_us:.2f} us at this case vs {self.default_us:.2f} us for the default"
+
+    def to_json(self) -> dict:
+        return {"dims": self.dims, "variant": self.variant, "hash": self.hash, "ptx_sha256": self.ptx_sha256,
+                "median_us": self.median_us, "default_us": self.default_us, "why": self.why}
 
 
 @dataclass
@@ -105,7 +129,7 @@ def _case_times(row: dict | None) -> dict[str, float]:
 
 
 def _fastest(timed: list[tuple]) -> tuple[tuple, str]:
-    """The fastest (time, entry, row): the least geometric mean of times over the named cases all were
+    """The fastest (time, entry, row) and the basis of the ranking: the least geometric mean of times over the named cases all were
     timed at, when there are several (one shape class must not decide for all: a kernel fastest at the
     largest case may be slowest at a model's own shapes), else the least time at the largest case."""
     common = set.intersection(*(set(_case_times(r)) for _, _, r in timed))
@@ -114,9 +138,24 @@ def _fastest(timed: list[tuple]) -> tuple[tuple, str]:
             ts = _case_times(row)
             return math.exp(sum(math.log(ts[c]) for c in common) / len(common))
         best = min(timed, key=lambda x: gmean(x[2]))
-        return best, f"fastest conformant variant (geometric mean {gmean(best[2]):.1f} us over {len(common)} named cases)"
+        return best, f"geometric mean {gmean(best[2]):.1f} us over {len(common)} named cases"
     best = min(timed, key=lambda x: x[0])
-    return best, f"fastest conformant variant ({best[0]:.1f} us at its largest case)"
+    return best, f"{best[0]:.1f} us at its largest case"
+
+
+def _by_case(cases: dict[str, dict], timed: list[tuple], default: Entry) -> dict[str, CaseChoice]:
+    """Per named case, the candidate timed fastest there where that is not the default (and the default
+    was timed there too: no override without a comparison)."""
+    times = [(e, row, _case_times(row)) for _, e, row in timed]
+    base = next(ts for e, _, ts in times if e.hash == default.hash)
+    out = {}
+    for case, dims in cases.items():
+        if case not in base:
+            continue
+        e, row, ts = min(((e, row, ts) for e, row, ts in times if case in ts), key=lambda x: (x[2][case], x[0].name))
+        if e.hash != default.hash and ts[case] < base[case]:
+            out[case] = CaseChoice(dict(dims), e.name, e.hash, row["ptx_sha256"], ts[case], base[case])
+    return out
 
 
 def resolve(profile: str, device: str, catalog: Catalog, store: Store, checker_version: str,
@@ -147,8 +186,11 @@ def resolve(profile: str, device: str, catalog: Catalog, store: Store, checker_v
                 ok.append((e, row))
         if ok:
             timed = [(t, e, row) for e, row in ok if (t := _speed(row)) is not None]
-            if profile == "fastest" and timed:
-                (t, e, row), c.why = _fastest(timed)
+            if timed and (profile == "fastest" or len(timed) == len(ok) > 1):
+                (t, e, row), basis = _fastest(timed)
+                c.why = (f"fastest conformant variant ({basis})" if profile == "fastest" else
+                         f"safe, proven on all four properties for all dims, numerics pass; the fastest such ({basis})")
+                c.by_case = _by_case(catalog.ops[op].cases, timed, e)
             else:
                 rank = {"safe": 0, "unsafe": 1, "vendor": 2}
                 e, row = min(ok, key=lambda x: (rank.get(x[0].variant.safety, 3), x[0].name))
@@ -158,8 +200,12 @@ def resolve(profile: str, device: str, catalog: Catalog, store: Store, checker_v
             for e2, row2 in ok:
                 if e2.name != e.name:
                     t2 = _speed(row2)
-                    c.passed_over[e2.name] = (f"slower ({t2:.1f} us)" if t2 is not None and c.median_us is not None
-                                              else "also qualifies; not preferred")
+                    at = sorted(n for n, cc in c.by_case.items() if cc.variant == e2.name)
+                    c.passed_over[e2.name] = (
+                        (f"slower by the ranking above ({t2:.1f} us at its largest case)"
+                         if t2 is not None and c.median_us is not None
+                         else "also qualifies; not preferred")
+                        + (f"; runs instead at {len(at)} named case(s) where it is faster: {', '.join(at)}" if at else ""))
         choices.append(c)
     kinds = sorted({r["device_kind"] for r in verdicts.values()})
     return Resolution(profile, device, kinds, checker_version, choices)

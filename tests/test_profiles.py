@@ -84,3 +84,28 @@ def test_fastest_weighs_every_timed_case_not_only_the_largest(add):
               cases={"big": 4.0, "a": 2.0, "b": 2.0, "only-vec": 0.1})
     c = _choice(resolve("fastest", "gpu", cat, store, "prover-test"), "bf16")
     assert c.variant == "add_bf16_safe" and "over 3 named cases" in c.why
+
+
+def test_a_profile_ranks_safe_variants_by_speed_and_overrides_per_named_case(tmp_path):
+    cat, store = load_catalog(), Store(tmp_path / "r.sqlite")
+    v = {e.name: e for e in cat.entries if e.op == "gemv"}
+    a, b = v["gemv_bf16_safe"], v["gemv_bf16_safe_r1"]
+    _verified(store, a, "safe", device_kind=GPU, median_us=9.0, cases={"qwen3-0.6b-qkv": 6.0, "qwen3-4b-o": 9.0})
+    _verified(store, b, "safe", device_kind=GPU, median_us=9.9, cases={"qwen3-0.6b-qkv": 5.0, "qwen3-4b-o": 12.0})
+    pick = lambda res: next(c for c in res.choices if c.op == "gemv" and c.types == {"DT": "bf16"})
+    for profile in ("safe-only", "fastest"):
+        c = pick(resolve(profile, "gpu", cat, store, "prover-test"))
+        assert c.variant == a.name and "geometric mean" in c.why, profile      # 7.3 us vs 7.7 us
+        assert list(c.by_case) == ["qwen3-0.6b-qkv"] and c.by_case["qwen3-0.6b-qkv"].variant == b.name
+        assert c.by_case["qwen3-0.6b-qkv"].dims == cat.ops["gemv"].cases["qwen3-0.6b-qkv"]
+        assert "qwen3-0.6b-qkv" in c.passed_over[b.name]
+    # the other way round: b is the default, a runs at the o projection only
+    _verified(store, b, "safe", device_kind=GPU, median_us=9.9, cases={"qwen3-0.6b-qkv": 3.0, "qwen3-4b-o": 12.0})
+    c = pick(resolve("safe-only", "gpu", cat, store, "prover-test"))
+    assert c.variant == b.name and {n: cc.variant for n, cc in c.by_case.items()} == {"qwen3-4b-o": a.name}
+    # without timings safe-only keeps its order by name, and overrides nothing
+    store2 = Store(tmp_path / "r2.sqlite")
+    _verified(store2, a, "safe", device_kind=GPU)
+    _verified(store2, b, "safe", device_kind=GPU)
+    c = pick(resolve("safe-only", "gpu", cat, store2, "prover-test"))
+    assert c.variant == a.name and c.by_case == {}
