@@ -46,16 +46,16 @@ class CaseChoice:
     variant: str
     hash: str
     ptx_sha256: str
-    median_us: float
+    us: float                             # its time at this case (as the profile ranks: engine_us or median_us)
     default_us: float                     # the default choice's time at this case
 
     @property
     def why(self) -> str:
-        return f"{self.median_us:.2f} us at this case vs {self.default_us:.2f} us for the default"
+        return f"{self.us:.2f} us at this case vs {self.default_us:.2f} us for the default"
 
     def to_json(self) -> dict:
         return {"dims": self.dims, "variant": self.variant, "hash": self.hash, "ptx_sha256": self.ptx_sha256,
-                "median_us": self.median_us, "default_us": self.default_us, "why": self.why}
+                "us": self.us, "default_us": self.default_us, "why": self.why}
 
 
 @dataclass
@@ -117,36 +117,45 @@ def _why_not_conformant(row: dict | None) -> str | None:
     return None
 
 
-def _speed(row: dict | None) -> float | None:
-    """The median time of the case that moves the most bytes (the speed record's own `case`)."""
+def _speed(row: dict | None, key: str = "median_us") -> float | None:
+    """The time of the case that moves the most bytes (the speed record's own `case`)."""
     sp = (row or {}).get("payload", {}).get("speed") or {}
-    return sp.get("median_us")
+    return sp.get(key)
 
 
-def _case_times(row: dict | None) -> dict[str, float]:
+def _case_times(row: dict | None, key: str = "median_us") -> dict[str, float]:
     sp = (row or {}).get("payload", {}).get("speed") or {}
-    return {n: c["median_us"] for n, c in (sp.get("cases") or {}).items() if c.get("median_us")}
+    return {n: c[key] for n, c in (sp.get("cases") or {}).items() if c.get(key)}
 
 
-def _fastest(timed: list[tuple]) -> tuple[tuple, str]:
+def _time_key(rows: list[dict]) -> str:
+    """`engine_us` (each variant timed as the engine runs it: with PDL where all its kernels wait first)
+    where every candidate's record has it, else the plain graph time `median_us` for all: never a mix."""
+    has = lambda r: (_speed(r, "engine_us") is not None
+                     and all(c.get("engine_us") for c in ((r["payload"]["speed"].get("cases") or {}).values())))
+    return "engine_us" if all(has(r) for r in rows) else "median_us"
+
+
+def _fastest(timed: list[tuple], key: str) -> tuple[tuple, str]:
     """The fastest (time, entry, row) and the basis of the ranking: the least geometric mean of times over the named cases all were
     timed at, when there are several (one shape class must not decide for all: a kernel fastest at the
     largest case may be slowest at a model's own shapes), else the least time at the largest case."""
-    common = set.intersection(*(set(_case_times(r)) for _, _, r in timed))
+    common = set.intersection(*(set(_case_times(r, key)) for _, _, r in timed))
+    how = " as the engine runs it" if key == "engine_us" else ""
     if len(common) > 1:
         def gmean(row):
-            ts = _case_times(row)
+            ts = _case_times(row, key)
             return math.exp(sum(math.log(ts[c]) for c in common) / len(common))
         best = min(timed, key=lambda x: gmean(x[2]))
-        return best, f"geometric mean {gmean(best[2]):.1f} us over {len(common)} named cases"
-    best = min(timed, key=lambda x: x[0])
-    return best, f"{best[0]:.1f} us at its largest case"
+        return best, f"geometric mean {gmean(best[2]):.1f} us over {len(common)} named cases{how}"
+    best = min(timed, key=lambda x: _speed(x[2], key))
+    return best, f"{_speed(best[2], key):.1f} us at its largest case{how}"
 
 
-def _by_case(cases: dict[str, dict], timed: list[tuple], default: Entry) -> dict[str, CaseChoice]:
+def _by_case(cases: dict[str, dict], timed: list[tuple], default: Entry, key: str) -> dict[str, CaseChoice]:
     """Per named case, the candidate timed fastest there where that is not the default (and the default
     was timed there too: no override without a comparison)."""
-    times = [(e, row, _case_times(row)) for _, e, row in timed]
+    times = [(e, row, _case_times(row, key)) for _, e, row in timed]
     base = next(ts for e, _, ts in times if e.hash == default.hash)
     out = {}
     for case, dims in cases.items():
@@ -187,10 +196,11 @@ def resolve(profile: str, device: str, catalog: Catalog, store: Store, checker_v
         if ok:
             timed = [(t, e, row) for e, row in ok if (t := _speed(row)) is not None]
             if timed and (profile == "fastest" or len(timed) == len(ok) > 1):
-                (t, e, row), basis = _fastest(timed)
+                key = _time_key([row for _, _, row in timed])
+                (t, e, row), basis = _fastest(timed, key)
                 c.why = (f"fastest conformant variant ({basis})" if profile == "fastest" else
                          f"safe, proven on all four properties for all dims, numerics pass; the fastest such ({basis})")
-                c.by_case = _by_case(catalog.ops[op].cases, timed, e)
+                c.by_case = _by_case(catalog.ops[op].cases, timed, e, key)
             else:
                 rank = {"safe": 0, "unsafe": 1, "vendor": 2}
                 e, row = min(ok, key=lambda x: (rank.get(x[0].variant.safety, 3), x[0].name))

@@ -109,3 +109,31 @@ def test_a_profile_ranks_safe_variants_by_speed_and_overrides_per_named_case(tmp
     _verified(store2, b, "safe", device_kind=GPU)
     c = pick(resolve("safe-only", "gpu", cat, store2, "prover-test"))
     assert c.variant == a.name and c.by_case == {}
+
+
+def test_profiles_rank_by_the_time_as_the_engine_runs_it_only_where_every_candidate_has_one(tmp_path):
+    cat, store = load_catalog(), Store(tmp_path / "r.sqlite")
+    v = {e.name: e for e in cat.entries if e.op == "gemv"}
+    a, b = v["gemv_bf16_safe"], v["gemv_bf16_safe_r1"]
+    pick = lambda: next(c for c in resolve("safe-only", "gpu", cat, store, "prover-test").choices
+                        if c.op == "gemv" and c.types == {"DT": "bf16"})
+
+    def rec(e, plain, engine=None):
+        ptx = "p-" + e.hash[:8]
+        store.put(variant_hash=e.hash, ptx_sha256=ptx, checker_version="prover-test", stage="proof", op=e.op,
+                  name=e.name, tool_version="t", payload={"proofs": dict.fromkeys(PROPS, "proven"),
+                                                          "scopes": dict.fromkeys(PROPS, "all-dims")})
+        cases = {n: {"median_us": t} | ({"engine_us": engine[n]} if engine else {}) for n, t in plain.items()}
+        speed = {"median_us": max(plain.values()), "cases": cases}
+        if engine:
+            speed["engine_us"] = max(engine.values())
+        store.put(variant_hash=e.hash, ptx_sha256=ptx, checker_version="prover-test", device_kind=GPU,
+                  stage="verdict", op=e.op, name=e.name, tool_version="t",
+                  payload={"verdict": "safe", "numerics": "pass", "speed": speed})
+
+    plain_a, plain_b = {"x": 5.0, "y": 5.0}, {"x": 4.0, "y": 4.0}       # b faster in plain graphs
+    rec(a, plain_a, {"x": 3.0, "y": 3.0})                               # a faster as the engine runs it
+    rec(b, plain_b)                                                     # b's record predates engine_us: no mix
+    assert pick().variant == b.name and "as the engine runs it" not in pick().why
+    rec(b, plain_b, {"x": 3.5, "y": 3.5})
+    assert pick().variant == a.name and "as the engine runs it" in pick().why
