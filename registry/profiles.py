@@ -1,6 +1,8 @@
 """Profiles: which variant runs for each op, resolved from the results store for one device kind.
 `safe-only` takes only safe variants whose four proofs are `proven` for all dims, for the exact PTX
-that was tested, by the current checker version, and whose numerics passed on this device kind; it
+that was tested, by the current checker version, and whose numerics passed on this device kind (the
+numerics of a PTX on a device do not depend on the checker: a new checker's proofs of the same PTX,
+made on any device, join the numerics already measured); it
 names every op that has none. `fastest` takes the fastest conformant variant (safe or unsafe; a
 vendor variant where one is registered). Either profile ranks its qualifying variants by the geometric
 mean of their times over the named cases every candidate was timed at (all the op's shapes where `kreg
@@ -93,18 +95,15 @@ def _why_not_safe(e: Entry, row: dict | None, checker_version: str, proof: dict 
     if row is None:
         return "no complete verify result on this device kind for this exact variant (run `kreg verify`)"
     r = row["payload"]
-    if row["checker_version"] != checker_version:
-        return f"its proofs were made by checker {row['checker_version'] or '?'}, not the current {checker_version}"
     if r.get("numerics") != "pass":
         return f"numerics {r.get('numerics')} on {row['device_kind']}"
-    if proof is None:
-        return f"no proof by checker {checker_version} for its PTX {row['ptx_sha256'][:12]}"
+    if proof is None:       # numerics belong to the PTX and the device, proofs to the PTX and the checker
+        return (f"no proof by the current checker {checker_version} for its PTX {row['ptx_sha256'][:12]} (its "
+                f"verify ran with {row['checker_version'] or '?'}; `kreg verify` proves it, on any device)")
     open_ = [p for p in PROPS if proof["payload"]["proofs"].get(p) != "proven"
              or (proof["payload"].get("scopes") or {}).get(p, "all-dims") != "all-dims"]
     if open_:
         return "not proven for all dims: " + ", ".join(open_)
-    if r.get("verdict") != "safe":
-        return f"verdict {r.get('verdict')}"
     return None
 
 

@@ -52,7 +52,18 @@ def test_safe_only_refuses_an_older_checker_another_device_and_failed_numerics(a
     _verified(store, v["add_bf16_safe"], "safe", checker="prover-old")
     _verified(store, v["add_f16_safe"], "safe", device_kind=GPU)
     res = resolve("safe-only", "cpu", cat, store, "prover-test")
-    assert "not the current prover-test" in _choice(res, "bf16").passed_over["add_bf16_safe"]
+    assert "no proof by the current checker prover-test" in _choice(res, "bf16").passed_over["add_bf16_safe"]
+    # the current checker's proofs of the same PTX (made anywhere) join the numerics measured before
+    e = v["add_bf16_safe"]
+    store.put(variant_hash=e.hash, ptx_sha256="p-" + e.hash[:8], checker_version="prover-test", stage="proof",
+              op=e.op, name=e.name, tool_version="t", payload={"proofs": dict.fromkeys(PROPS, "unknown")})
+    assert "not proven for all dims" in _choice(resolve("safe-only", "cpu", cat, store, "prover-test"),
+                                                "bf16").passed_over["add_bf16_safe"]
+    store.put(variant_hash=e.hash, ptx_sha256="p-" + e.hash[:8], checker_version="prover-test", stage="proof",
+              op=e.op, name=e.name, tool_version="t", payload={"proofs": dict.fromkeys(PROPS, "proven"),
+                                                               "scopes": dict.fromkeys(PROPS, "all-dims")})
+    assert _choice(resolve("safe-only", "cpu", cat, store, "prover-test"), "bf16").variant == "add_bf16_safe"
+    _verified(store, v["add_bf16_safe"], "safe", checker="prover-old")
     assert "no complete verify result" in _choice(res, "f16").passed_over["add_f16_safe"]
     _verified(store, v["add_bf16_safe"], "rejected", numerics="fail")
     res = resolve("safe-only", "cpu", cat, store, "prover-test")
