@@ -26,6 +26,10 @@
 
 namespace {
 
+#ifndef KREG_LONGEST_FIRST
+#define KREG_LONGEST_FIRST 1   // block x takes row tile gridDim.x - 1 - x (the longest rows start first); 0: tile x
+#endif
+
 constexpr int BM = 64, BN = 64, D = 128, LD = D + 8, NT = 128, VT = BN * D / 8 / NT;   // VT: vectors a thread
 #define KREG_INF __int_as_float(0x7f800000)
 
@@ -67,7 +71,7 @@ __device__ __forceinline__ void prefill(const T* __restrict__ q, const T* __rest
     __shared__ __align__(16) T Ks[BN][LD];
     __shared__ __align__(16) T Vs[BN][LD];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, gr = lane >> 2, tq = lane & 3;
-    const int t0 = (gridDim.x - 1 - blockIdx.x) * BM, h = blockIdx.y;
+    const int t0 = (KREG_LONGEST_FIRST ? gridDim.x - 1 - blockIdx.x : blockIdx.x) * BM, h = blockIdx.y;
     const int g = (int)((unsigned)h / ((unsigned)Hq / (unsigned)Hkv));
     const int n_keys = start + min(t0 + BM, n_q);          // keys 0 .. n_keys - 1 are seen by some row
     const int tiles = (n_keys + BN - 1) / BN;
