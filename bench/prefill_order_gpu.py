@@ -1,9 +1,8 @@
 """attention_prefill_tc's row-tile order on the GPU: the registered variant compiled as registered and with
 each -D option given, timed by the conformance timing on the Qwen3 heads at T = 2048 and 8192 (start 0) beside
-torch SDPA (flash), in one process; numerics of each build checked against the float64 reference on the
-smallest named cases. Writes the table to the path given.
+torch SDPA (flash), in one process. Writes the table to the path given.
 
-    python3 bench/prefill_order_gpu.py RESULTS.txt VARIANT -DKREG_LONGEST_FIRST=0 ...
+    python3 bench/prefill_order_gpu.py RESULTS.txt VARIANT -DKREG_LONGEST_FIRST=1 ...
 """
 from __future__ import annotations
 
