@@ -21,6 +21,8 @@ import pathlib
 import sys
 import time
 
+import numpy as np
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
@@ -37,23 +39,74 @@ from kreg.registry.catalog import load_catalog  # noqa: E402
 FUSED = "kernels/unsafe/attention_decode_fused/attention_decode_fused.cu"
 CANDIDATES = [("fused", []), ("fused-pf1", ["-DKREG_PREF=1"]), ("fused-pf2", ["-DKREG_PREF=2"]),
               ("fused-mu9", ["-DKREG_MU=9"])]
+# cluster merge: (label, cluster size = P, -D options); loaded past kreg's PTX parser (no mapa there yet)
+CLUSTERS = [("cl16-w8", 16, ["-DKREG_CL=16", "-DKREG_WARPS=8"]), ("cl16-w4", 16, ["-DKREG_CL=16"]),
+            ("cl8-w8", 8, ["-DKREG_CL=8", "-DKREG_WARPS=8"]), ("cl8-w16u2", 8, ["-DKREG_CL=8", "-DKREG_WARPS=16", "-DKREG_U=2"])]
 CASES = ((640, 4096), (8192, 8192), (32768, 32768))
+if os.environ.get("ATTN_CLUSTER") == "1":      # the cluster candidates alone (a fault there spares the rest)
+    CANDIDATES = []
+else:
+    CLUSTERS = []
 HQ = int(os.environ.get("ATTN_HQ", 32))
 BATCHES = 21
 
 
-def fused_launches(mod, entry, bufs, dims, nsets, pdl, extra=None):
-    """Per cache copy, [(kernel, config, args)] of one fused launch."""
+class Raw:
+    """A cluster kernel loaded straight through CuPy (kreg's PTX parser does not know mapa yet): launch()
+    as kreg's Kernel, typed NumPy arguments; cluster size 16 opted in (non-portable)."""
+
+    def __init__(self, dev, ptx: str, entry: str, cluster: int):
+        from kreg.runtime.gpu import GpuModule
+        self.dev = dev
+        self.fn = GpuModule(ptx).function(entry)
+        self.note = ""
+        from cuda.bindings import driver as drv
+        f = drv.CUfunction(int(self.fn.kernel.ptr))
+        if cluster > 8:
+            (err,) = drv.cuFuncSetAttribute(
+                f, drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1)
+            self.note += f"non-portable {err.name}; "
+        try:
+            (err, nreg) = drv.cuFuncGetAttribute(drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NUM_REGS, f)
+            (err2, lmem) = drv.cuFuncGetAttribute(drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, f)
+            self.note += f"{nreg} regs, {lmem} B local; "
+        except Exception as e:  # noqa: BLE001
+            self.note += f"attrs: {e}; "
+
+    def max_clusters(self, grid, block):
+        """cuOccupancyMaxActiveClusters of this launch shape (clusters that fit at once)."""
+        try:
+            from cuda.bindings import driver as drv
+            cfg = drv.CUlaunchConfig()
+            cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = grid
+            cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ = block
+            cfg.sharedMemBytes = 0
+            cfg.attrs, cfg.numAttrs = [], 0
+            err, n = drv.cuOccupancyMaxActiveClusters(drv.CUfunction(int(self.fn.kernel.ptr)), cfg)
+            return f"{n} ({err.name})"
+        except Exception as e:  # noqa: BLE001
+            return f"? ({type(e).__name__}: {e})"
+
+    def launch(self, cfg, *args, stream=None):
+        from kreg.runtime.gpu import launch_ex
+        h = (stream or self.dev.default_stream).handle
+        if cfg.attributes:
+            launch_ex(self.fn, cfg, args, h.ptr)
+        else:
+            self.fn(cfg.grid, cfg.block, args, stream=h)
+
+
+def fused_launches(kernel, bufs, dims, nsets, pdl, extra=None, warps=4):
+    """Per cache copy, [(kernel, config, args)] of one fused launch (typed NumPy arguments)."""
     Hq, Hkv, S, P = dims["Hq"], dims["Hkv"], dims["S"], dims["P"]
-    cfg = runtime.LaunchConfig((-(-(Hq // Hkv) // 4), P, Hkv), 128, 0, {runtime.PDL} if pdl else set())
-    k = mod.kernel(entry)
+    cfg = runtime.LaunchConfig((-(-(Hq // Hkv) // 4), P, Hkv), 32 * warps, 0, {runtime.PDL} if pdl else set())
     out = []
     for s in range(nsets):
         b = dict(bufs, **(extra or {}))
-        args = (b["q"].data_ptr(), b["k_cache"][s].data_ptr(), b["v_cache"][s].data_ptr(), b["n"].data_ptr(), 0.08838834764831845,
-                b["o_part"].data_ptr(), b["lse_part"].data_ptr(), b["counter"].data_ptr(), b["out"].data_ptr(),
-                Hq, Hkv, S, P)
-        out.append([(k, cfg, args)])
+        ptrs = [np.uint64(x.data_ptr()) for x in (b["q"], b["k_cache"][s], b["v_cache"][s], b["n"])]
+        ptrs2 = [np.uint64(x.data_ptr()) for x in (b["o_part"], b["lse_part"], b["counter"], b["out"])]
+        args = (*ptrs, np.float32(0.08838834764831845), *ptrs2, *(np.int32(v) for v in (Hq, Hkv, S, P)))
+        out.append([(kernel, cfg, args)])
     return out
 
 
@@ -71,6 +124,13 @@ def main(path: str) -> None:
     dec_m = load("kernels/safe/attention_decode/attention_decode.cu", [])
     mer_m = load("kernels/safe/attention_merge/attention_merge.cu", [])
     mods = {lb: load(FUSED, o) for lb, o in CANDIDATES}
+    raws = {}
+    for lb, cl, o in CLUSTERS:
+        try:
+            raws[lb] = Raw(dev, compile_cuda((ROOT / FUSED).read_text(), "attention_decode_fused.cu", o).ptx,
+                           "attention_decode_fused_bf16", cl)
+        except Exception as e:  # noqa: BLE001
+            print(f"cluster candidate {lb}: {type(e).__name__}: {e}", file=sys.stderr)
     out = open(path, "w")
 
     def say(s=""):
@@ -82,6 +142,8 @@ def main(path: str) -> None:
         f"copy {bw / 1e12:.2f} TB/s, compile {time.time() - t_start:.0f} s")
     say("# candidates: pair = attention_decode + attention_merge (safe, two launches); "
         + "; ".join(f"{lb} = attention_decode_fused{''.join(' ' + x for x in o)}" for lb, o in CANDIDATES))
+    say("# clusters (unsafe, P = cluster size, one launch, merge through distributed shared memory): "
+        + "; ".join(f"{lb} = {' '.join(o)} [{raws[lb].note if lb in raws else 'FAILED'}]" for lb, _, o in CLUSTERS))
     say("# graph: plain graph nodes; pdl: every launch with the PDL attribute (as the engine's step); "
         "err: max|out - SDPA|; vs pair: max|fused out - safe pair out|")
     g = torch.Generator(device="cuda").manual_seed(0)
@@ -104,7 +166,7 @@ def main(path: str) -> None:
         say(f"## n={n_val} (S={S}), choose_splits P={P0}: SDPA {peer:.2f} us; copy time of the K/V bytes {ideal:.2f} us")
         say(f"{'n':>6s} {'P':>4s} {'candidate':>10s} {'graph':>7s} {'pdl':>7s} {'%copy':>6s} {'%copy pdl':>9s} "
             f"{'err':>8s} {'vs pair':>8s}")
-        for P in sorted({P0, max(1, P0 // 2), 2 * P0}):
+        for P in sorted({P0, max(1, P0 // 2), 2 * P0} if CANDIDATES else {P0}):
             o_part = torch.empty(P, HQ, D, device="cuda", dtype=torch.float32)
             lse = torch.empty(P, HQ, device="cuda", dtype=torch.float32)
             counter = torch.zeros(HKV * 8, device="cuda", dtype=torch.int32)
@@ -121,6 +183,8 @@ def main(path: str) -> None:
                     runner(dec_l, mer_l)(0)
                     torch.cuda.synchronize()
                     pair_out = outb.float().clone()
+                    if P == P0:
+                        pair_p0 = pair_out
                 t[pdl] = graph_us(dev, runner(dec_l, mer_l), count, BATCHES)
             err = (pair_out - want).abs().max().item()
             say(f"{n_val:6d} {P:4d} {'pair':>10s} {t[False]:7.2f} {t[True]:7.2f} {100 * ideal / t[False]:5.1f}% "
@@ -128,7 +192,7 @@ def main(path: str) -> None:
             for label, _ in CANDIDATES:
                 t = {}
                 for pdl in (False, True):
-                    fl = fused_launches(mods[label], "attention_decode_fused_bf16", bufs, dd, nsets, pdl)
+                    fl = fused_launches(mods[label].kernel("attention_decode_fused_bf16"), bufs, dd, nsets, pdl)
                     if not pdl:
                         outb.zero_()
                         runner(fl)(0)
@@ -142,10 +206,10 @@ def main(path: str) -> None:
                 say(f"{n_val:6d} {P:4d} {label:>10s} {t[False]:7.2f} {t[True]:7.2f} {100 * ideal / t[False]:5.1f}% "
                     f"{100 * ideal / t[True]:8.1f}% {err:8.1e} {dp:8.1e}" + ("  <- choose_splits" if P == P0 else "")
                     + (f"  COUNTER LEFT {left}" if left else ""))
-            if P == P0:                                  # the f16 entry once: its numerics against SDPA in f16
+            if P == P0 and "fused" in mods:             # the f16 entry once: its numerics against SDPA in f16
                 q16, k16, v16 = q.half(), ks[0].half(), vs[0].half()
                 o16 = torch.zeros(HQ, D, device="cuda", dtype=torch.float16)
-                f16 = fused_launches(mods["fused"], "attention_decode_fused_f16", bufs, dd, 1, False,
+                f16 = fused_launches(mods["fused"].kernel("attention_decode_fused_f16"), bufs, dd, 1, False,
                                      {"q": q16, "k_cache": [k16], "v_cache": [v16], "out": o16})
                 runner(f16)(0)
                 w16 = sdpa(torch, q16.view(1, HQ, 1, D), k16[:n_val].permute(1, 0, 2).unsqueeze(0),
@@ -153,6 +217,32 @@ def main(path: str) -> None:
                 torch.cuda.synchronize()
                 say(f"# f16 fused at n={n_val} P={P}: max|out - SDPA f16| {(o16.float() - w16).abs().max().item():.1e}")
                 del q16, k16, v16
+        for label, cl, _ in CLUSTERS:
+            if label not in raws:
+                continue
+            P = cl
+            dd = {"Hq": HQ, "Hkv": HKV, "S": S, "P": P}
+            warps = 16 if "w16" in label else 8 if "w8" in label else 4
+            bufs = {"q": q, "k_cache": ks, "v_cache": vs, "n": n, "out": outb,
+                    "o_part": torch.empty(1, device="cuda"), "lse_part": torch.empty(1, device="cuda"),
+                    "counter": torch.zeros(1, device="cuda", dtype=torch.int32)}
+            t = {}
+            try:
+                for pdl in (False, True):
+                    fl = fused_launches(raws[label], bufs, dd, nsets, pdl, warps=warps)
+                    if not pdl:
+                        outb.zero_()
+                        runner(fl)(0)
+                        torch.cuda.synchronize()
+                        err = (outb.float() - want).abs().max().item()
+                        dp = (outb.float() - pair_p0).abs().max().item()
+                    t[pdl] = graph_us(dev, runner(fl), count, BATCHES)
+                say(f"{n_val:6d} {P:4d} {label:>10s} {t[False]:7.2f} {t[True]:7.2f} {100 * ideal / t[False]:5.1f}% "
+                    f"{100 * ideal / t[True]:8.1f}% {err:8.1e} {dp:8.1e}  max active clusters "
+                    + raws[label].max_clusters((1, P, HKV), (32 * warps, 1, 1)))
+            except Exception as e:  # noqa: BLE001
+                say(f"# {label} at n={n_val}: {type(e).__name__}: {str(e)[:300]}")
+                torch.cuda.synchronize()
         del ks, vs
         torch.cuda.empty_cache()
     say(f"# total {time.time() - t_start:.0f} s")

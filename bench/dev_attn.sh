@@ -3,7 +3,8 @@
 #   $OUT/attn_fused.txt   bench/attention_decode_fused_gpu.py: the unsafe fused decode (split + ticket + merge in
 #                         one launch; -DKREG_PREF=0/1/2 L2 hints before the PDL wait, -DKREG_MU=9) next to the
 #                         registered safe pair, at n = 640 of a 4096 cache, 8192 and 32768, P = choose_splits and
-#                         half / twice it, plain graph and PDL graph timings, max|out - SDPA| (bf16; f16 once)
+#                         half / twice it, plain graph and PDL graph timings, max|out - SDPA| (bf16; f16 once);
+#                         then (ATTN_CLUSTER=1, its own process) the cluster-merge candidates (P = cluster size 8 / 16)
 #   $OUT/attn_decode.txt  bench/attention_decode_gpu.py (the registered pairs, the table)
 #   $OUT/attn.err         exit codes, times, stderr tails
 set -u
@@ -17,8 +18,9 @@ run() {   # run LIMIT NAME CMD...: stdout to /tmp/attn_NAME.txt, stderr's tail a
     echo "== $name exit $? after $(( $(date +%s) - t0 )) s" >> "$E"
     tail -8 "/tmp/attn_$name.err" >> "$E"
 }
-run 120 fused python3 bench/attention_decode_fused_gpu.py /tmp/attn_fused_out.txt
-cp /tmp/attn_fused.txt "$OUT/attn_fused.txt" 2>> "$E"
+run 80 fused python3 bench/attention_decode_fused_gpu.py /tmp/attn_fused_out.txt
+ATTN_CLUSTER=1 run 70 cluster python3 bench/attention_decode_fused_gpu.py /tmp/attn_cluster_out.txt
+cat /tmp/attn_fused.txt /tmp/attn_cluster.txt > "$OUT/attn_fused.txt" 2>> "$E"
 run 45 dec python3 bench/attention_decode_gpu.py /tmp/attn_dec_out.txt
 cp /tmp/attn_dec.txt "$OUT/attn_decode.txt" 2>> "$E"
 cat "$E"

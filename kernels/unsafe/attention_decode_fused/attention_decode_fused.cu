@@ -34,8 +34,14 @@
 #ifndef KREG_MINB
 #define KREG_MINB 1       // blocks per SM the compiler must fit (a register cap: 65536 / (128 * MINB))
 #endif
-constexpr int MU = KREG_MU, U = KREG_U, HB = KREG_HB, WARPS = 4, HALVES = 2 * WARPS, D = 128;
-static_assert(HB <= WARPS, "the merging warps: one per head of the block");
+#ifndef KREG_WARPS
+#define KREG_WARPS 4      // warps per block
+#endif
+#ifndef KREG_CL
+#define KREG_CL 0         // 0: the ticket merge; 8 or 16: a cluster of the P = KREG_CL blocks of a head batch merges
+#endif                    // through distributed shared memory (16: the non-portable cluster size, opted in at launch)
+constexpr int MU = KREG_MU, U = KREG_U, HB = KREG_HB, WARPS = KREG_WARPS, HALVES = 2 * WARPS, D = 128, NT = 32 * WARPS;
+static_assert(HB <= WARPS && NT >= D, "the merging warps: one per head of the block; a thread per dim");
 #define LOG2E 1.4426950408889634f
 #define LN2 0.6931471805599453f
 
@@ -53,6 +59,26 @@ __device__ __forceinline__ void merge(State& a, float bm, float bl, const float*
     a.l = a.l * fa + bl * fb;
 #pragma unroll
     for (int i = 0; i < 8; i++) a.acc[i] = a.acc[i] * fa + bacc[i] * fb;
+}
+
+// Cluster helpers (sm_90): this block's rank in its cluster, the cluster barrier (arrive.release,
+// wait.acquire: shared-memory writes before it are visible to the cluster's reads after it), and a
+// 4-byte load from the shared memory of block `rank` of the cluster at this block's address of p.
+__device__ __forceinline__ unsigned cluster_rank() {
+    unsigned r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return r;
+}
+__device__ __forceinline__ void cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
+    asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+__device__ __forceinline__ float ld_cluster(const float* p, int rank) {
+    unsigned a = (unsigned)__cvta_generic_to_shared(p), ra;
+    float v;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(ra) : "r"(a), "r"(rank));
+    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(ra) : "memory");
+    return v;
 }
 
 // Before the PDL wait (no data reaches the program): hint the L2 with the rows of this thread's first
@@ -210,29 +236,64 @@ __device__ __forceinline__ void decode(const T* __restrict__ q, const T* __restr
     }
     __syncthreads();
 
-    const int t = threadIdx.x;                   // this thread owns dim t of every head's row
+    const int t = threadIdx.x;                   // thread t < 128 owns dim t of every head's row
+#if KREG_CL
+    __shared__ float cl_o[HB][D], cl_lse[HB];    // this block's (split's) partials, read by the cluster
+#endif
 #pragma unroll
     for (int h = 0; h < HB; h++) {
-        if (h >= nh) break;
-        const float4 a = reinterpret_cast<const float4*>(&red_ml[h][0])[0];    // (m, l) of warps 0, 1
-        const float4 b = reinterpret_cast<const float4*>(&red_ml[h][0])[1];    // (m, l) of warps 2, 3
-        const float wm[WARPS] = {a.x, a.z, b.x, b.z}, wl[WARPS] = {a.y, a.w, b.y, b.w};
+        if (h >= nh || t >= D) break;
         float mx = -KREG_INF;
 #pragma unroll
-        for (int w = 0; w < WARPS; w++) mx = fmaxf(mx, wm[w]);
+        for (int w = 0; w < WARPS; w++) mx = fmaxf(mx, red_ml[h][w].x);
         const float base = mx == -KREG_INF ? 0.f : mx;
         float l = 0.f, o = 0.f;
 #pragma unroll
         for (int w = 0; w < WARPS; w++) {
-            const float f = exp2f(wm[w] - base);
-            l = fmaf(wl[w], f, l);
+            const float2 ml = red_ml[h][w];
+            const float f = exp2f(ml.x - base);
+            l = fmaf(ml.y, f, l);
             o = fmaf(red_acc[h][w][t], f, o);
         }
+#if KREG_CL
+        cl_o[h][t] = l > 0.f ? o / l : 0.f;
+        if (t == 0) cl_lse[h] = l > 0.f ? (mx + log2f(l)) * LN2 : -KREG_INF;
+#else
         const long long row = (long long)p * Hq + h0 + h;
         o_part[row * D + t] = l > 0.f ? o / l : 0.f;
         if (t == 0) lse_part[row] = l > 0.f ? (mx + log2f(l)) * LN2 : -KREG_INF;
+#endif
     }
-
+#if KREG_CL
+    // the cluster is the P = KREG_CL splits of this head batch: after the cluster barrier (release /
+    // acquire) block rank r merges the outputs r*NT + t, r*NT + t + KREG_CL*NT, .. of the nh*128, reading
+    // every split's partial from its block's shared memory; a second barrier keeps every block (and its
+    // shared memory) alive until all reads are done
+    cluster_sync();
+    const unsigned rank = cluster_rank();
+    for (int idx = (int)rank * NT + t; idx < nh * D; idx += KREG_CL * NT) {
+        const int h = idx / D, d = idx % D;
+        float ls[KREG_CL], os[KREG_CL];
+#pragma unroll
+        for (int r = 0; r < KREG_CL; r++) {
+            ls[r] = ld_cluster(&cl_lse[h], r);
+            os[r] = ld_cluster(&cl_o[h][d], r);
+        }
+        float mx = -KREG_INF;
+#pragma unroll
+        for (int r = 0; r < KREG_CL; r++) mx = fmaxf(mx, ls[r]);
+        float l = 0.f, acc = 0.f;
+#pragma unroll
+        for (int r = 0; r < KREG_CL; r++) {
+            const bool live = ls[r] != -KREG_INF;
+            const float w = live ? __expf(ls[r] - mx) : 0.f;
+            l += w;
+            acc = live ? fmaf(w, os[r], acc) : acc;
+        }
+        out[(long long)(h0 + h) * D + d] = kreg::Cvt<T>::from(acc / l);   // l >= 1: split 0 holds position 0
+    }
+    cluster_sync();
+#else
     // ticket: every thread's partial writes are made visible at gpu scope, then thread 0 takes a ticket
     // of this (KV head, head batch); the block that takes the last one (all P partials written) merges
     __shared__ int is_last;
@@ -296,10 +357,16 @@ __device__ __forceinline__ void decode(const T* __restrict__ q, const T* __restr
     dst[1] = kreg::Cvt<T>::from(acc.y * inv);
     dst[2] = kreg::Cvt<T>::from(acc.z * inv);
     dst[3] = kreg::Cvt<T>::from(acc.w * inv);
+#endif
 }
 
+#if KREG_CL
+#define CLUSTER_DIMS __cluster_dims__(1, KREG_CL, 1)
+#else
+#define CLUSTER_DIMS
+#endif
 #define ENTRY(NAME, T)                                                                                           \
-    extern "C" __global__ void __launch_bounds__(128, KREG_MINB) NAME(                                           \
+    extern "C" __global__ void CLUSTER_DIMS __launch_bounds__(NT, KREG_MINB) NAME(                              \
         const T* __restrict__ q, const T* __restrict__ k_cache, const T* __restrict__ v_cache,                  \
         const int* __restrict__ n, float scale, float* __restrict__ o_part, float* __restrict__ lse_part,       \
         int* __restrict__ counter, T* __restrict__ out, int Hq, int Hkv, int S, int P) {                       \
