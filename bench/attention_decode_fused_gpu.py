@@ -37,10 +37,12 @@ from kreg.conformance.splits import choose_splits  # noqa: E402
 from kreg.registry.catalog import load_catalog  # noqa: E402
 
 FUSED = "kernels/unsafe/attention_decode_fused/attention_decode_fused.cu"
-CANDIDATES = [("fused", []), ("fused-pf1", ["-DKREG_PREF=1"]), ("fused-pf2", ["-DKREG_PREF=2"]),
-              ("fused-mu9", ["-DKREG_MU=9"])]
+# (label, -D options); those marked * only at choose_splits' P
+CANDIDATES = [("fused", []), ("fused-pf1", ["-DKREG_PREF=1"]), ("*fused-pf2", ["-DKREG_PREF=2"]),
+              ("*fused-pf8", ["-DKREG_PREF=8"]), ("*fused-mu9", ["-DKREG_MU=9"])]
 # cluster merge: (label, cluster size = P, -D options); loaded past kreg's PTX parser (no mapa there yet)
 CLUSTERS = [("cl16-w8", 16, ["-DKREG_CL=16", "-DKREG_WARPS=8"]), ("cl16-w4", 16, ["-DKREG_CL=16"]),
+            ("cl16-w8-pf8", 16, ["-DKREG_CL=16", "-DKREG_WARPS=8", "-DKREG_PREF=8"]),
             ("cl8-w8", 8, ["-DKREG_CL=8", "-DKREG_WARPS=8"]), ("cl8-w16u2", 8, ["-DKREG_CL=8", "-DKREG_WARPS=16", "-DKREG_U=2"])]
 CASES = ((640, 4096), (8192, 8192), (32768, 32768))
 if os.environ.get("ATTN_CLUSTER") == "1":      # the cluster candidates alone (a fault there spares the rest)
@@ -52,13 +54,13 @@ BATCHES = 21
 
 
 class Raw:
-    """A cluster kernel loaded straight through CuPy (kreg's PTX parser does not know mapa yet): launch()
-    as kreg's Kernel, typed NumPy arguments; cluster size 16 opted in (non-portable)."""
+    """A cluster kernel loaded straight through kreg's GPU module (CuPy), past kreg.runtime (whose launch
+    cannot opt in to the non-portable cluster size 16): launch() as kreg's Kernel, typed NumPy arguments."""
 
     def __init__(self, dev, ptx: str, entry: str, cluster: int):
         from kreg.runtime.gpu import GpuModule
-        self.dev = dev
-        self.fn = GpuModule(ptx).function(entry)
+        self.dev, self.module = dev, GpuModule(ptx)        # the module kept alive with its function
+        self.fn = self.module.function(entry)
         self.note = ""
         from cuda.bindings import driver as drv
         f = drv.CUfunction(int(self.fn.kernel.ptr))
@@ -141,7 +143,9 @@ def main(path: str) -> None:
         f"{torch.cuda.get_device_name(0)}, {sms} SMs, {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC, "
         f"copy {bw / 1e12:.2f} TB/s, compile {time.time() - t_start:.0f} s")
     say("# candidates: pair = attention_decode + attention_merge (safe, two launches); "
-        + "; ".join(f"{lb} = attention_decode_fused{''.join(' ' + x for x in o)}" for lb, o in CANDIDATES))
+        + "; ".join(f"{lb} = attention_decode_fused{''.join(' ' + x for x in o)}" for lb, o in CANDIDATES)
+        + " (* at choose_splits' P only); -DKREG_PREF=k: the first k iterations' K/V rows hinted into the L2 "
+        "before the PDL wait (k = 8: the whole split at n = 8192, P = 33)")
     say("# clusters (unsafe, P = cluster size, one launch, merge through distributed shared memory): "
         + "; ".join(f"{lb} = {' '.join(o)} [{raws[lb].note if lb in raws else 'FAILED'}]" for lb, _, o in CLUSTERS))
     say("# graph: plain graph nodes; pdl: every launch with the PDL attribute (as the engine's step); "
@@ -190,6 +194,8 @@ def main(path: str) -> None:
             say(f"{n_val:6d} {P:4d} {'pair':>10s} {t[False]:7.2f} {t[True]:7.2f} {100 * ideal / t[False]:5.1f}% "
                 f"{100 * ideal / t[True]:8.1f}% {err:8.1e} {0.0:8.1e}" + ("  <- choose_splits" if P == P0 else ""))
             for label, _ in CANDIDATES:
+                if label.startswith("*") and P != P0:
+                    continue
                 t = {}
                 for pdl in (False, True):
                     fl = fused_launches(mods[label].kernel("attention_decode_fused_bf16"), bufs, dd, nsets, pdl)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Device run of helper "attn" (OUT=dir timeout 240 bash bench/dev_attn.sh), three files:
 #   $OUT/attn_fused.txt   bench/attention_decode_fused_gpu.py: the unsafe fused decode (split + ticket + merge in
-#                         one launch; -DKREG_PREF=0/1/2 L2 hints before the PDL wait, -DKREG_MU=9) next to the
+#                         one launch; -DKREG_PREF=0/1/2/8 L2 hints before the PDL wait, -DKREG_MU=9) next to the
 #                         registered safe pair, at n = 640 of a 4096 cache, 8192 and 32768, P = choose_splits and
 #                         half / twice it, plain graph and PDL graph timings, max|out - SDPA| (bf16; f16 once);
 #                         then (ATTN_CLUSTER=1, its own process) the cluster-merge candidates (P = cluster size 8 / 16)
