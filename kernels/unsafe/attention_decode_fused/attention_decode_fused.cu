@@ -7,7 +7,10 @@
 // h0 + w, lane l dims 4l .. 4l+3). counter must hold zeros before the first launch (each launch leaves
 // it so). One launch instead of two, no merge launch gap. Unsafe: the prover does not model the
 // fence + ticket ordering (the merging block reads other blocks' writes of the same launch).
-// -DKREG_PREF=k: the first k iterations' rows hinted into the L2 before the PDL wait.
+// -DKREG_PREF=k: the first k iterations' rows hinted into the L2 before the PDL wait. -DKREG_CL=8 (or 16):
+// the P = KREG_CL splits of a head batch form one thread-block cluster and merge through distributed
+// shared memory instead of the ticket (entries attention_decode_cluster_*: the op attention_decode_fused,
+// no workspace; registered unsafe: the prover does not model clusters yet, it says unknown).
 #include "kreg_own.cuh"
 #include "kreg_pdl.cuh"
 
@@ -376,3 +379,17 @@ __device__ __forceinline__ void decode(const T* __restrict__ q, const T* __restr
     }
 ENTRY(attention_decode_fused_bf16, __nv_bfloat16)
 ENTRY(attention_decode_fused_f16, __half)
+
+#if KREG_CL
+// The op attention_decode_fused's signature (no workspace): the cluster form, P = KREG_CL splits.
+#define CENTRY(NAME, T)                                                                                          \
+    extern "C" __global__ void CLUSTER_DIMS __launch_bounds__(NT, KREG_MINB) NAME(                              \
+        const T* __restrict__ q, const T* __restrict__ k_cache, const T* __restrict__ v_cache,                  \
+        const int* __restrict__ n, float scale, T* __restrict__ out, int Hq, int Hkv, int S) {                  \
+        if (KREG_PREF) prefetch_first(k_cache, v_cache, Hkv, S, KREG_CL);                                        \
+        kreg::pdl_begin();                                                                                       \
+        decode<T>(q, k_cache, v_cache, n, scale, nullptr, nullptr, nullptr, out, Hq, Hkv, S, KREG_CL);          \
+    }
+CENTRY(attention_decode_cluster_bf16, __nv_bfloat16)
+CENTRY(attention_decode_cluster_f16, __half)
+#endif
