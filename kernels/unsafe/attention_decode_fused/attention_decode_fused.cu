@@ -269,12 +269,13 @@ __device__ __forceinline__ void decode(const T* __restrict__ q, const T* __restr
     }
 #if KREG_CL
     // the cluster is the P = KREG_CL splits of this head batch: after the cluster barrier (release /
-    // acquire) block rank r merges the outputs r*NT + t, r*NT + t + KREG_CL*NT, .. of the nh*128, reading
+    // acquire) thread t of block rank r merges the outputs t*KREG_CL + r, + KREG_CL*NT, .. of the nh*128
+    // (spread over every block of the cluster), reading
     // every split's partial from its block's shared memory; a second barrier keeps every block (and its
     // shared memory) alive until all reads are done
     cluster_sync();
     const unsigned rank = cluster_rank();
-    for (int idx = (int)rank * NT + t; idx < nh * D; idx += KREG_CL * NT) {
+    for (int idx = t * KREG_CL + (int)rank; idx < nh * D; idx += KREG_CL * NT) {
         const int h = idx / D, d = idx % D;
         float ls[KREG_CL], os[KREG_CL];
 #pragma unroll
