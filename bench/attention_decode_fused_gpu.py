@@ -91,7 +91,7 @@ class Raw:
 
     def launch(self, cfg, *args, stream=None):
         from kreg.runtime.gpu import launch_ex
-        h = (stream or self.dev.default_stream).handle
+        h = (stream or self.dev.rt.default_stream).handle
         if cfg.attributes:
             launch_ex(self.fn, cfg, args, h.ptr)
         else:
