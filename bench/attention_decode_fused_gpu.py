@@ -38,8 +38,9 @@ from kreg.registry.catalog import load_catalog  # noqa: E402
 
 FUSED = "kernels/unsafe/attention_decode_fused/attention_decode_fused.cu"
 # (label, -D options); those marked * only at choose_splits' P
-CANDIDATES = [("fused", []), ("fused-pf1", ["-DKREG_PREF=1"]), ("*fused-pf2", ["-DKREG_PREF=2"]),
-              ("*fused-pf8", ["-DKREG_PREF=8"]), ("*fused-mu9", ["-DKREG_MU=9"])]
+# (run 1 on the H100, 05:14 UTC: the ticket merge was slower than the pair everywhere, the L2 hints and MU=9
+# too: 20.6 / 21.0 / 21.8 / 22.2 / 21.4 us against the pair's 18.6 at n = 8192; now fused and fused-pf1 only)
+CANDIDATES = [("fused", []), ("*fused-pf1", ["-DKREG_PREF=1"])]
 # cluster merge: (label, cluster size = P, -D options); loaded past kreg's PTX parser (no mapa there yet)
 CLUSTERS = [("cl16-w8", 16, ["-DKREG_CL=16", "-DKREG_WARPS=8"]), ("cl16-w4", 16, ["-DKREG_CL=16"]),
             ("cl16-w8-pf8", 16, ["-DKREG_CL=16", "-DKREG_WARPS=8", "-DKREG_PREF=8"]),
@@ -124,6 +125,9 @@ def main(path: str) -> None:
     dec_v, mer_v = entries["attention_decode"].variant, entries["attention_merge"].variant
     load = lambda s, o: dev.load(compile_cuda((ROOT / s).read_text(), pathlib.Path(s).name, list(o)).ptx)  # noqa: E731
     dec_m = load("kernels/safe/attention_decode/attention_decode.cu", [])
+    # the safe pair with its decode's first rows hinted into the L2 before the PDL wait (at P0 only)
+    pair_pf = {f"pair-pf{k}": load("kernels/safe/attention_decode/attention_decode.cu", [f"-DKREG_PREF={k}"])
+               for k in ((1, 2) if CANDIDATES else ())}
     mer_m = load("kernels/safe/attention_merge/attention_merge.cu", [])
     mods = {lb: load(FUSED, o) for lb, o in CANDIDATES}
     raws = {}
@@ -142,7 +146,8 @@ def main(path: str) -> None:
     say(f"# fused attention decode (split + ticket + merge, one launch) vs the safe pair, Hq {HQ}, Hkv {HKV}, bf16: "
         f"{torch.cuda.get_device_name(0)}, {sms} SMs, {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC, "
         f"copy {bw / 1e12:.2f} TB/s, compile {time.time() - t_start:.0f} s")
-    say("# candidates: pair = attention_decode + attention_merge (safe, two launches); "
+    say("# candidates: pair = attention_decode + attention_merge (safe, two launches); pair-pfK = the same with the "
+        "decode's first K iterations' rows hinted into the L2 before the PDL wait (-DKREG_PREF=K, at choose_splits' P); "
         + "; ".join(f"{lb} = attention_decode_fused{''.join(' ' + x for x in o)}" for lb, o in CANDIDATES)
         + " (* at choose_splits' P only); -DKREG_PREF=k: the first k iterations' K/V rows hinted into the L2 "
         "before the PDL wait (k = 8: the whole split at n = 8192, P = 33)")
@@ -178,6 +183,23 @@ def main(path: str) -> None:
             bufs = {"q": q, "k_cache": ks, "v_cache": vs, "n": n, "o_part": o_part, "lse_part": lse, "out": outb,
                     "counter": counter}
             dd, md = {"Hq": HQ, "Hkv": HKV, "S": S, "P": P}, {"Hq": HQ, "P": P}
+            for plabel, pm in pair_pf.items():
+                if P != P0:
+                    continue
+                t = {}
+                for pdl in (False, True):
+                    dec_l = bound(dev, cat, dec_v, "attention_decode", pm, dd, bufs,
+                                  ("q", "k_cache", "v_cache", "n", "o_part", "lse_part"), nsets, pdl)
+                    mer_l = bound(dev, cat, mer_v, "attention_merge", mer_m, md, bufs, ("o_part", "lse_part", "out"), 1,
+                                  pdl)
+                    if not pdl:
+                        outb.zero_()
+                        runner(dec_l, mer_l)(0)
+                        torch.cuda.synchronize()
+                        err = (outb.float() - want).abs().max().item()
+                    t[pdl] = graph_us(dev, runner(dec_l, mer_l), count, BATCHES)
+                say(f"{n_val:6d} {P:4d} {plabel:>10s} {t[False]:7.2f} {t[True]:7.2f} {100 * ideal / t[False]:5.1f}% "
+                    f"{100 * ideal / t[True]:8.1f}% {err:8.1e} {0.0:8.1e}  <- choose_splits")
             t = {}
             for pdl in (False, True):
                 dec_l = bound(dev, cat, dec_v, "attention_decode", dec_m, dd, bufs,
