@@ -290,6 +290,9 @@ def main(argv=None) -> int:
                 rep.row(f"kreg {profile}: {med:.1f} tok/s (runs {', '.join(f'{r:.1f}' for r in rates)})")
                 rep.row("  variants: " + ", ".join(f"{v['op']}={v['variant']}" + ("+PDL" if v["pdl"] else "")
                                                    for v in variants))
+                for v in variants:
+                    for o in v["by_dims"]:
+                        rep.row(f"  at {v['op']} {o['dims']}: {o['variant']} ({o['why']})")
                 for k in sorted(kp, key=lambda k: -k["us_per_step"])[:8]:
                     rep.row(f"  {k['op']:<20} {k['variant']:<28} {k['us_per_step']:9.1f} us/step "
                             f"({k['launches_per_step']} launches)")

@@ -2,7 +2,9 @@
 timing (conformance/speed.py: CUDA graph of launches over buffer sets past twice the L2) side by side
 with cuBLAS through torch F.linear (the same rotation of weight copies, captured in a torch CUDA graph)
 and the copy bandwidth, all in one process. Prints per case the TB/s of each and the ratio to cuBLAS, and
-per model the layer's four projections (bytes summed over times summed). Output saved as
+per model the layer's four projections (bytes summed over times summed); "best safe" / "best unsafe": the
+fastest variant of that class at each shape (what a profile runs there: registry/profiles.py by_case),
+and their ratio (the issue's "safe within 5% of unsafe"). Output saved as
 bench/results/gemv_vs_cublas.txt.
 
     python3 bench/gemv_vs_cublas.py
@@ -40,7 +42,8 @@ def main():
     print(f"# gemv bf16, batch 1: {dev.describe()}  {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC  "
           f"copy {bw / 1e12:.2f} TB/s  torch {torch.__version__}")
     print(f"{'case':20s} {'N':>7s} {'K':>6s} {'cuBLAS us':>9s} {'TB/s':>5s}" +
-          "".join(f" {v.name + ' us':>22s} {'TB/s':>5s} {'xcuBLAS':>7s}" for v in variants))
+          "".join(f" {v.name + ' us':>22s} {'TB/s':>5s} {'xcuBLAS':>7s}" for v in variants)
+          + f" {'best safe us':>12s} {'xcuBLAS':>7s} {'best unsafe us':>14s} {'safe/unsafe':>11s}")
     layer: dict[str, dict[str, tuple[int, float]]] = {}
     for name, dims in op.cases.items():
         if "ragged" in name:
@@ -53,6 +56,9 @@ def main():
         for v in variants:
             t = times[v.name] = time_case(dev, modules[v.name], v, op, dims, bw)["median_us"]
             row += f" {t:22.2f} {nbytes / t / 1e6:5.2f} {ref / t:7.2f}"
+        safe = times["best safe"] = min(times[v.name] for v in variants if v.safety == "safe")
+        unsafe = times["best unsafe"] = min(times[v.name] for v in variants if v.safety == "unsafe")
+        row += f" {safe:12.2f} {ref / safe:7.2f} {unsafe:14.2f} {safe / unsafe:11.3f}"
         if "lm-head" not in name:                   # a layer's projections: qwen3-4b-{qkv,o,gate-up,down}
             per = layer.setdefault("-".join(name.split("-")[:2]), {})
             for k, t in times.items():

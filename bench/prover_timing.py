@@ -18,10 +18,15 @@ from kreg.registry.schema import load_op, load_variant
 CORPUS = Path(__file__).resolve().parent.parent / "tests" / "prover_corpus"
 
 
-def rows(corpus: bool):
+def rows(corpus: bool, ops=(), safe_only=False):
     cat = load_catalog()
     for e in cat.kernels:
-        yield "registry", e.variant, cat.ops[e.variant.op]
+        v = e.variant
+        if ops and not any(v.op == o or o.endswith("*") and v.op.startswith(o[:-1]) for o in ops):
+            continue
+        if safe_only and v.safety != "safe":
+            continue
+        yield "registry", v, cat.ops[v.op]
     if corpus:
         ops = {o.name: o for o in (load_op(p) for p in sorted((CORPUS / "ops").glob("*.yaml")))}
         for p in sorted(CORPUS.glob("*/*/*.yaml")):
@@ -34,13 +39,15 @@ def main():
     ap.add_argument("--corpus", action="store_true")
     ap.add_argument("--timeout-ms", type=int, default=10000)
     ap.add_argument("--budget-ms", type=int, default=None, help="per variant (default: the timeout)")
+    ap.add_argument("--op", action="append", default=[], help="only this op's variants (OP* for a prefix; repeatable)")
+    ap.add_argument("--safe-only", action="store_true", help="only the registry's safe variants")
     a = ap.parse_args()
     print(f"# kreg prover timing  checker {CHECKER_VERSION}  {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC"
           f"  {platform.processor() or platform.machine()}  (one core, z3 per-query timeout {a.timeout_ms} ms, "
           f"budget {a.budget_ms or a.timeout_ms} ms a variant)")
     print(f"{'set':8s} {'variant':32s} {'safety':6s} {'seconds':>8s} {'work s':>7s}  " + "  ".join(f"{p:12s}" for p in PROPS))
     total = 0.0
-    for where, v, op in rows(a.corpus):
+    for where, v, op in rows(a.corpus, a.op, a.safe_only):
         ptx = compile_cuda(v.source_path.read_text(), v.source_path.name, v.options).ptx
         prove.QUERY_LOG = log = []
         t = time.perf_counter()

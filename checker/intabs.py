@@ -23,6 +23,7 @@ class IntAbs:
         self.iv: dict[int, tuple[int, int]] = {}       # symbol id -> learned unsigned interval
         self.pow2: dict[int, int] = {}                 # symbol id -> k: learned to be a multiple of 2^k
         self.vmemo: dict[int, int] = {}
+        self.omemo: dict[int, int] = {}                # term id -> mask of the bits that may be one
         self.monos: dict[tuple, tuple] = {}            # atom ids -> (monomial, atoms)
         self.lemmas: dict[tuple, list] = {}            # (monomial key, monomial key) -> lemmas
         self.rec: dict = {}                            # memo key -> _Frame
@@ -50,6 +51,7 @@ class IntAbs:
             if not changed:
                 break
         self.memo.clear()
+        self.omemo.clear()
         self.ivs.clear()
         self.side.clear()
         self.syms.clear()
@@ -170,6 +172,55 @@ class IntAbs:
                 out, shift = min(out, shift + self.twos(c)), shift + c.size()
             return out
         return 0
+
+    def ones(self, e) -> int:
+        """A mask of the bits of e's value that may be one (every other bit is known zero)."""
+        key = e.get_id()
+        v = self.omemo.get(key)
+        if v is None:
+            v = self.omemo[key] = self._ones(e)
+            self.keep.append(e)
+        return v
+
+    def _ones(self, e):
+        w = e.size()
+        full = (1 << w) - 1
+        k, ch = e.decl().kind(), e.children()
+        if k == z3.Z3_OP_BNUM:
+            return e.as_long()
+        hi = self.term(e)[2]
+        out = ((1 << hi.bit_length()) - 1) & full & ~((1 << self.twos(e)) - 1)     # its interval, its low zeros
+        if k in (z3.Z3_OP_BOR, z3.Z3_OP_BXOR):
+            m = 0
+            for c in ch:
+                m |= self.ones(c)
+            return out & m
+        if k == z3.Z3_OP_BAND:
+            m = full
+            for c in ch:
+                m &= self.ones(c)
+            return out & m
+        if k == z3.Z3_OP_BADD:              # no two terms with a common one bit: no carry, | of them
+            m = 0
+            for c in ch:
+                o = self.ones(c)
+                if m & o:
+                    return out
+                m |= o
+            return out & m
+        if k in (z3.Z3_OP_BSHL, z3.Z3_OP_BLSHR):
+            s = self._shift(ch[1])
+            if s is None:
+                return out
+            if s >= w:
+                return 0
+            return out & ((self.ones(ch[0]) << s) & full if k == z3.Z3_OP_BSHL else self.ones(ch[0]) >> s)
+        if k == z3.Z3_OP_ZERO_EXT:
+            return out & self.ones(ch[0])
+        if k == z3.Z3_OP_EXTRACT:
+            hb, lb = e.params()
+            return out & (self.ones(ch[0]) >> lb) & full
+        return out
 
     def _sym_iv(self, x):
         return self.iv.get(x.get_id(), (0, (1 << x.size()) - 1))
@@ -588,6 +639,9 @@ class IntAbs:
                 if self.twos(x) >= self.term(y)[2].bit_length():   # no common one bits: | and ^ are +
                     (a, alo, ahi), (b, blo, bhi) = self.rep(x), self.term(y)
                     return self._fit(a + b, alo + blo, ahi + bhi, w)
+            if self.ones(ch[0]) & self.ones(ch[1]) == 0:          # (x | 8 where x's bit 3 is known zero)
+                (a, alo, ahi), (b, blo, bhi) = self.term(ch[0]), self.term(ch[1])
+                return self._fit(a + b, alo + blo, ahi + bhi, w)
         if k == z3.Z3_OP_BOR:
             terms = [self.term(c) for c in ch]
             r = self._opaque(w, max(t[1] for t in terms), min(full - 1, sum(t[2] for t in terms)))

@@ -235,7 +235,7 @@ class Executor:
         names = set()
         for _, s in sel_states:
             names |= set(s.regs)
-        for r in names:
+        for r in sorted(names):     # in a fixed order: fresh symbols and z3 term ids (so the solver's work) follow it
             vals = [(c, s.regs.get(r)) for c, s in sel_states]
             ts = {s.tags.get(r) for _, s in sel_states if r in s.regs}
             known = [v for _, v in vals if v is not None]

@@ -204,6 +204,7 @@ class GpuDevice(Device):
     def __init__(self, turn=None):
         self.rt = runtime.device("gpu")
         self.cp, self.device_name, self.l2_bytes = self.rt.cp, self.rt.name, self.rt.l2_bytes
+        self.peak_bytes_per_s = self.rt.peak_bytes_per_s        # the DRAM's theoretical rate, or None
         self.turn = turn if turn is not None else nullcontext()
 
     def _alloc(self, nbytes, name):

@@ -3,7 +3,7 @@
 the buffer the next step's embedding reads); the position and the attention length are device
 scalars the host sets once after a prefill, and the step's last launch (decode_advance) moves on by
 one, so a replay needs no host write. Every launch is a variant of the plan (plan.py). With pdl (the
-default) each decode launch whose kernel executes griddepcontrol.wait before any memory access
+default) each launch (decode step and prefill) whose kernel executes griddepcontrol.wait before any memory access
 (checker/pdl.py) carries the programmatic-dependent-launch attribute: it may be scheduled while its
 predecessor still runs, and its wait holds it until that predecessor completed and its writes are
 visible, so the step's results are those of launches run one after another."""
@@ -63,9 +63,9 @@ class Engine:
         # the most tokens one prefill pass takes: the smallest T range of the prefill ops
         self.prefill_chunk = min(int(self.plan[op].op.dims["T"][1])
                                  for op in ("gemm", "attention_prefill", "qk_norm_rope_prefill", "embedding"))
-        self.step = L.decode(self.plan, self.m, self.P)
-        if pdl:     # programmatic dependent launch for the kernels that wait first (plan.Launch.with_pdl)
-            self.step = [ln.with_pdl() for ln in self.step]
+        self.pdl = pdl      # programmatic dependent launch for the kernels that wait first (plan.Launch.with_pdl)
+        self.step = [ln.with_pdl() for ln in L.decode(self.plan, self.m, self.P)] if pdl else \
+            L.decode(self.plan, self.m, self.P)
         self.graph = None
 
     def _splits(self) -> int:
@@ -92,7 +92,7 @@ class Engine:
             raise EngineError(f"token id {max(ids)} is outside the vocabulary ({V})")
         self.m.act("pf.ids", T, "i32").copy_from(np.asarray(ids, dtype=np.int32))
         for ln in L.prefill(self.plan, self.m, T, start, all_logits):
-            ln.run()
+            (ln.with_pdl() if self.pdl else ln).run()
         self.pos = start + T
         return self.m.read(self.m.bufs["pf.logits"], T * V).reshape(T, V) if all_logits else None
 

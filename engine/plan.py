@@ -1,6 +1,8 @@
 """The launch plan: which variant runs for each op the engine needs, resolved from the results store
 by a profile (safe-only / fastest) for this device and dtype, loaded as the exact PTX whose sha256 the
-store names; and binding an op's params and dims to concrete buffers (checker/bind.py)."""
+store names (and, per named case where another qualifying variant was timed faster, that variant for
+launches at exactly the case's dims); and binding an op's params and dims to concrete buffers
+(checker/bind.py)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
@@ -92,6 +94,7 @@ class OpKernel:
     module: runtime.Module
     why: str = ""
     scratch: dict = field(default_factory=dict)       # dims key -> {scratch name: Buffer}
+    by_dims: dict = field(default_factory=dict)       # dims key -> the OpKernel that runs there instead
 
     @property
     def name(self) -> str:
@@ -99,12 +102,20 @@ class OpKernel:
 
     @property
     def pdl_ready(self) -> bool:
-        """Whether every kernel this variant launches waits first (checker/pdl.py)."""
-        return all(_pdl_ready(self.module.kernel(ln.entry)) for ln in self.entry.variant.launches)
+        """Whether every kernel this variant (and each one chosen for some dims) launches waits first
+        (checker/pdl.py)."""
+        return all(_pdl_ready(self.module.kernel(ln.entry)) for ln in self.entry.variant.launches) and \
+            all(k.pdl_ready for k in self.by_dims.values())
+
+    def at(self, dims: dict) -> OpKernel:
+        """The kernel that runs at these dims: the one chosen for exactly them, else this default."""
+        return self.by_dims.get(_dims_key(dims), self)
 
     def launches(self, dims: dict, pointers: dict, scalars: dict | None = None) -> list[Launch]:
-        """The variant's launches at these dims; `pointers` maps the op's tensor params to addresses
-        (buffers or ints); scratch buffers are allocated once per dims and kept."""
+        """The launches at these dims (of the variant chosen for them); `pointers` maps the op's tensor
+        params to addresses (buffers or ints); scratch buffers are allocated once per dims and kept."""
+        if (k := self.at(dims)) is not self:
+            return k.launches(dims, pointers, scalars)
         v = self.entry.variant
         ptrs = {k: (p.ptr if hasattr(p, "ptr") else int(p)) for k, p in pointers.items()}
         if v.scratch:
@@ -133,10 +144,18 @@ class Plan:
 
     def report(self) -> list[dict]:
         """Which variant runs for each op (what `kreg run` prints and --json reports); `pdl`: whether
-        its decode launches may carry the PDL attribute (every kernel of it waits first)."""
-        return [{"op": op, "variant": k.name, "safety": k.entry.variant.safety, "hash": k.entry.hash,
-                 "ptx_sha256": k.module.sha256, "why": k.why, "pdl": k.pdl_ready}
+        its decode launches may carry the PDL attribute (every kernel of it waits first); `by_dims`: the
+        variants that run instead at some exact dims."""
+        def row(k: OpKernel) -> dict:
+            return {"variant": k.name, "safety": k.entry.variant.safety, "hash": k.entry.hash,
+                    "ptx_sha256": k.module.sha256, "why": k.why}
+        return [{"op": op, **row(k), "pdl": k.pdl_ready,
+                 "by_dims": [{"dims": dict(key), **row(kk)} for key, kk in sorted(k.by_dims.items())]}
                 for op, k in sorted(self.ops.items())]
+
+
+def _dims_key(dims: dict) -> tuple:
+    return tuple(sorted(dims.items()))
 
 
 def _types_match(types: dict, dtype: str) -> bool:
@@ -216,8 +235,21 @@ def from_profile(profile: str, dev: runtime.Device, dtype: str, ops=ENGINE_OPS, 
         raise EngineError(f"profile {profile} cannot run on {dev.describe()} ({dtype}): no qualifying variant for "
                           f"{', '.join(missing)}:\n{lines}\nrun `{verify} " + " ".join(f"--op {o}" for o in missing)
                           + "`", exit_code=1)
-    return Plan(profile, dev, dtype, {op: OpKernel(e, catalog.ops[op], _load(dev, e, c.ptx_sha256), c.why)
-                                      for op, (e, c) in chosen.items()})
+    modules: dict[str, runtime.Module] = {}
+
+    def kernel(e: Entry, ptx_sha256: str, why: str) -> OpKernel:
+        if e.hash not in modules:
+            modules[e.hash] = _load(dev, e, ptx_sha256)
+        return OpKernel(e, catalog.ops[e.op], modules[e.hash], why)
+
+    ops = {}
+    for op, (e, c) in chosen.items():
+        ops[op] = kernel(e, c.ptx_sha256, c.why)
+        for case, cc in c.by_case.items():     # only what was verified on this very device kind
+            if store.latest(cc.hash, "verdict", ptx_sha256=cc.ptx_sha256, device_kind=dev.describe()) is not None:
+                e2 = next(e2 for e2 in catalog.entries if e2.hash == cc.hash)
+                ops[op].by_dims[_dims_key(cc.dims)] = kernel(e2, cc.ptx_sha256, f"at {case}: {cc.why}")
+    return Plan(profile, dev, dtype, ops)
 
 
 def explicit(dev: runtime.Device, dtype: str, variants: dict[str, str] | None = None, ops=ENGINE_OPS,

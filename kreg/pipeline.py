@@ -262,8 +262,9 @@ def _take_numerics(res: VariantReport, out: dict) -> None:
 def _take_speed(res: VariantReport, sp: dict) -> None:
     res.speed = sp
     if sp["above_roofline"]:
-        res.reasons.append(f"speed: {sp['pct_of_copy_bw']:.0f}% of the measured copy bandwidth is above the "
-                           "roofline: a broken kernel or a broken measurement, not a figure to report")
+        res.reasons.append(f"speed: a case above the roofline (the device's DRAM peak, or 5% over the measured "
+                           f"copy where the peak is unknown; largest case {sp['pct_of_copy_bw']:.0f}% of copy): a "
+                           "broken kernel or a broken measurement, not a figure to report")
 
 
 def verdict(res: VariantReport) -> str:

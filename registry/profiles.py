@@ -1,10 +1,16 @@
 """Profiles: which variant runs for each op, resolved from the results store for one device kind.
 `safe-only` takes only safe variants whose four proofs are `proven` for all dims, for the exact PTX
-that was tested, by the current checker version, and whose numerics passed on this device kind; it
+that was tested, by the current checker version, and whose numerics passed on this device kind (the
+numerics of a PTX on a device do not depend on the checker: a new checker's proofs of the same PTX,
+made on any device, join the numerics already measured); it
 names every op that has none. `fastest` takes the fastest conformant variant (safe or unsafe; a
-vendor variant where one is registered): by the geometric mean of its times over the named cases every
-candidate was timed at (all the op's shapes where `kreg verify` timed every case), else at the largest. One choice per op and type binding (bf16 / f16), with why it
-was chosen and why each other candidate was not."""
+vendor variant where one is registered). Either profile ranks its qualifying variants by the geometric
+mean of their times over the named cases every candidate was timed at (all the op's shapes where `kreg
+verify` timed every case), else by the time at the largest case; safe-only without timings prefers by
+name. One default choice per op and type binding (bf16 / f16), plus, per named case where another
+qualifying variant was timed faster than the default, that variant for launches at exactly the case's
+dims (`by_case`: the engine runs a Qwen3-0.6B projection on the variant fastest at that shape), with
+why each was chosen and why each other candidate was not."""
 from __future__ import annotations
 
 import math
@@ -27,11 +33,31 @@ class Choice:
     why: str = ""
     median_us: float | None = None
     passed_over: dict[str, str] = field(default_factory=dict)    # variant name -> why not
+    by_case: dict[str, CaseChoice] = field(default_factory=dict)  # named case -> a faster variant there
 
     def to_json(self) -> dict:
         return {"op": self.op, "types": self.types, "variant": self.variant, "hash": self.hash,
                 "ptx_sha256": self.ptx_sha256, "why": self.why, "median_us": self.median_us,
-                "passed_over": self.passed_over}
+                "passed_over": self.passed_over, "by_case": {n: c.to_json() for n, c in self.by_case.items()}}
+
+
+@dataclass
+class CaseChoice:
+    """The variant that runs at one named case's exact dims instead of the op's default choice."""
+    dims: dict
+    variant: str
+    hash: str
+    ptx_sha256: str
+    us: float                             # its time at this case (as the profile ranks: engine_us or median_us)
+    default_us: float                     # the default choice's time at this case
+
+    @property
+    def why(self) -> str:
+        return f"{self.us:.2f} us at this case vs {self.default_us:.2f} us for the default"
+
+    def to_json(self) -> dict:
+        return {"dims": self.dims, "variant": self.variant, "hash": self.hash, "ptx_sha256": self.ptx_sha256,
+                "us": self.us, "default_us": self.default_us, "why": self.why}
 
 
 @dataclass
@@ -69,18 +95,15 @@ def _why_not_safe(e: Entry, row: dict | None, checker_version: str, proof: dict 
     if row is None:
         return "no complete verify result on this device kind for this exact variant (run `kreg verify`)"
     r = row["payload"]
-    if row["checker_version"] != checker_version:
-        return f"its proofs were made by checker {row['checker_version'] or '?'}, not the current {checker_version}"
     if r.get("numerics") != "pass":
         return f"numerics {r.get('numerics')} on {row['device_kind']}"
-    if proof is None:
-        return f"no proof by checker {checker_version} for its PTX {row['ptx_sha256'][:12]}"
+    if proof is None:       # numerics belong to the PTX and the device, proofs to the PTX and the checker
+        return (f"no proof by the current checker {checker_version} for its PTX {row['ptx_sha256'][:12]} (its "
+                f"verify ran with {row['checker_version'] or '?'}; `kreg verify` proves it, on any device)")
     open_ = [p for p in PROPS if proof["payload"]["proofs"].get(p) != "proven"
              or (proof["payload"].get("scopes") or {}).get(p, "all-dims") != "all-dims"]
     if open_:
         return "not proven for all dims: " + ", ".join(open_)
-    if r.get("verdict") != "safe":
-        return f"verdict {r.get('verdict')}"
     return None
 
 
@@ -93,30 +116,54 @@ def _why_not_conformant(row: dict | None) -> str | None:
     return None
 
 
-def _speed(row: dict | None) -> float | None:
-    """The median time of the case that moves the most bytes (the speed record's own `case`)."""
+def _speed(row: dict | None, key: str = "median_us") -> float | None:
+    """The time of the case that moves the most bytes (the speed record's own `case`)."""
     sp = (row or {}).get("payload", {}).get("speed") or {}
-    return sp.get("median_us")
+    return sp.get(key)
 
 
-def _case_times(row: dict | None) -> dict[str, float]:
+def _case_times(row: dict | None, key: str = "median_us") -> dict[str, float]:
     sp = (row or {}).get("payload", {}).get("speed") or {}
-    return {n: c["median_us"] for n, c in (sp.get("cases") or {}).items() if c.get("median_us")}
+    return {n: c[key] for n, c in (sp.get("cases") or {}).items() if c.get(key)}
 
 
-def _fastest(timed: list[tuple]) -> tuple[tuple, str]:
-    """The fastest (time, entry, row): the least geometric mean of times over the named cases all were
+def _time_key(rows: list[dict]) -> str:
+    """`engine_us` (each variant timed as the engine runs it: with PDL where all its kernels wait first)
+    where every candidate's record has it, else the plain graph time `median_us` for all: never a mix."""
+    has = lambda r: (_speed(r, "engine_us") is not None
+                     and all(c.get("engine_us") for c in ((r["payload"]["speed"].get("cases") or {}).values())))
+    return "engine_us" if all(has(r) for r in rows) else "median_us"
+
+
+def _fastest(timed: list[tuple], key: str) -> tuple[tuple, str]:
+    """The fastest (time, entry, row) and the basis of the ranking: the least geometric mean of times over the named cases all were
     timed at, when there are several (one shape class must not decide for all: a kernel fastest at the
     largest case may be slowest at a model's own shapes), else the least time at the largest case."""
-    common = set.intersection(*(set(_case_times(r)) for _, _, r in timed))
+    common = set.intersection(*(set(_case_times(r, key)) for _, _, r in timed))
+    how = " as the engine runs it" if key == "engine_us" else ""
     if len(common) > 1:
         def gmean(row):
-            ts = _case_times(row)
+            ts = _case_times(row, key)
             return math.exp(sum(math.log(ts[c]) for c in common) / len(common))
         best = min(timed, key=lambda x: gmean(x[2]))
-        return best, f"fastest conformant variant (geometric mean {gmean(best[2]):.1f} us over {len(common)} named cases)"
-    best = min(timed, key=lambda x: x[0])
-    return best, f"fastest conformant variant ({best[0]:.1f} us at its largest case)"
+        return best, f"geometric mean {gmean(best[2]):.1f} us over {len(common)} named cases{how}"
+    best = min(timed, key=lambda x: _speed(x[2], key))
+    return best, f"{_speed(best[2], key):.1f} us at its largest case{how}"
+
+
+def _by_case(cases: dict[str, dict], timed: list[tuple], default: Entry, key: str) -> dict[str, CaseChoice]:
+    """Per named case, the candidate timed fastest there where that is not the default (and the default
+    was timed there too: no override without a comparison)."""
+    times = [(e, row, _case_times(row, key)) for _, e, row in timed]
+    base = next(ts for e, _, ts in times if e.hash == default.hash)
+    out = {}
+    for case, dims in cases.items():
+        if case not in base:
+            continue
+        e, row, ts = min(((e, row, ts) for e, row, ts in times if case in ts), key=lambda x: (x[2][case], x[0].name))
+        if e.hash != default.hash and ts[case] < base[case]:
+            out[case] = CaseChoice(dict(dims), e.name, e.hash, row["ptx_sha256"], ts[case], base[case])
+    return out
 
 
 def resolve(profile: str, device: str, catalog: Catalog, store: Store, checker_version: str,
@@ -147,8 +194,12 @@ def resolve(profile: str, device: str, catalog: Catalog, store: Store, checker_v
                 ok.append((e, row))
         if ok:
             timed = [(t, e, row) for e, row in ok if (t := _speed(row)) is not None]
-            if profile == "fastest" and timed:
-                (t, e, row), c.why = _fastest(timed)
+            if timed and (profile == "fastest" or len(timed) == len(ok) > 1):
+                key = _time_key([row for _, _, row in timed])
+                (t, e, row), basis = _fastest(timed, key)
+                c.why = (f"fastest conformant variant ({basis})" if profile == "fastest" else
+                         f"safe, proven on all four properties for all dims, numerics pass; the fastest such ({basis})")
+                c.by_case = _by_case(catalog.ops[op].cases, timed, e, key)
             else:
                 rank = {"safe": 0, "unsafe": 1, "vendor": 2}
                 e, row = min(ok, key=lambda x: (rank.get(x[0].variant.safety, 3), x[0].name))
@@ -158,8 +209,12 @@ def resolve(profile: str, device: str, catalog: Catalog, store: Store, checker_v
             for e2, row2 in ok:
                 if e2.name != e.name:
                     t2 = _speed(row2)
-                    c.passed_over[e2.name] = (f"slower ({t2:.1f} us)" if t2 is not None and c.median_us is not None
-                                              else "also qualifies; not preferred")
+                    at = sorted(n for n, cc in c.by_case.items() if cc.variant == e2.name)
+                    c.passed_over[e2.name] = (
+                        (f"slower by the ranking above ({t2:.1f} us at its largest case)"
+                         if t2 is not None and c.median_us is not None
+                         else "also qualifies; not preferred")
+                        + (f"; runs instead at {len(at)} named case(s) where it is faster: {', '.join(at)}" if at else ""))
         choices.append(c)
     kinds = sorted({r["device_kind"] for r in verdicts.values()})
     return Resolution(profile, device, kinds, checker_version, choices)

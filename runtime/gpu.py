@@ -62,6 +62,17 @@ def launch_ex(fn, config, args, stream_ptr: int) -> None:
         raise RuntimeError(f"cuLaunchKernelEx: {err.name}")
 
 
+def _dram_peak(cupy) -> float | None:
+    """The DRAM's theoretical bytes/s: memory clock (kHz) x bus width (bits) x 2 (double data rate) / 8,
+    from the device attributes (CUDA 13 dropped them from cudaDeviceProp); None where unreported."""
+    rt, dev = cupy.cuda.runtime, cupy.cuda.Device().id
+    try:
+        khz, bits = rt.deviceGetAttribute(36, dev), rt.deviceGetAttribute(37, dev)   # MemoryClockRate, BusWidth
+    except Exception:               # noqa: BLE001 - any failure means "unknown", never a wrong figure
+        return None
+    return 2.0 * khz * 1e3 * bits / 8 if khz > 0 and bits > 0 else None
+
+
 class Gpu(Device):
     """The current CUDA device. `cp` is CuPy, for callers that time with its events."""
     kind = "gpu"
@@ -72,6 +83,7 @@ class Gpu(Device):
         props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
         self.name = props["name"].decode()
         self.l2_bytes = int(props.get("l2CacheSize", 50 << 20))
+        self.peak_bytes_per_s = _dram_peak(cupy)
         self.driver_version = cupy.cuda.runtime.driverGetVersion()
         super().__init__()
 

@@ -26,12 +26,15 @@ def engine_variants(cat, dtype="bf16", safety="safe"):
             and (not e.variant.types or set(e.variant.types.values()) == {dtype})]
 
 
-def record(store, e, ptx, verdict="safe", kind=DEVICE_KIND):
+def record(store, e, ptx, verdict="safe", kind=DEVICE_KIND, cases=None):
     store.put(variant_hash=e.hash, ptx_sha256=ptx, checker_version=CHECKER_VERSION, stage="proof", op=e.op,
               name=e.name, tool_version="t", payload={"proofs": dict.fromkeys(PROPS, "proven"),
                                                       "scopes": dict.fromkeys(PROPS, "all-dims")})
     store.put(variant_hash=e.hash, ptx_sha256=ptx, checker_version=CHECKER_VERSION, device_kind=kind, stage="verdict",
-              op=e.op, name=e.name, tool_version="t", payload={"verdict": verdict, "numerics": "pass", "speed": None})
+              op=e.op, name=e.name, tool_version="t", payload={
+                  "verdict": verdict, "numerics": "pass",
+                  "speed": cases and {"median_us": max(cases.values()),
+                                      "cases": {n: {"median_us": t} for n, t in cases.items()}}})
 
 
 def ptx_sha(e):
@@ -106,7 +109,7 @@ def test_the_fused_decode_ops_join_a_profile_plan_and_are_used_where_all_three_r
     for e in engine_variants(cat):
         record(store, e, ptx_sha(e))
     fused = [e for e in cat.entries if e.op in P.FUSED_DECODE and e.variant.safety == "safe"
-             and set(e.variant.types.values()) == {"bf16"}]
+             and set(e.variant.types.values()) == {"bf16"} and e.name.endswith("_safe")]   # not the _r1 ones
     assert sorted(e.op for e in fused) == sorted(P.FUSED_DECODE)
     for e in fused[:2]:
         record(store, e, ptx_sha(e))
@@ -117,6 +120,41 @@ def test_the_fused_decode_ops_join_a_profile_plan_and_are_used_where_all_three_r
     assert P.fused_decode(plan) and set(P.FUSED_DECODE) <= set(P.decode_ops(plan))
     assert not {"add_rms_norm", "silu_mul"} & set(P.decode_ops(plan))
     assert "rms_norm_gemv" not in P.from_profile("safe-only", dev, "bf16", catalog=cat, store=store, optional=()).ops
+
+
+def test_a_variant_timed_faster_at_a_named_case_runs_at_exactly_its_dims(tmp_path):
+    cat, store, dev = load_catalog(), Store(tmp_path / "r.sqlite"), runtime.device("cpu")
+    gemvs = sorted((e for e in engine_variants(cat) if e.op == "gemv"), key=lambda e: e.name)
+    assert len(gemvs) >= 2, "the registry holds a second safe gemv (one row a warp) for the short-K shapes"
+    for e in engine_variants(cat):
+        if e.op != "gemv":
+            record(store, e, ptx_sha(e))
+    default, other = gemvs[0], gemvs[1]
+    small, big = cat.ops["gemv"].cases["qwen3-0.6b-qkv"], cat.ops["gemv"].cases["qwen3-4b-o"]
+    record(store, default, ptx_sha(default), cases={"qwen3-0.6b-qkv": 5.9, "qwen3-4b-o": 8.8, "qwen3-4b-down": 18.9})
+    record(store, other, ptx_sha(other), cases={"qwen3-0.6b-qkv": 4.9, "qwen3-4b-o": 9.7, "qwen3-4b-down": 20.9})
+    for e in gemvs[2:]:
+        record(store, e, ptx_sha(e), cases={"qwen3-0.6b-qkv": 9.0, "qwen3-4b-o": 99.0, "qwen3-4b-down": 99.0})
+    plan = P.from_profile("safe-only", dev, "bf16", catalog=cat, store=store)
+    k = plan["gemv"]
+    assert k.name == default.name                      # the geometric mean over the three cases
+    assert k.at(small).name == other.name and k.at(big).name == default.name
+    assert k.at({"N": small["N"], "K": small["K"] + 8}).name == default.name     # exactly the case's dims only
+    x = {n: dev.alloc(4096 * 4096 * 2, n) for n in ("W", "x", "y")}
+    assert {ln.variant for ln in k.launches(small, x)} == {other.name}
+    assert {ln.variant for ln in k.launches(big, x)} == {default.name}
+    rep = next(r for r in plan.report() if r["op"] == "gemv")
+    assert [(d["dims"], d["variant"]) for d in rep["by_dims"]] == [(small, other.name)]
+    # an override verified on another device kind only is not taken
+    store2 = Store(tmp_path / "r2.sqlite")
+    for e in engine_variants(cat):
+        if e.op != "gemv":
+            record(store2, e, ptx_sha(e))
+    record(store2, default, ptx_sha(default), cases={"qwen3-0.6b-qkv": 5.9, "qwen3-4b-o": 8.8})
+    record(store2, other, ptx_sha(other), cases={"qwen3-0.6b-qkv": 4.9, "qwen3-4b-o": 11.0}, kind="cpu (elsewhere)")
+    for e in gemvs[2:]:
+        record(store2, e, ptx_sha(e), cases={"qwen3-0.6b-qkv": 9.0, "qwen3-4b-o": 99.0})
+    assert P.from_profile("safe-only", dev, "bf16", catalog=cat, store=store2)["gemv"].by_dims == {}
 
 
 def _run(cmd, home, timeout=900):

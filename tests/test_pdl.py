@@ -3,7 +3,7 @@ memory access) accepts kernels that wait first and refuses one that reads, branc
 predicate before its wait; the emulator and the prover treat both griddepcontrol instructions as
 no-ops; the engine gives the PDL attribute to exactly the decode launches whose kernels pass the
 check, and the decode ops' variants (safe and unsafe) opt in, the gemv also with its L2 prefetch before the wait; a step on the GPU gives the same bits
-with and without PDL."""
+with and without PDL; conformance times such a variant also with PDL, as the engine runs it."""
 import numpy as np
 import pytest
 
@@ -173,3 +173,19 @@ def test_the_engine_gives_pdl_to_the_launches_that_wait_first():
     assert all(runtime.PDL in ln.with_pdl().config.attributes for ln in gemv)
     assert all(ln.with_pdl() is ln and not ln.config.attributes for ln in gemm)
     assert {r["op"]: r["pdl"] for r in plan.report()} == {"gemv": True, "gemm": False, "gemv_swiglu": True}
+
+
+@pytest.mark.gpu
+def test_conformance_times_a_variant_that_waits_first_also_with_pdl_as_the_engine_runs_it():
+    pytest.importorskip("cupy")
+    from kreg.conformance.devices import open_device
+    from kreg.conformance.speed import copy_bandwidth, time_case
+    dev, cat = open_device("gpu"), load_catalog()
+    bw = copy_bandwidth(dev, 1 << 26, 3)
+    for name, pdl in (("gemv_bf16_safe", True), ("gemv_bf16_cublas", False)):
+        v = cat.find(name).variant
+        op = cat.ops["gemv"]
+        ptx = None if v.vendor else compile_cuda(v.source_path.read_text(), v.source_path.name, v.options).ptx
+        r = time_case(dev, dev.load_variant(v, op, ptx), v, op, op.cases["qwen3-0.6b-qkv"], bw, batches=5)
+        assert (r["pdl_us"] is not None) == pdl, name
+        assert r["engine_us"] == (r["pdl_us"] if pdl else r["median_us"]) and r["engine_us"] > 0

@@ -206,3 +206,13 @@ def test_static_plus_dynamic_shared_past_48k_launches(kind):
     k.launch(LaunchConfig(grid=1, block=128, shared=6144 * 4), x, out, n)
     dev.sync()
     np.testing.assert_allclose(f32(out)[:n], 3 * hx, rtol=1e-6)
+
+
+@pytest.mark.gpu
+def test_the_gpu_reports_its_dram_peak_above_the_measured_copy():
+    pytest.importorskip("cupy")
+    from kreg.conformance.devices import open_device
+    from kreg.conformance.speed import copy_bandwidth
+    dev = open_device("gpu")
+    peak, copy = dev.peak_bytes_per_s, copy_bandwidth(dev, 1 << 28, 5)
+    assert peak is not None and copy < peak < 1.5 * copy, (peak, copy)

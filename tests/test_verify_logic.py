@@ -1,4 +1,5 @@
 """The verdict rule, the typed report's JSON and the speed ratios, on hand-made results."""
+import pytest
 from kreg.conformance.speed import add_ratios
 from kreg.pipeline import failed, verdict
 from kreg.registry.results import PROPS, PropertyVerdict, Status, VariantReport
@@ -69,3 +70,14 @@ def test_ratios_to_the_fastest_of_the_same_op_and_types():
     assert rs[1]["speed"]["ratio_to_fastest"] == {"big": 1.0, "small": 1.5}
     assert rs[2]["speed"]["ratio_to_fastest"] == {"big": 1.0}           # other dtype: its own group
     assert rs[3]["speed"]["ratio_to_fastest"]["big"] == 0.5 / 8.0        # a flagged figure is no one's yardstick
+
+
+def test_the_roofline_is_the_dram_peak_where_the_device_reports_it_else_the_copy_with_slack():
+    from types import SimpleNamespace
+    from kreg.conformance.speed import roofline
+    copy = 3.0e12
+    # an H100's HBM3: 2619 MHz x 5120 bits x 2 / 8 = 3.35 TB/s; a read-only stream at 106% of copy is below it
+    h100 = SimpleNamespace(peak_bytes_per_s=2.0 * 2619e6 * 5120 / 8)
+    assert 1.06 * copy < roofline(h100, copy) < 1.13 * copy
+    assert roofline(SimpleNamespace(peak_bytes_per_s=None), copy) == pytest.approx(1.05 * copy)
+    assert roofline(SimpleNamespace(), copy) == pytest.approx(1.05 * copy)

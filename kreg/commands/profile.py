@@ -52,5 +52,8 @@ def _table(out: Console, res) -> None:
         t.add_row(c.op, types, c.variant or "[red]none[/]", c.why or "no candidate qualifies")
     out.print(t)
     for c in res.choices:
+        for case, cc in c.by_case.items():
+            out.print(f"  {c.op} {','.join(c.types.values())}: at {case}: {cc.variant} ({cc.why})", highlight=False,
+                      markup=False)
         for name, why in c.passed_over.items():
             out.print(f"  {c.op} {','.join(c.types.values())}: not {name}: {why}", highlight=False, markup=False)

@@ -74,3 +74,7 @@ def _variants(err: Console, eng) -> None:
     for v in eng.plan.report():
         err.print(f"  {v['op']:<22} {v['variant']:<32} {v['safety']:<7} ptx {v['ptx_sha256'][:12]}"
                   + ("  PDL" if v["pdl"] else ""), highlight=False, markup=False)
+        for d in v["by_dims"]:
+            dims = " ".join(f"{k}={n}" for k, n in d["dims"].items())
+            err.print(f"    at {dims}: {d['variant']} {d['safety']} ptx {d['ptx_sha256'][:12]}", highlight=False,
+                      markup=False)

@@ -3,7 +3,8 @@
 // for a proof that closes for all dims the way gemm_tc's does (kernels/safe/gemm/gemm_tc.cu): no cp.async;
 // every global address a row pointer plus a column under a plain guard; one shared K and one shared V tile;
 // 16-byte output stores. Block (x, h) of 4 warps owns the 64 query rows t0 .. t0+63 of query head h
-// (t0 = 64 * (gridDim.x - 1 - x): the longest rows start first); warp w owns rows t0 + 16w .. +15 and keeps
+// (t0 = 64 x; KREG_LONGEST_FIRST=1: 64 (gridDim.x - 1 - x), the longest rows first, which the prover does not
+// close: see below); warp w owns rows t0 + 16w .. +15 and keeps
 // them in registers: Q as mma A fragments (8 k-steps of 16 dims), the output as 16 fp32 accumulator tiles
 // of 16 x 8, and per row a running max and weight sum (base 2). Keys go in tiles of 64: thread i holds the
 // 16-byte vectors i + 128 p (row v / 16, dims 8 (v % 16) ..) of the next K and V tiles in registers (zeros
@@ -15,16 +16,18 @@
 // of a row), transposes words within each quad so that lane tq holds 8 consecutive dims, and writes each
 // output row slice once with one 16-byte store (rows past T skipped). q, k_cache, v_cache are only read;
 // every thread reaches every barrier (the loop's trip count is block-uniform).
-// Proof state (prover-0.9, CPU): read_only, in_bounds and barrier_safe proven for all dims; race_free
-// proven only for the named cases: the 36 pairs of the 8 shared-tile stores and the 36 of the 8 output
-// stores do not close as one query each and cost ~68 s of solver work one by one, over the 30 s budget,
-// so it is registered unsafe (a store_tile loop left rolled, one store, closes the shared pairs; the output
-// pairs stay open). On the H100 (2026-11-24): 1.33x SDPA at T = 2048,
-// 1.56x at 8192 (the cp.async attention_prefill_mma: 1.60x / 1.89x).
+// Proof state (prover-0.10, CPU): all four properties proven for all dims in ~25 s of solver work (budget 30 s).
+// With the longest rows first (KREG_LONGEST_FIRST=1, the order first timed: 1.33x SDPA at T = 2048, 1.56x at
+// 8192 on the H100, 2026-11-24) the output write/write pairs of one store instruction (row = 64 (gridDim.x - 1
+// - x) + ...) do not close in the integer solver for all dims: race_free only per named case, ~68 s.
 #include "kreg_own.cuh"
 #include "kreg_mma.cuh"
 
 namespace {
+
+#ifndef KREG_LONGEST_FIRST
+#define KREG_LONGEST_FIRST 0   // 1: block x takes row tile gridDim.x - 1 - x (the longest rows start first; not proven)
+#endif
 
 constexpr int BM = 64, BN = 64, D = 128, LD = D + 8, NT = 128, VT = BN * D / 8 / NT;   // VT: vectors a thread
 #define KREG_INF __int_as_float(0x7f800000)
@@ -67,7 +70,7 @@ __device__ __forceinline__ void prefill(const T* __restrict__ q, const T* __rest
     __shared__ __align__(16) T Ks[BN][LD];
     __shared__ __align__(16) T Vs[BN][LD];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, gr = lane >> 2, tq = lane & 3;
-    const int t0 = (gridDim.x - 1 - blockIdx.x) * BM, h = blockIdx.y;
+    const int t0 = (KREG_LONGEST_FIRST ? gridDim.x - 1 - blockIdx.x : blockIdx.x) * BM, h = blockIdx.y;
     const int g = (int)((unsigned)h / ((unsigned)Hq / (unsigned)Hkv));
     const int n_keys = start + min(t0 + BM, n_q);          // keys 0 .. n_keys - 1 are seen by some row
     const int tiles = (n_keys + BN - 1) / BN;
