@@ -59,8 +59,7 @@ __device__ __forceinline__ void merge(State& a, float bm, float bl, const float*
 // thread's first KREG_PREF loop iterations (their positions depend on the launch only, clamped below S).
 __device__ __forceinline__ void prefetch_first(const void* kc, const void* vc, int Hkv, int S, int P) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, half = lane >> 4;
-    if (lane & 7) return;                                   // one lane per 128-byte line
-    const int p = blockIdx.y, g = blockIdx.z, d0 = (lane & 15) * 8;
+    const int p = blockIdx.y, g = blockIdx.z, d0 = (lane & 15) * 8;   // every lane (no branch before the wait)
 #pragma unroll
     for (int it = 0; it < KREG_PREF; it++)
 #pragma unroll
