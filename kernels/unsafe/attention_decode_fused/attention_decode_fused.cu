@@ -11,6 +11,11 @@
 // the P = KREG_CL splits of a head batch form one thread-block cluster and merge through distributed
 // shared memory instead of the ticket (entries attention_decode_cluster_*: the op attention_decode_fused,
 // no workspace; registered unsafe: the prover does not model clusters yet, it says unknown).
+// On the H100 (Qwen3-4B heads, bench/results/attention_decode_fused_gpu.txt) both are slower than the
+// two-launch pair: the ticket tail (fence, atomic, the last block's L2 reads of P partials) costs more than
+// the merge launch (8192: 20.6 vs 18.5 us); a cluster holds at most 16 blocks, so P <= 16 splits, and
+// 8 clusters of 16 x 256 threads do not fit at once (7 do: two waves) while 16 x 128 or 8 x 256 threads
+// pack two blocks an SM or use 64 SMs (8192: 23.1 us at best).
 #include "kreg_own.cuh"
 #include "kreg_pdl.cuh"
 
