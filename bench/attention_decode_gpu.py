@@ -2,7 +2,8 @@
 followed by attention_merge, safe and unsafe variants of the registry, loaded as their PTX through
 kreg.runtime, against torch SDPA (GQA, a [1, Hkv, S, 128] cache) and the device copy bandwidth measured
 in the same process. n = S cached positions (8192 and 32768); P from kreg.conformance.splits.choose_splits
-(the engine's choice) and a sweep around it. Each timing: a CUDA graph of launches over enough K/V cache
+(the engine's choice) and a sweep around it; each pair timed as plain graph nodes and with PDL (as the
+engine's decode step). Each timing: a CUDA graph of launches over enough K/V cache
 copies to exceed twice the L2, warm-up, median of many replays (CUDA events). Bandwidth is counted on the
 K/V bytes only (2 * S * Hkv * 128 * 2); the targets are >= 75% of copy at 8192 and >= 85% at 32768.
 Prints the device name and the ratios; writes the same text to the path given as the first argument.
@@ -54,7 +55,8 @@ def graph_us(dev, launch, count: int, batches: int = BATCHES) -> float:
 class Pair:
     """One decode variant and one merge variant bound to torch-allocated buffers, launched together."""
 
-    def __init__(self, dev, cat, dec, mer, modules, bufs, S, P):
+    def __init__(self, dev, cat, dec, mer, modules, bufs, S, P, pdl=False):
+        from kreg import runtime
         self.launches = []
         for entry, dims, names in ((dec, {"Hq": HQ, "Hkv": HKV, "S": S, "P": P},
                                     ("q", "k_cache", "v_cache", "n", "o_part", "lse_part")),
@@ -63,7 +65,9 @@ class Pair:
             for s in range(len(bufs["k_cache"])):
                 ptrs = {k: (bufs[k][s] if isinstance(bufs[k], list) else bufs[k]).data_ptr() for k in names}
                 m = modules[entry.name]
-                per_set.append([(m.kernel(bl.entry), config(bl), bl.args)
+                cfg = (lambda c: runtime.LaunchConfig(c.grid, c.block, c.shared, c.attributes | {runtime.PDL})
+                       if pdl else c)
+                per_set.append([(m.kernel(bl.entry), cfg(config(bl)), bl.args)
                                 for bl in bind(entry.variant, cat.ops[entry.op], ptx_module(dev, m), dims, ptrs)])
             self.launches.append(per_set)
 
@@ -102,14 +106,23 @@ def main(path: str | None) -> None:
                and e.variant.types["DT"] == "bf16"}
     modules = {n: dev.load(compile_cuda(e.variant.source_path.read_text(), e.variant.source_path.name,
                                         e.variant.options).ptx) for n, e in entries.items()}
-    pairs = {s: (next(e for e in entries.values() if e.op == "attention_decode" and e.variant.safety == s),
+    # safe: the registered safe decode + merge; safe-pf: the safe decode whose first rows are hinted into
+    # the L2 before the PDL wait (attention_decode_bf16_pf, safe too); unsafe: the unsafe pair
+    pairs = {s: (next(e for e in entries.values() if e.op == "attention_decode" and e.variant.safety == s
+                      and not e.variant.options),
                  next(e for e in entries.values() if e.op == "attention_merge" and e.variant.safety == s))
              for s in ("safe", "unsafe")}
+    pf = [e for e in entries.values() if e.op == "attention_decode" and e.name.endswith("_pf")]
+    if pf:
+        pairs = {"safe": pairs["safe"], "safe-pf": (pf[0], pairs["safe"][1]), "unsafe": pairs["unsafe"]}
     say(f"# attention decode+merge, Qwen3-4B heads (Hq {HQ}, Hkv {HKV}), bf16, batch 1: {dev.describe()} "
         f"({torch.cuda.get_device_name(0)}, {sms} SMs)  {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC  "
         f"copy {bw / 1e12:.2f} TB/s  torch {torch.__version__}")
     say("# variants: " + ", ".join(f"{s}: {d.name} + {m.name}" for s, (d, m) in pairs.items()))
-    say(f"{'n=S':>6s} {'P':>4s} {'what':>8s} {'us':>8s} {'KV TB/s':>8s} {'% copy':>7s} {'x SDPA':>7s}")
+    say("# us: the pair as plain CUDA graph nodes; pdl us: both launches with the PDL attribute, as the engine's "
+        "decode step runs them (each kernel scheduled while its predecessor runs, waiting in griddepcontrol.wait)")
+    say(f"{'n=S':>6s} {'P':>4s} {'what':>8s} {'us':>8s} {'KV TB/s':>8s} {'% copy':>7s} {'x SDPA':>7s} {'pdl us':>8s} "
+        f"{'% copy':>7s}")
     g = torch.Generator(device="cuda").manual_seed(0)
     for S in LENGTHS:
         kv_bytes = 2 * S * HKV * D * 2
@@ -141,18 +154,22 @@ def main(path: str | None) -> None:
                 torch.cuda.synchronize()
                 err = (out.float() - want).abs().max().item()
                 t = graph_us(dev, pair, max(nsets, 32))
-                frac = kv_bytes / t / 1e6 / (bw / 1e12)
+                tp = graph_us(dev, Pair(dev, cat, dec, mer, modules, bufs, S, P, pdl=True), max(nsets, 32))
+                frac, fracp = kv_bytes / t / 1e6 / (bw / 1e12), kv_bytes / tp / 1e6 / (bw / 1e12)
                 if P == P0:
                     at_p0[safety] = (t, frac)
+                    at_p0[safety + " pdl"] = (tp, fracp)
                 if safety not in best or t < best[safety][0]:
                     best[safety] = (t, P)
                 mark = " <- choose_splits" if P == P0 else ""
                 say(f"{S:6d} {P:4d} {safety:>8s} {t:8.2f} {kv_bytes / t / 1e6:8.2f} {100 * frac:6.1f}% "
-                    f"{peer / t:7.2f}  max|out - SDPA| {err:.2e}{mark}")
+                    f"{peer / t:7.2f} {tp:8.2f} {100 * fracp:6.1f}%  max|out - SDPA| {err:.2e}{mark}")
         (ts, fs), (tu, fu) = at_p0["safe"], at_p0["unsafe"]
         say(f"# n={S} at P={P0}: safe {100 * fs:.1f}% / unsafe {100 * fu:.1f}% of copy (target "
             f"{100 * TARGET[S]:.0f}%: safe {'met' if fs >= TARGET[S] else 'MISSED'}); safe/unsafe time "
             f"{ts / tu:.2f}; fastest P: " + ", ".join(f"{s} P={p} {t:.2f} us" for s, (t, p) in best.items()))
+        say(f"# n={S} at P={P0} with PDL (the engine's step): " + ", ".join(
+            f"{k[:-4]} {100 * f:.1f}%" for k, (t, f) in at_p0.items() if k.endswith(" pdl")) + " of copy")
         del ks, vs
         torch.cuda.empty_cache()
     say("# '% copy': K/V bytes / time over the copy figure; safe/unsafe time <= 1.10 is the 'within 10%' check")

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Device run of helper "attn" (OUT=dir timeout 240 bash bench/dev_attn.sh), three files:
-#   $OUT/attn_decode.txt  bench/attention_decode_pdl.py: decode+merge candidates (chunked vs cyclic splits,
-#                         speculative first loads on/off, safe / fast merge) at n = 640 of a 4096 cache,
-#                         8192 and 32768, as plain graph nodes and with PDL (as the engine's step), decode and
-#                         merge alone; then bench/attention_decode_gpu.py (the registered pairs, the table)
-#   $OUT/attn_prefill.txt bench/attention_prefill_gpu.py bf16 (every registered variant, the new safe tensor-core
-#                         attention_prefill_tc included, vs SDPA flash)
-#   $OUT/attn.err         exit codes, times, stderr tails, and `kreg verify --device gpu` (numerics of every
-#                         named case of the safe decode (cyclic splits) and merge variants and attention_prefill_tc_bf16) summarised
+#   $OUT/attn_fused.txt   bench/attention_decode_fused_gpu.py: the unsafe fused decode (split + ticket + merge in
+#                         one launch; -DKREG_PREF=0/1/2/8 L2 hints before the PDL wait, -DKREG_MU=9) next to the
+#                         registered safe pair, at n = 640 of a 4096 cache, 8192 and 32768, P = choose_splits and
+#                         half / twice it, plain graph and PDL graph timings, max|out - SDPA| (bf16; f16 once);
+#                         then (ATTN_CLUSTER=1, its own process) the cluster-merge candidates (P = cluster size 8 / 16)
+#   $OUT/attn_verify.txt  kreg verify --device gpu (no prover) of the new op attention_decode_fused: numerics of
+#                         every named case, conformance speed of the largest (safe: the pair as two launches,
+#                         P = 33; unsafe: one launch, cluster of 8), summarised by bench/verify_summary.py
+#   $OUT/attn.err         exit codes, times, stderr tails
 set -u
 . bench/device_env.sh
 rm -f "$OUT/pip.log"
@@ -19,12 +20,10 @@ run() {   # run LIMIT NAME CMD...: stdout to /tmp/attn_NAME.txt, stderr's tail a
     echo "== $name exit $? after $(( $(date +%s) - t0 )) s" >> "$E"
     tail -8 "/tmp/attn_$name.err" >> "$E"
 }
-run 90 pdl python3 bench/attention_decode_pdl.py /tmp/attn_pdl_out.txt
-run 30 dec python3 bench/attention_decode_gpu.py /tmp/attn_dec_out.txt
-cat /tmp/attn_pdl.txt /tmp/attn_dec.txt > "$OUT/attn_decode.txt" 2>> "$E"
-run 35 pf python3 bench/attention_prefill_gpu.py /tmp/attn_pf_out.txt bf16
-cat /tmp/attn_pf.txt > "$OUT/attn_prefill.txt" 2>> "$E"
-run 60 verify kreg verify --device gpu --no-prove --no-speed --json attention_decode_bf16_safe attention_decode_f16_safe \
-    attention_merge_bf16_safe attention_merge_f16_safe attention_prefill_tc_bf16
-[ -s /tmp/attn_verify.txt ] && python3 bench/verify_summary.py /tmp/attn_verify.txt >> "$E" 2>&1
+run 80 fused python3 bench/attention_decode_fused_gpu.py /tmp/attn_fused_out.txt
+ATTN_CLUSTER=1 run 60 cluster python3 bench/attention_decode_fused_gpu.py /tmp/attn_cluster_out.txt
+cat /tmp/attn_fused.txt /tmp/attn_cluster.txt > "$OUT/attn_fused.txt" 2>> "$E"
+run 70 verify kreg verify --device gpu --no-prove --json --speed-cases largest attention_decode_fused_bf16_safe \
+    attention_decode_fused_bf16_cluster attention_decode_fused_f16_safe attention_decode_fused_f16_cluster
+[ -s /tmp/attn_verify.txt ] && python3 bench/verify_summary.py /tmp/attn_verify.txt > "$OUT/attn_verify.txt" 2>> "$E"
 cat "$E"

@@ -20,6 +20,10 @@ def _lanes(self, m):
 
 
 def _space(ins):
+    if "shared::cluster" in ins.mods:
+        return "shared::cluster"
+    if "shared::cta" in ins.mods:
+        return "shared"
     s = ins.space
     if s is None:
         return "generic"
@@ -245,3 +249,21 @@ def _atom(self, ins, m, *_):
             vals[idx] = old_all
         self.put(ins.args[0], vals.view(dt), t, m)
 
+
+
+@op("mapa")
+def _mapa(self, ins, m, *_):
+    """mapa.shared::cluster.{u32,u64} d, a, rank: this block's shared::cta address a as the
+    shared::cluster address of the same offset in block `rank` of the cluster ((1 + rank) << 24 | a;
+    emulator.CLUSTER_SHIFT). The generic form is not emulated."""
+    from kreg.checker.emulator import CLUSTER_SHIFT
+    if "shared::cluster" not in ins.mods or ins.type not in ("u32", "u64", "b32", "b64"):
+        raise self.err("unsupported", f"mapa.{'.'.join(ins.mods)}")
+    a = np.broadcast_to(np.asarray(self.get(ins.args[1], ins.type)).astype(np.int64), (self.N,))
+    r = np.broadcast_to(np.asarray(self.get(ins.args[2], "u32")).astype(np.int64), (self.N,))
+    act = np.ones(self.N, bool) if m is None else m
+    if ((a >= (1 << CLUSTER_SHIFT)) & act).any() or ((r >= self.csize) & act).any():
+        j = int(np.flatnonzero(((a >= (1 << CLUSTER_SHIFT)) | (r >= self.csize)) & act)[0])
+        raise self.err("out-of-bounds", f"mapa of shared address {int(a[j])} to rank {int(r[j])} of a cluster "
+                       f"of {self.csize} blocks")
+    self.put(ins.args[0], ((r + 1) << CLUSTER_SHIFT | a).astype(UINT[P.TYPES[ins.type]]).view(DT[ins.type]), ins.type, m)

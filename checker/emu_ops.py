@@ -154,6 +154,18 @@ class EmuOpsMixin:
                  "gt": ~((one << (ln + one)) - one), "ge": ~((one << ln) - one)}[n[10:]].astype(np.uint32)
         elif n in ("%clock", "%clock64", "%globaltimer"):
             return np.uint64(self.steps)
+        elif n == "%cluster_ctarank":
+            v = self.crank.astype(np.uint32)
+        elif n == "%cluster_nctarank":
+            v = np.uint32(self.csize)
+        elif n == "%cluster_ctaid":
+            v = self.cpos[d].astype(np.uint32)
+        elif n == "%cluster_nctaid":
+            v = np.uint32(self.cluster[d])
+        elif n == "%clusterid":
+            v = (self.cta[d] // self.cluster[d]).astype(np.uint32)
+        elif n == "%nclusterid":
+            v = np.uint32(self.grid[d] // self.cluster[d])
         else:
             raise self.err("unsupported", f"special register {n}")
         self._cache[key] = v

@@ -42,6 +42,8 @@ def _nop(self, ins, m, *_):
 def _bar(self, ins, m, act, pc0):
     if ins.has("warp"):
         return _warp_sync(self, ins, m, act, pc0, _bar_warp)
+    if ins.has("cluster"):
+        return _bar_cluster(self, ins, m, act, pc0)
     if not (ins.has("sync") or ins.mods == () or ins.has("cta") and not ins.has("arrive")) or ins.has("red", "arrive"):
         raise self.err("unsupported", f"{ins.op}.{'.'.join(ins.mods)}")
     if len(ins.args) > 1:
@@ -50,6 +52,26 @@ def _bar(self, ins, m, act, pc0):
             raise self.err("unsupported", "bar.sync with a thread count below the block size")
     ex = act if m is None else m
     self.bwait = self.bwait | ex
+    self.pc = np.where(act, pc0 + 1, self.pc)
+    return True
+
+
+def _bar_cluster(self, ins, m, act, pc0):
+    """barrier.cluster.arrive counts an arrival of each executing thread; barrier.cluster.wait holds
+    a thread until every live thread of its cluster has arrived as often as it has (the machine's
+    _unblock releases it). Memory is sequentially consistent here, so .release / .acquire / .relaxed
+    change nothing in the emulator."""
+    ex = act if m is None else m
+    if ins.has("arrive") and not ins.has("wait"):
+        self.carr = self.carr + ex
+    elif ins.has("wait") and not ins.has("arrive"):
+        if (ex & (self.carr == 0)).any():
+            t = int(np.flatnonzero(ex & (self.carr == 0))[0])
+            raise self.err("barrier-divergence", "barrier.cluster.wait before any barrier.cluster.arrive", t)
+        self.cneed = np.where(ex, self.carr, self.cneed)
+        self.cwait = self.cwait | ex
+    else:
+        raise self.err("unsupported", f"{ins.op}.{'.'.join(ins.mods)}")
     self.pc = np.where(act, pc0 + 1, self.pc)
     return True
 

@@ -26,6 +26,8 @@ DEVICE_KIND = f"cpu (kreg PTX emulator {VERSION})"
 BATCH_THREADS = 1 << 15          # threads emulated at once (whole blocks)
 SHARED_WINDOW, LOCAL_WINDOW = SHARED_BASE, LOCAL_BASE
 WINDOW_SIZE = 1 << 32
+CLUSTER_MAX = 16                 # blocks in a thread-block cluster (16: the non-portable size)
+CLUSTER_SHIFT = 24               # shared::cluster addresses: (1 + rank) << 24 | offset (see _cluster_locate)
 GLOBAL_BASE = 0x0000_7F00_0000_0000
 GAP = 1 << 16                    # unmapped bytes between allocations
 WARP_SYNC = {"shfl", "vote", "redux", "match", "activemask", "mma", "ldmatrix"}
@@ -206,16 +208,23 @@ def launch(module, entry: str, grid, block, shared: int, args, mem: Memory, *, t
             lsize += v.size
     code = _decode(k)
     nblocks = grid[0] * grid[1] * grid[2]
+    cluster = _dim3(k.directives.get("reqnctapercluster", (1, 1, 1)))
+    csize = cluster[0] * cluster[1] * cluster[2]
+    if any(g % c for g, c in zip(grid, cluster)) or csize > CLUSTER_MAX:
+        raise EmulatorError("launch-limits", f"grid {grid} is not a whole number of clusters {cluster} "
+                            f"(at most {CLUSTER_MAX} blocks)")
+    order = _cluster_order(grid, cluster)
     per_batch = max(1, BATCH_THREADS // tpb)
+    per_batch = max(csize, per_batch // csize * csize)          # whole clusters run together
     res = LaunchResult(0, 0, [] if trace else None)
     for b0 in range(0, nblocks, per_batch):
         res.cost += BATCH_STEPS
         if max_cost is not None and res.cost > max_cost:
             raise EmulatorError("step-limit", f"step budget exceeded (an infinite loop?): {max_cost} spent after "
                                 f"{b0} of {nblocks} blocks")
-        blocks = np.arange(b0, min(nblocks, b0 + per_batch))
+        blocks = order[b0:b0 + per_batch]
         m = _Machine(k, code, mem, grid, block, blocks, params, poffs, gaddr, soffs, ssize, int(shared),
-                     loffs, lsize, trace, max_steps - res.steps)
+                     loffs, lsize, trace, max_steps - res.steps, cluster)
         m.cost_left = None if max_cost is None else max_cost - res.cost
         m.trace_left = None if max_trace is None else max_trace - len(res.accesses or ())
         m.atomic_rng = None if atomic_seed is None else np.random.default_rng([atomic_seed, b0])
@@ -226,6 +235,18 @@ def launch(module, entry: str, grid, block, shared: int, args, mem: Memory, *, t
         if trace:
             res.accesses.extend(m.accesses())
     return res
+
+
+def _cluster_order(grid, cluster) -> np.ndarray:
+    """Linear block ids (x fastest) grouped by thread-block cluster, each cluster's blocks in rank order
+    (x fastest within the cluster); without clusters (1, 1, 1) simply 0, 1, 2, .."""
+    (gx, gy, gz), (cx, cy, cz) = grid, cluster
+    r = np.arange(cx * cy * cz)
+    rx, ry, rz = r % cx, r // cx % cy, r // (cx * cy)
+    c = np.arange((gx // cx) * (gy // cy) * (gz // cz))
+    kx, ky, kz = c % (gx // cx), c // (gx // cx) % (gy // cy), c // ((gx // cx) * (gy // cy))
+    x, y, z = (kx[:, None] * cx + rx), (ky[:, None] * cy + ry), (kz[:, None] * cz + rz)
+    return (x + gx * (y + gy * z)).reshape(-1)
 
 
 @lru_cache(maxsize=32)
@@ -269,7 +290,7 @@ def _decode(k: P.Kernel):
 
 class _Machine(EmuOpsMixin):
     def __init__(self, k, code, mem, grid, block, blocks, params, poffs, gaddr, soffs, ssize, dyn, loffs,
-                 lsize, trace, max_steps):
+                 lsize, trace, max_steps, cluster=(1, 1, 1)):
         self.k, self.code, self.mem, self.grid, self.block = k, code, mem, grid, block
         self.params, self.poffs, self.gaddr, self.soffs, self.ssize = params, poffs, gaddr, soffs, ssize
         self.dyn, self.loffs, self.lsize, self.trace, self.max_steps = dyn, loffs, lsize, trace, max_steps
@@ -283,6 +304,15 @@ class _Machine(EmuOpsMixin):
         lin = blocks[self.blk]
         self.block_ids = blocks
         self.cta = np.stack([lin % grid[0], lin // grid[0] % grid[1], lin // (grid[0] * grid[1])])
+        # thread-block clusters: a thread's block's position in its cluster, rank (x fastest), and the
+        # batch index of its cluster's rank-0 block (a batch holds whole clusters in rank order)
+        self.cluster, self.csize = cluster, cluster[0] * cluster[1] * cluster[2]
+        self.cpos = np.stack([self.cta[d] % cluster[d] for d in range(3)])
+        self.crank = (self.cpos[0] + cluster[0] * (self.cpos[1] + cluster[1] * self.cpos[2])).astype(np.int64)
+        self.cbase = self.blk - self.crank
+        self.carr = np.zeros(self.N, np.int64)        # barrier.cluster.arrive count of each thread
+        self.cneed = np.zeros(self.N, np.int64)       # the arrive count a thread in barrier.cluster.wait awaits
+        self.cwait = np.zeros(self.N, bool)
         self.wpb = -(-tpb // 32)
         self.nwarps = nb * self.wpb
         self.lane = (local % 32).astype(np.uint32)
@@ -317,7 +347,7 @@ class _Machine(EmuOpsMixin):
         big = np.int64(1 << 40)
         with np.errstate(all="ignore"):
             while True:
-                run = self.alive & ~self.bwait & ~self.swait
+                run = self.alive & ~self.bwait & ~self.swait & ~self.cwait
                 pcs = np.where(run, self.pc, big)
                 pc0 = int(pcs.min())
                 if pc0 == big:
@@ -398,6 +428,15 @@ class _Machine(EmuOpsMixin):
                 self.bwait &= ~rel
                 self.epoch += ready
                 progress = True
+        if self.cwait.any():
+            # barrier.cluster.wait: released once every live thread of the cluster has arrived as often
+            cid = self.cbase // self.csize
+            low = np.full(int(cid.max()) + 1, np.iinfo(np.int64).max, np.int64)
+            np.minimum.at(low, cid[self.alive], self.carr[self.alive])
+            rel = self.cwait & (self.cneed <= low[cid])
+            if rel.any():
+                self.cwait &= ~rel
+                progress = True
         if not progress and self.swait.any() and not self._retried:
             # warps waiting on lanes that have exited since: let them check again, once
             self.swait = np.zeros(self.N, bool)
@@ -462,6 +501,8 @@ class _Machine(EmuOpsMixin):
                                                                 nbytes, kind, align):
                         groups.append((buf, pos[p], off, sp2, ta))
             return groups
+        if space == "shared::cluster":
+            return self._cluster_locate(ins, addrs, idx, nbytes, kind)
         if space in ("shared", "local"):
             limit, stride, buf, row = ((self.ssize, self.sstride, self.shared, self.blk) if space == "shared"
                                        else (self.lsize, self.lstride, self.local, np.arange(self.N)))
@@ -488,6 +529,27 @@ class _Machine(EmuOpsMixin):
             al = self.mem.allocs[int(kk)]
             groups.append((al.data, pos, (addrs[pos] - np.uint64(al.start)).astype(np.int64), "global", addrs[pos]))
         return groups
+
+    def _cluster_locate(self, ins, addrs, idx, nbytes, kind):
+        """A shared::cluster address: bits 24 and up hold 1 + the rank of the block whose shared memory
+        it names (what mapa makes; 0: this block, a shared::cta address), the low 24 bits the offset.
+        Outside the cluster, past the shared size, or into a block that has exited: an error. (Not
+        traced: the trace's race check knows a block's own shared memory only.)"""
+        a = addrs.astype(np.int64)
+        hi, lo = a >> CLUSTER_SHIFT, a & ((1 << CLUSTER_SHIFT) - 1)
+        rank = np.where(hi == 0, self.crank[idx], hi - 1)
+        bad = (rank >= self.csize) | (lo + nbytes > self.ssize)
+        row = self.cbase[idx] + np.where(bad, 0, rank)
+        if not bad.any():
+            live = np.bincount(self.blk, self.alive, self.nb) > 0
+            bad = ~live[row]
+        if bad.any():
+            j = int(np.flatnonzero(bad)[0])
+            raise EmulatorError("out-of-bounds", f"shared::cluster {kind} of {nbytes} bytes at rank {int(rank[j])}, "
+                                f"offset {int(lo[j])}: outside the cluster of {self.csize}, the {self.ssize} bytes of "
+                                "shared memory, or into a block that has exited", address=int(addrs[j]),
+                                buffer="shared::cluster", **self.where(int(idx[j]), ins))
+        return [(self.shared, np.arange(len(idx)), row * self.sstride + lo, "shared::cluster", addrs)]
 
     def _bufname(self, space, addr):
         return self.mem.nearest(addr) if space in ("global", "const", "generic") else space

@@ -12,7 +12,11 @@ TYPES = {"pred": 1, "b8": 8, "b16": 16, "b32": 32, "b64": 64, "b128": 128, "u8":
          "f64": 64, "tf32": 32, "e4m3x2": 16, "e5m2x2": 16}
 SPECIAL = {"%tid", "%ntid", "%ctaid", "%nctaid", "%laneid", "%warpid", "%nwarpid", "%smid", "%nsmid",
            "%lanemask_eq", "%lanemask_lt", "%lanemask_le", "%lanemask_gt", "%lanemask_ge", "%clock", "%clock64",
-           "%globaltimer", "%warpsize", "%gridid", "%dynamic_smem_size", "%total_smem_size"}
+           "%globaltimer", "%warpsize", "%gridid", "%dynamic_smem_size", "%total_smem_size",
+           "%cluster_ctarank", "%cluster_nctarank", "%clusterid", "%nclusterid", "%cluster_ctaid", "%cluster_nctaid",
+           "%is_explicit_cluster"}
+CLUSTER_SPECIAL = {"%cluster_ctarank", "%cluster_nctarank", "%clusterid", "%nclusterid", "%cluster_ctaid",
+                   "%cluster_nctaid", "%is_explicit_cluster"}
 # Every opcode the front end accepts. Anything else is a ParseError naming it and its line.
 OPCODES = {
     "ld", "ldu", "st", "cvta", "mov", "add", "sub", "mul", "mad", "mul24", "mad24", "div", "rem", "abs", "neg",
@@ -21,7 +25,7 @@ OPCODES = {
     "popc", "clz", "brev", "bfe", "bfi", "prmt", "copysign", "testp", "membar", "fence", "vote", "activemask",
     "cnot", "lop3", "sad", "mad.wide", "shf", "set", "prefetch", "prefetchu", "cp", "redux", "match", "nanosleep",
     "ld.param", "isspacep", "madc", "addc", "subc", "mul.wide", "trap", "bfind", "fns", "szext", "bmsk", "dp4a", "dp2a",
-    "mma", "ldmatrix", "griddepcontrol",
+    "mma", "ldmatrix", "griddepcontrol", "mapa",
 }
 
 
@@ -448,7 +452,7 @@ def _kernel(stmts, i, kernels, globals_) -> int:
     # directives may also follow on their own statements before '{'
     while i < len(stmts) and stmts[i][1] != "{":
         line, s = stmts[i]
-        for d in re.finditer(r"\.(maxntid|reqntid|minnctapersm|maxnreg)\s+([\d,\s]+)", s):
+        for d in re.finditer(r"\.(maxntid|reqntid|minnctapersm|maxnreg|maxclusterrank|reqnctapercluster)\s+([\d,\s]+)", s):
             directives[d[1]] = tuple(int(x) for x in d[2].replace(",", " ").split())
         if s == ";" or s.startswith((".maxntid", ".reqntid", ".minnctapersm", ".maxnreg", ".noreturn", ".pragma")):
             i += 1

@@ -83,8 +83,23 @@ def _uf_op(ex, st, ins, guard):
     ex.write(st, dst, ex.uf(name, args, w), None, guard)
 
 
+def _cluster_form(ins: P.Instr) -> bool:
+    """mapa, a cluster barrier, a shared::cluster access (or anything else naming the cluster scope but
+    a fence), or a %cluster_* / %clusterid operand: thread-block clusters are not modelled (a block's
+    accesses to another block's shared memory and the cluster barrier that orders them), so the prover
+    says unknown rather than treating them as this block's shared memory and a block barrier."""
+    if ins.op == "mapa":
+        return True
+    if ins.op not in ("fence", "membar") and any("cluster" in m for m in ins.mods):
+        return True
+    args = [x for a in ins.args for x in (a.items if isinstance(a, P.Vec) else (a,))]
+    return any(isinstance(a, P.Special) and a.name in P.CLUSTER_SPECIAL for a in args)
+
+
 def execute(ex, st, ins: P.Instr, guard):
     op = ins.op
+    if _cluster_form(ins):
+        raise Unsupported(f"thread-block clusters are not modelled: {ins.text.strip()}")
     if op in NOOP:
         return
     if op in ("ld", "ldu"):

@@ -230,6 +230,20 @@ def attention_decode(q, k_cache, v_cache, n, Hq, Hkv, P, scale=0.088388347648318
 
 
 @reference
+def attention_decode_fused(q, k_cache, v_cache, n, Hq, Hkv, scale=0.08838834764831845, **_):
+    """Per query head: softmax(scale * q . k_j) weighted mean of v_j over the first n positions of its
+    KV head, in float64."""
+    n, G = int(np.asarray(n).ravel()[0]), Hq // Hkv
+    q = _f64(q).reshape(Hkv, G, HEAD_DIM)
+    scale = float(np.float32(scale))          # the value the kernel receives
+    k, v = _f64(k_cache[:n]), _f64(v_cache[:n])                   # [n, Hkv, 128]
+    s = scale * np.einsum("gqd,jgd->gqj", q, k)
+    w = np.exp(s - s.max(axis=-1, keepdims=True))
+    out = np.einsum("gqj,jgd->gqd", w, v) / w.sum(axis=-1)[..., None]
+    return {"out": out.reshape(Hq, HEAD_DIM)}
+
+
+@reference
 def attention_merge(o_part, lse_part, **_):
     """Splits weighted by exp(lse - max lse); a split with lse = -inf has weight 0 (its o_part unread)."""
     lse = _f64(lse_part)

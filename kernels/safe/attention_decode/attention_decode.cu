@@ -29,6 +29,9 @@
 #ifndef KREG_SPEC
 #define KREG_SPEC 1       // (cyclic) the first rows' loads bounded by S, not n: issued before n arrives
 #endif
+#ifndef KREG_PREF
+#define KREG_PREF 0       // (a bench knob) the first KREG_PREF iterations' rows hinted into the L2 before the PDL wait
+#endif
 #ifndef KREG_MINB
 #define KREG_MINB 1       // blocks per SM the compiler must fit (a register cap: 65536 / (128 * MINB))
 #endif
@@ -50,6 +53,22 @@ __device__ __forceinline__ void merge(State& a, float bm, float bl, const float*
     a.l = a.l * fa + bl * fb;
 #pragma unroll
     for (int i = 0; i < 8; i++) a.acc[i] = a.acc[i] * fa + bacc[i] * fb;
+}
+
+// Before the PDL wait (no data reaches the program, checker/pdl.py): hint the L2 with the rows of this
+// thread's first KREG_PREF loop iterations (their positions depend on the launch only, clamped below S).
+__device__ __forceinline__ void prefetch_first(const void* kc, const void* vc, int Hkv, int S, int P) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, half = lane >> 4;
+    const int p = blockIdx.y, g = blockIdx.z, d0 = (lane & 15) * 8;   // every lane (no branch before the wait)
+#pragma unroll
+    for (int it = 0; it < KREG_PREF; it++)
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const int i = it * HALVES * U + warp * 2 * U + half * U + u;
+            const long long row = ((long long)min(p + i * P, S - 1) * Hkv + g) * D + d0;
+            kreg::prefetch_l2((const char*)kc + 2 * row);
+            kreg::prefetch_l2((const char*)vc + 2 * row);
+        }
 }
 
 // The K and V row slices (16 bytes each, packed) of the U positions j, j+ps, .., j+(U-1)*ps of KV head g.
@@ -218,6 +237,7 @@ __device__ __forceinline__ void decode(const T* __restrict__ q, const T* __restr
         const T* __restrict__ q, const T* __restrict__ k_cache, const T* __restrict__ v_cache,                    \
         const int* __restrict__ n, float scale, float* __restrict__ o_part, float* __restrict__ lse_part, int Hq, \
         int Hkv, int S, int P) {                                                                                   \
+        if (KREG_PREF) prefetch_first(k_cache, v_cache, Hkv, S, P);   /* L2 hints only (a bench knob) */           \
         kreg::pdl_begin();   /* PDL: wait first (checker/pdl.py) */                                                \
         decode<T>(q, k_cache, v_cache, n, scale, o_part, lse_part, Hq, Hkv, S, P);                                    \
     }
