@@ -27,7 +27,8 @@ from .witness import replay
 
 CHECKER_VERSION = "prover-0.10"  # 0.10: x | y and x ^ y exact (as x + y) where no bit can be one in both (known-zero
                                  # bits through shifts, masks, sums); merged registers in a fixed order (the solver's work
-                                 # followed the string hash seed); 0.9: the variant budget counts solver work (rlimit), not the clock; griddepcontrol
+                                 # followed the string hash seed); thread-block cluster forms (barrier.cluster,
+                                 # mapa, shared::cluster accesses) unknown, never a block barrier; 0.9: the variant budget counts solver work (rlimit), not the clock; griddepcontrol
                                  # (PDL) parsed, a no-op; 0.8: the barrier-epoch filter honours a pending cp.async
                                  # write's span; 0.7: toolchain hazards (a module global named SMEM or LOCAL) unknown
                                  # 0.6: cp.async (pending shared writes), ldmatrix, mma, exact bfe/bfi; race pairs
