@@ -2,7 +2,7 @@
 # The end-of-session device run, in parts (each one `run` call of at most 600 s), results under $OUT:
 #   PART=verify  kreg verify --device gpu (prove, numerics, speed of every named case: --speed-cases all,
 #                so profiles rank by engine_us and choose per case) of every bf16 variant of the ops the
-#                engine runs (or of $VERIFY_OPS; $VERIFY_EXTRA: more kreg verify options), on a store seeded
+#                engine runs (or of $VERIFY_OPS, or the variants $VERIFY_NAMES; $VERIFY_EXTRA: more options), on a store seeded
 #                from .kreg-seed (proofs of the same PTX by the same checker are reused); the store is saved
 #                to $OUT/results.sqlite
 #   PART=engine  bench/engine_gpu.py: Qwen3-4B all rows, then 4B from an 8192-token prompt (kreg rows);
@@ -17,12 +17,10 @@ attention_merge argmax decode_advance add_rms_norm silu_mul gemm qk_norm_rope_pr
 case "${PART:-verify}" in
 verify)
     . bench/device_env.sh
-    export VERIFY_ARGS="--jobs 4 --timeout ${VERIFY_CASE_TIMEOUT:-120} --speed-cases all ${VERIFY_EXTRA:-} $(python3 - ${VERIFY_OPS:-$ENGINE_OPS} <<'PY'
-import json, subprocess, sys
-rows = json.loads(subprocess.run(["kreg", "list", "--json"], capture_output=True, text=True, check=True).stdout)
-print(" ".join(r["name"] for r in rows if r["op"] in sys.argv[1:] and "bf16" in r["types"].values()))
-PY
-)"
+    names=${VERIFY_NAMES:-$(kreg list --json | python3 -c 'import json, sys
+ops = sys.argv[1:]
+print(" ".join(r["name"] for r in json.load(sys.stdin) if r["op"] in ops and "bf16" in r["types"].values()))' ${VERIFY_OPS:-$ENGINE_OPS})}
+    export VERIFY_ARGS="--jobs 4 --timeout ${VERIFY_CASE_TIMEOUT:-120} --speed-cases all ${VERIFY_EXTRA:-} $names"
     OUT=$OUT STEPS="verify save-store" VERIFY_TIMEOUT=${VERIFY_TIMEOUT:-540} bash bench/session_gpu.sh ;;
 gemv)
     . bench/device_env.sh
