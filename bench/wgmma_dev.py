@@ -28,16 +28,16 @@ from kreg.registry.expr import parse
 sys.path.insert(0, str(__import__('pathlib').Path(__file__).resolve().parent))
 
 LAYER = ("qwen3-4b-qkv", "qwen3-4b-o", "qwen3-4b-gate-up", "qwen3-4b-down")
-CONFIGS = ((256, 4), (192, 4), (160, 5), (160, 6), (128, 6))     # (BN, STAGES)
+CONFIGS = ((256, 4), (192, 4), (160, 5), (160, 6), (128, 6), (128, 3, 2))     # (BN, STAGES[, blocks an SM])
 
 
-def wgmma_config(v, bn: int, stages: int):
-    """gemm_wgmma at block tile 128 x bn with `stages` cp.async stages."""
-    opts = tuple(o for o in v.options if not o.startswith(("-DKREG_BN", "-DKREG_STAGES")))
-    opts += (f"-DKREG_BN={bn}", f"-DKREG_STAGES={stages}")
+def wgmma_config(v, bn: int, stages: int, minb: int = 1):
+    """gemm_wgmma at block tile 128 x bn with `stages` cp.async stages, at least minb blocks an SM."""
+    opts = tuple(o for o in v.options if not o.startswith(("-DKREG_BN", "-DKREG_STAGES", "-DKREG_MINB")))
+    opts += (f"-DKREG_BN={bn}", f"-DKREG_STAGES={stages}", f"-DKREG_MINB={minb}")
     ln = replace(v.launches[0], grid=(parse("cdiv(T, 128)"), parse(f"cdiv(N, {bn})")),
                  shared=parse(str(stages * (128 + bn) * 128 + 1024)))
-    return replace(v, options=opts, launches=(ln,), name=f"wgmma_bn{bn}_s{stages}_{v.types['DT']}")
+    return replace(v, options=opts, launches=(ln,), name=f"wgmma_bn{bn}_s{stages}" + (f"_b{minb}" if minb != 1 else "") + f"_{v.types['DT']}")
 
 
 def ptx_of(v):

@@ -21,6 +21,9 @@
 #ifndef KREG_STAGES
 #define KREG_STAGES 4
 #endif
+#ifndef KREG_MINB
+#define KREG_MINB 1    // __launch_bounds__' minimum blocks per SM
+#endif
 constexpr int BM = 128, BN = KREG_BN, BK = 64, STAGES = KREG_STAGES, THREADS = 256;
 constexpr int XV = BM * 8 / THREADS, WV = BN * 8 / THREADS;     // 16-byte chunks a thread copies per stage
 constexpr int X_BYTES = BM * 128, STAGE_BYTES = (BM + BN) * 128;
@@ -194,12 +197,12 @@ __device__ __forceinline__ void gemm_wgmma(const T* __restrict__ X, const T* __r
     }
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS, 1) gemm_wgmma_bf16(const __nv_bfloat16* __restrict__ X,
+extern "C" __global__ void __launch_bounds__(THREADS, KREG_MINB) gemm_wgmma_bf16(const __nv_bfloat16* __restrict__ X,
         const __nv_bfloat16* __restrict__ W, __nv_bfloat16* __restrict__ Y, int T, int N, int K) {
     gemm_wgmma(X, W, Y, T, N, K);
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS, 1) gemm_wgmma_f16(const __half* __restrict__ X,
+extern "C" __global__ void __launch_bounds__(THREADS, KREG_MINB) gemm_wgmma_f16(const __half* __restrict__ X,
         const __half* __restrict__ W, __half* __restrict__ Y, int T, int N, int K) {
     gemm_wgmma(X, W, Y, T, N, K);
 }
