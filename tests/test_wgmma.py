@@ -1,0 +1,128 @@
+"""Hopper warpgroup MMA (checker/emu_wgmma.py, kernels/unsafe/gemm/gemm_wgmma.cu) on the CPU: the probe
+kernel's raw accumulators against the PTX ISA's m64nNk16 fragment layout written out here (warp w of the
+warpgroup owns rows 16 w .. 16 w + 15; lane l holds d[4 j + h] at row 16 w + l / 4 + 8 (h / 2), column
+8 j + 2 (l % 4) + h % 2) on operands that code their rows, columns and k; the asynchrony (accumulators
+undefined until wait_group, shared operands read as late as then) catching broken kernels; and the
+prover answering `unknown`, never `proven`, for a wgmma kernel (its asynchronous shared reads are not
+modelled)."""
+import numpy as np
+import pytest
+
+from kreg.checker.compile import compile_cuda
+from kreg.checker.emulator import Memory, launch
+from kreg.checker.prove import PROPS, prove_variant
+from kreg.registry.catalog import load_catalog
+from kreg.runtime import parsed
+
+CAT = load_catalog()
+SRC = CAT.find("gemm_wgmma_bf16").variant.source_path
+
+
+def _bf16(a):
+    u = np.ascontiguousarray(a, np.float32).view(np.uint32).astype(np.uint64)
+    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def _probe(A, B):
+    """Raw accumulators [128 threads][32] of wgmma_probe_bf16 (one m64n64 tile over K) on the emulator."""
+    module = parsed(compile_cuda(SRC.read_text(), SRC.name, ("--gpu-architecture=compute_90a",)).ptx)
+    K = A.shape[1]
+    mem = Memory()
+    pa, pb, pd = mem.alloc(2 * A.size), mem.alloc(2 * B.size), mem.alloc(128 * 32 * 4)
+    mem.write(pa, _bf16(A))
+    mem.write(pb, _bf16(B))
+    launch(module, "wgmma_probe_bf16", 1, 128, 16384 * (K // 64) + 1024,
+           [np.uint64(pa), np.uint64(pb), np.uint64(pd), np.int32(K)], mem)
+    return np.frombuffer(mem.read(pd, 128 * 32 * 4), np.float32).reshape(128, 32)
+
+
+def _isa_tile(raw):
+    D = np.full((64, 64), np.nan)
+    for t in range(128):
+        w, lane = divmod(t, 32)
+        for i in range(32):
+            j, h = divmod(i, 4)
+            D[16 * w + lane // 4 + 8 * (h // 2), 8 * j + 2 * (lane % 4) + h % 2] = raw[t, i]
+    return D
+
+
+M = np.arange(64.0)
+EYE = np.eye(64, dtype=np.float32)
+
+
+@pytest.mark.parametrize("A,B,want", [
+    (EYE, np.repeat(M[:, None] + 1, 64, 1), lambda m, n: n + 1),     # B's rows land in D's columns
+    (EYE, np.repeat(M[None, :] + 1, 64, 0), lambda m, n: m + 1),     # B's k order (A picks k = m)
+    (np.repeat(M[:, None] + 1, 64, 1), EYE, lambda m, n: m + 1),     # A's rows land in D's rows
+    (np.repeat(M[None, :] + 1, 64, 0), EYE, lambda m, n: n + 1),     # A's k order
+], ids=["B-rows", "B-k", "A-rows", "A-k"])
+def test_probe_follows_the_isa_fragment_and_swizzle_layout(A, B, want):
+    D = _isa_tile(_probe(A.astype(np.float32), B.astype(np.float32)))
+    m, n = np.meshgrid(np.arange(64), np.arange(64), indexing="ij")
+    assert np.array_equal(D, want(m, n))
+
+
+def test_probe_random_integers_over_four_k_tiles_exact():
+    rng = np.random.default_rng(5)
+    A, B = (rng.integers(-3, 4, (64, 256)).astype(np.float32) for _ in range(2))
+    assert np.array_equal(_isa_tile(_probe(A, B)), A.astype(np.float64) @ B.T)
+
+
+def _run_gemm(src: str, T: int, N: int, K: int, seed: int = 0):
+    """gemm_wgmma_bf16 at 128 x 64 tiles, 3 stages (every stage refilled several times) on random
+    integers in [-2, 2] on the emulator: (Y, the exact product rounded once to bf16), both as float32."""
+    opts = ("--gpu-architecture=compute_90a", "-DKREG_BN=64", "-DKREG_STAGES=3")
+    module = parsed(compile_cuda(src, "gemm_wgmma.cu", opts).ptx)
+    rng = np.random.default_rng(seed)
+    X = rng.integers(-2, 3, (T, K)).astype(np.float32)
+    W = rng.integers(-2, 3, (N, K)).astype(np.float32)
+    mem = Memory()
+    px, pw, py = mem.alloc(2 * X.size), mem.alloc(2 * W.size), mem.alloc(2 * T * N)
+    mem.write(px, _bf16(X))
+    mem.write(pw, _bf16(W))
+    mem.write(py, np.full(T * N, 0x7FC0, np.uint16))
+    launch(module, "gemm_wgmma_bf16", (-(-T // 128), -(-N // 64)), 256, 3 * (128 + 64) * 128 + 1024,
+           [np.uint64(px), np.uint64(pw), np.uint64(py), np.int32(T), np.int32(N), np.int32(K)], mem)
+    Y = (np.frombuffer(mem.read(py, 2 * T * N), np.uint16).astype(np.uint32) << 16).view(np.float32)
+    want = (_bf16((X.astype(np.float64) @ W.T).astype(np.float32)).astype(np.uint32) << 16).view(np.float32)
+    return Y.reshape(T, N), want
+
+
+def test_gemm_wgmma_exact_on_integers_through_many_k_tiles():
+    Y, want = _run_gemm(SRC.read_text(), 130, 70, 448)          # 7 k tiles through 3 stages, ragged T, N
+    assert np.array_equal(Y, want)
+
+
+@pytest.mark.parametrize("old,new,why", [
+    ('asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");', "",
+     "stages refilled while the wgmmas reading them are in flight"),
+    ('asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");\n    asm volatile("cp.async',
+     'asm volatile("cp.async', "accumulators read before the last group retires"),
+    ("(s + STAGES - 2) % STAGES) * STAGE_BYTES, X, W", "(s + STAGES - 1) % STAGES) * STAGE_BYTES, X, W",
+     "tiles copied into the stage of the wgmma in flight instead of their own"),
+])
+def test_broken_asynchrony_is_caught(old, new, why):
+    src = SRC.read_text()
+    assert old in src
+    Y, want = _run_gemm(src.replace(old, new), 130, 70, 448)
+    assert not np.array_equal(Y, want), why
+
+
+def test_prover_never_proves_a_wgmma_kernel():
+    """Its shared reads happen anywhere between issue and wait_group: not modelled, so every property is
+    unknown, for the kernel and for one that refills a stage in flight (a race)."""
+    v = CAT.find("gemm_wgmma_bf16").variant
+    src = v.source_path.read_text()
+    broken = src.replace('asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");', "")
+    for text in (src, broken):
+        ptx = compile_cuda(text, v.source_path.name, v.options).ptx
+        res = prove_variant(v, CAT.ops["gemm"], ptx, timeout_ms=2000, budget_ms=6000, isolate=False)
+        assert {p: res[p].status for p in PROPS} == {p: "unknown" for p in PROPS}
+        assert all("wgmma" in res[p].reason for p in PROPS)
+
+
+def test_wgmma_variant_is_unsafe_and_targets_sm90a():
+    for dt in ("bf16", "f16"):
+        v = CAT.find(f"gemm_wgmma_{dt}").variant
+        assert v.safety == "unsafe" and "--gpu-architecture=compute_90a" in v.options
+        assert ".target sm_90a" in compile_cuda(v.source_path.read_text(), v.source_path.name, v.options).ptx
