@@ -28,16 +28,19 @@ from kreg.registry.expr import parse
 sys.path.insert(0, str(__import__('pathlib').Path(__file__).resolve().parent))
 
 LAYER = ("qwen3-4b-qkv", "qwen3-4b-o", "qwen3-4b-gate-up", "qwen3-4b-down")
-CONFIGS = ((256, 4), (192, 4), (160, 5), (160, 6), (128, 6), (128, 3, 2))     # (BN, STAGES[, blocks an SM])
+CONFIGS = ((256, 4), (192, 4), (160, 5), (128, 3, 2),             # (BN, STAGES[, blocks an SM[, producer WG]])
+           (256, 4, 1, 1), (192, 4, 1, 1), (160, 5, 1, 1), (128, 6, 1, 1))
 
 
-def wgmma_config(v, bn: int, stages: int, minb: int = 1):
-    """gemm_wgmma at block tile 128 x bn with `stages` cp.async stages, at least minb blocks an SM."""
-    opts = tuple(o for o in v.options if not o.startswith(("-DKREG_BN", "-DKREG_STAGES", "-DKREG_MINB")))
-    opts += (f"-DKREG_BN={bn}", f"-DKREG_STAGES={stages}", f"-DKREG_MINB={minb}")
+def wgmma_config(v, bn: int, stages: int, minb: int = 1, ws: int = 0):
+    """gemm_wgmma at block tile 128 x bn with `stages` cp.async stages, at least minb blocks an SM, with
+    (ws = 1: 384 threads) or without a producer warpgroup."""
+    opts = tuple(o for o in v.options if not o.startswith(("-DKREG_BN", "-DKREG_STAGES", "-DKREG_MINB", "-DKREG_WS")))
+    opts += (f"-DKREG_BN={bn}", f"-DKREG_STAGES={stages}", f"-DKREG_MINB={minb}", f"-DKREG_WS={ws}")
     ln = replace(v.launches[0], grid=(parse("cdiv(T, 128)"), parse(f"cdiv(N, {bn})")),
-                 shared=parse(str(stages * (128 + bn) * 128 + 1024)))
-    return replace(v, options=opts, launches=(ln,), name=f"wgmma_bn{bn}_s{stages}" + (f"_b{minb}" if minb != 1 else "") + f"_{v.types['DT']}")
+                 block=(parse("384" if ws else "256"),), shared=parse(str(stages * (128 + bn) * 128 + 1024)))
+    name = f"wgmma{'_ws' if ws else ''}_bn{bn}_s{stages}" + (f"_b{minb}" if minb != 1 else "") + f"_{v.types['DT']}"
+    return replace(v, options=opts, launches=(ln,), name=name)
 
 
 def ptx_of(v):
@@ -179,19 +182,20 @@ def numerics() -> None:
     dev = open_device("gpu")
     print(f"# gemm_wgmma numerics: {dev.describe()}  {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC", flush=True)
     small = {k: d for k, d in op.cases.items() if k.startswith("ragged")}
-    small |= {k: op.cases[k] for k in ("qwen3-4b-qkv-t17", "qwen3-4b-o")}
-    plan = []
-    for dt in ("bf16", "f16"):
-        base = cat.find(f"gemm_wgmma_{dt}").variant
-        plan += [wgmma_config(base, *c) for c in (CONFIGS if dt == "bf16" else CONFIGS[:1])]
-    for v in plan:
+    small |= {k: op.cases[k] for k in ("qwen3-4b-qkv-t17",)}
+    big = small | {k: op.cases[k] for k in ("qwen3-4b-o",)}
+    bf, f16 = cat.find("gemm_wgmma_bf16").variant, cat.find("gemm_wgmma_f16").variant
+    main = (CONFIGS[0], CONFIGS[4])          # with and without the producer warpgroup, first
+    plan = [(wgmma_config(b, *c), big) for c in main for b in (bf, f16)]
+    plan += [(wgmma_config(bf, *c), small) for c in CONFIGS if c not in main]
+    for v, cases in plan:
         from kreg.runtime.gpu import GpuModule
         t0 = time.time()
         try:
             mod = GpuModule(ptx_of(v))
             for shape in ((128, 256, 64), (256, 512, 192), (130, 300, 136)):
                 print(f"{v.name} tile check {tile_check(mod, v, *shape)}", flush=True)
-            num = run_numerics(dev, ptx_of(v), v, op, small)
+            num = run_numerics(dev, ptx_of(v), v, op, cases)
         except Exception as e:
             print(f"{v.name}: {type(e).__name__}: {str(e)[:300]}", flush=True)
             continue

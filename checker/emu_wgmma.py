@@ -186,3 +186,69 @@ def _wgmma(self, ins, m, act, pc0):
             raise self.err("unsupported", f"wgmma.{'.'.join(ins.mods)}")
     self.pc = np.where(act & ~waiting, pc0 + 1, self.pc)
     return True
+
+
+# ---- named barriers (the hand-over between a producer warpgroup and the consumers) -------------------------
+
+def _named_state(self):
+    if not hasattr(self, "nb_arrived"):
+        self.nb_arrived = np.zeros((self.nb, 16), np.int64)      # threads arrived at (block, barrier id)
+        self.nb_waiting = np.full(self.N, -1, np.int64)          # the barrier id a thread waits at (bar.sync)
+    return self
+
+
+def _release(self, blk: int, bid: int) -> None:
+    sel = (self.blk == blk) & (self.nb_waiting == bid)
+    self.nb_waiting[sel] = -1
+    self.swait &= ~sel
+    self.pc = np.where(sel, self.pc + 1, self.pc)
+    self.nb_arrived[blk, bid] = 0
+
+
+@op("bar", "barrier")
+def _bar_named(self, ins, m, act, pc0):
+    """bar.sync / bar.arrive / barrier.sync a, b with a barrier id a (0..15) and a thread count b: the
+    barrier completes when b threads of the block have arrived (sync or arrive), releasing the threads that
+    sync on it; arrive does not wait. Plain block barriers (bar.sync 0 without a count or with the block
+    size) keep the block-wide handler (checker/emu_sync.py)."""
+    arrive = ins.has("arrive")
+    if ins.has("warp", "red") or (not arrive and (len(ins.args) < 2 and _is_zero(self, ins))):
+        return _bar_block(self, ins, m, act, pc0)
+    if len(ins.args) not in (1, 2) or not ins.has("sync", "arrive"):
+        raise self.err("unsupported", f"{ins.op}.{'.'.join(ins.mods)}")
+    _named_state(self)
+    ex = act if m is None else m
+    ids = np.broadcast_to(np.asarray(self.get(ins.args[0], "u32")), (self.N,)).astype(np.int64)
+    counts = (np.broadcast_to(np.asarray(self.get(ins.args[1], "u32")), (self.N,)).astype(np.int64)
+              if len(ins.args) == 2 else np.full(self.N, self.tpb, np.int64))
+    if arrive and len(ins.args) < 2:
+        raise self.err("unsupported", "bar.arrive without a thread count")
+    new = ex & (self.nb_waiting != ids)                          # a waiting thread re-run is not counted again
+    for blk, bid in {(int(b), int(i)) for b, i in zip(self.blk[new], ids[new])}:
+        sel = new & (self.blk == blk) & (ids == bid)
+        cnt = np.unique(counts[sel])
+        if len(cnt) != 1 or cnt[0] % 32 or not 0 < cnt[0] <= self.tpb or not 0 <= bid < 16:
+            raise self.err("unsupported", f"barrier {bid} with thread counts {cnt.tolist()}")
+        self.nb_arrived[blk, bid] += int(np.count_nonzero(sel))
+        if not arrive:
+            self.nb_waiting[sel] = bid
+        if self.nb_arrived[blk, bid] > cnt[0]:
+            raise self.err("barrier-divergence", f"more than {cnt[0]} threads arrive at barrier {bid}")
+    if arrive:
+        self.pc = np.where(ex, pc0 + 1, self.pc)
+    waiting = ex & (self.nb_waiting >= 0)
+    self.swait = self.swait | waiting
+    for blk, bid in {(int(b), int(i)) for b, i in zip(self.blk[ex], ids[ex])}:
+        cnt = int(counts[ex & (self.blk == blk) & (ids == bid)][0])
+        if self.nb_arrived[blk, bid] == cnt:
+            _release(self, blk, bid)
+    self._stalled = bool((ex & self.swait).all()) and not arrive
+    return True
+
+
+def _is_zero(self, ins) -> bool:
+    a = ins.args[0] if ins.args else None
+    return a is None or (hasattr(a, "value") and int(a.value) == 0)
+
+
+from kreg.checker.emu_sync import _bar as _bar_block  # noqa: E402  (the block-wide form)

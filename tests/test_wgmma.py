@@ -68,10 +68,11 @@ def test_probe_random_integers_over_four_k_tiles_exact():
     assert np.array_equal(_isa_tile(_probe(A, B)), A.astype(np.float64) @ B.T)
 
 
-def _run_gemm(src: str, T: int, N: int, K: int, seed: int = 0):
-    """gemm_wgmma_bf16 at 128 x 64 tiles, 3 stages (every stage refilled several times) on random
-    integers in [-2, 2] on the emulator: (Y, the exact product rounded once to bf16), both as float32."""
-    opts = ("--gpu-architecture=compute_90a", "-DKREG_BN=64", "-DKREG_STAGES=3")
+def _run_gemm(src: str, T: int, N: int, K: int, seed: int = 0, ws: int = 0):
+    """gemm_wgmma_bf16 at 128 x 64 tiles, 3 stages (every stage refilled several times), with (ws = 1) or
+    without a producer warpgroup, on random integers in [-2, 2] on the emulator: (Y, the exact product
+    rounded once to bf16), both as float32."""
+    opts = ("--gpu-architecture=compute_90a", "-DKREG_BN=64", "-DKREG_STAGES=3", f"-DKREG_WS={ws}")
     module = parsed(compile_cuda(src, "gemm_wgmma.cu", opts).ptx)
     rng = np.random.default_rng(seed)
     X = rng.integers(-2, 3, (T, K)).astype(np.float32)
@@ -81,15 +82,17 @@ def _run_gemm(src: str, T: int, N: int, K: int, seed: int = 0):
     mem.write(px, _bf16(X))
     mem.write(pw, _bf16(W))
     mem.write(py, np.full(T * N, 0x7FC0, np.uint16))
-    launch(module, "gemm_wgmma_bf16", (-(-T // 128), -(-N // 64)), 256, 3 * (128 + 64) * 128 + 1024,
+    launch(module, "gemm_wgmma_bf16", (-(-T // 128), -(-N // 64)), 384 if ws else 256, 3 * (128 + 64) * 128 + 1024,
            [np.uint64(px), np.uint64(pw), np.uint64(py), np.int32(T), np.int32(N), np.int32(K)], mem)
     Y = (np.frombuffer(mem.read(py, 2 * T * N), np.uint16).astype(np.uint32) << 16).view(np.float32)
     want = (_bf16((X.astype(np.float64) @ W.T).astype(np.float32)).astype(np.uint32) << 16).view(np.float32)
     return Y.reshape(T, N), want
 
 
-def test_gemm_wgmma_exact_on_integers_through_many_k_tiles():
-    Y, want = _run_gemm(SRC.read_text(), 130, 70, 448)          # 7 k tiles through 3 stages, ragged T, N
+@pytest.mark.parametrize("ws", [0, 1])
+@pytest.mark.parametrize("K", [64, 192, 448, 520])
+def test_gemm_wgmma_exact_on_integers_through_many_k_tiles(K, ws):
+    Y, want = _run_gemm(SRC.read_text(), 130, 70, K, ws=ws)    # up to 9 k tiles through 3 stages, ragged T, N
     assert np.array_equal(Y, want)
 
 
@@ -105,6 +108,19 @@ def test_broken_asynchrony_is_caught(old, new, why):
     src = SRC.read_text()
     assert old in src
     Y, want = _run_gemm(src.replace(old, new), 130, 70, 448)
+    assert not np.array_equal(Y, want), why
+
+
+@pytest.mark.parametrize("old,new,why", [
+    ('            if (i >= LAG) {\n                asm volatile("cp.async.wait_group %0;" :: "n"(LAG) : "memory");',
+     "            if (i >= LAG) {", "a stage marked full before its copies landed"),
+    ("if (s >= 1 && s - 1 + STAGES < steps) named_arrive(EMPTY + (s - 1) % STAGES, THREADS);",
+     "if (s + STAGES < steps) named_arrive(EMPTY + s % STAGES, THREADS);", "a stage freed while its wgmmas are in flight"),
+])
+def test_broken_producer_hand_over_is_caught(old, new, why):
+    src = SRC.read_text()
+    assert old in src
+    Y, want = _run_gemm(src.replace(old, new), 130, 70, 448, ws=1)
     assert not np.array_equal(Y, want), why
 
 

@@ -8,9 +8,10 @@
 // per k16 step addresses it. Per step s: wait for tile s's copies, fence.proxy.async (the copies are
 // generic-proxy writes, wgmma reads through the async proxy), barrier, copy tile s + STAGES - 2 into the
 // stage that wgmma(s - 2) read (retired by every warpgroup's wait_group 1 before the barrier), issue
-// the four wgmmas of tile s, commit, wait until at most this group is pending. Epilogue: accumulators
-// rounded to DT into a padded shared Y tile, then 16-byte stores. Edges: rows past T or N and k past K
-// are zero-filled copies (cp.async src-size 0). Target sm_90a (compile option
+// the four wgmmas of tile s, commit, wait until at most this group is pending (KREG_WS = 1: a third,
+// producer warpgroup issues the copies and hands stages over through named barriers; mainloop_ws).
+// Epilogue: accumulators rounded to DT into a padded shared Y tile, then 16-byte stores. Edges: rows
+// past T or N and k past K are zero-filled copies (cp.async src-size 0). Target sm_90a (compile option
 // --gpu-architecture=compute_90a). Entry wgmma_probe_bf16: one warpgroup, one m64n64 tile over K, the
 // raw accumulators per (thread, register): the layout check of bench/wgmma_dev.py and the emulator.
 #include "kreg_own.cuh"
@@ -24,12 +25,18 @@
 #ifndef KREG_MINB
 #define KREG_MINB 1    // __launch_bounds__' minimum blocks per SM
 #endif
-constexpr int BM = 128, BN = KREG_BN, BK = 64, STAGES = KREG_STAGES, THREADS = 256;
-constexpr int XV = BM * 8 / THREADS, WV = BN * 8 / THREADS;     // 16-byte chunks a thread copies per stage
+#ifndef KREG_WS
+#define KREG_WS 0      // 1: a third, producer warpgroup issues the copies (named barriers hand stages over)
+#endif
+constexpr int BM = 128, BN = KREG_BN, BK = 64, STAGES = KREG_STAGES, CONSUMERS = 256;
+constexpr int THREADS = KREG_WS ? CONSUMERS + 128 : CONSUMERS;
+constexpr int LOADERS = KREG_WS ? 128 : CONSUMERS;               // threads that issue a stage's copies
+constexpr int XV = BM * 8 / LOADERS, WV = BN * 8 / LOADERS;     // 16-byte chunks a loader copies per stage
+static_assert(!KREG_WS || 2 * STAGES + 1 < 16, "named barriers: full and empty per stage, one for the epilogue");
 constexpr int X_BYTES = BM * 128, STAGE_BYTES = (BM + BN) * 128;
 constexpr int YLD = BN + 8;                                      // padded Y row (elements)
 constexpr int NACC = BN / 2;                                     // fp32 accumulators a thread
-static_assert(STAGES >= 3 && BN % 32 == 0 && BN <= 256 && (BN * 8) % THREADS == 0, "tile shapes");
+static_assert(STAGES >= 3 && BN % 32 == 0 && BN <= 256 && (BN * 8) % LOADERS == 0, "tile shapes");
 static_assert(STAGES * STAGE_BYTES >= BM * YLD * 2, "the Y tile must fit in the stages' shared memory");
 
 template <bool BF> __device__ __forceinline__ void wgmma_n64(float* d, unsigned long long da, unsigned long long db) {
@@ -119,26 +126,109 @@ __device__ __forceinline__ void cp_async16(unsigned dst, const void* src, bool v
 }
 
 // Tile `tile` (k0 = 64 tile) of X rows t0.. and W rows n0.. into the stage at shared address st (zero
-// past T, N or K), then one commit group; a tile past the last is an empty group.
+// past T, N or K) by loader lt of LOADERS, then one commit group; a tile past the last is an empty group.
 template <class T>
 __device__ __forceinline__ void load_stage(unsigned st, const T* __restrict__ X, const T* __restrict__ W,
-                                           long long t0, long long n0, int Tn, int N, int K, int tile, int steps) {
+                                           long long t0, long long n0, int Tn, int N, int K, int tile, int steps,
+                                           int lt) {
     if (tile < steps) {
         const int k0 = tile * BK;
 #pragma unroll
         for (int h = 0; h < XV; h++) {
-            int v = threadIdx.x + THREADS * h, r = v >> 3, c = v & 7;
+            int v = lt + LOADERS * h, r = v >> 3, c = v & 7;
             bool ok = t0 + r < Tn && k0 + 8 * c < K;
             cp_async16(st + swz(r, c), X + (ok ? (t0 + r) * K + k0 + 8 * c : 0), ok);
         }
 #pragma unroll
         for (int h = 0; h < WV; h++) {
-            int v = threadIdx.x + THREADS * h, r = v >> 3, c = v & 7;
+            int v = lt + LOADERS * h, r = v >> 3, c = v & 7;
             bool ok = n0 + r < N && k0 + 8 * c < K;
             cp_async16(st + X_BYTES + swz(r, c), W + (ok ? (n0 + r) * K + k0 + 8 * c : 0), ok);
         }
     }
     asm volatile("cp.async.commit_group;");
+}
+
+__device__ __forceinline__ void named_sync(int id, int count) {
+    asm volatile("bar.sync %0, %1;" :: "r"(id), "r"(count) : "memory");
+}
+__device__ __forceinline__ void named_arrive(int id, int count) {
+    asm volatile("bar.arrive %0, %1;" :: "r"(id), "r"(count) : "memory");
+}
+constexpr int FULL = 1, EMPTY = 1 + STAGES, EPI = 1 + 2 * STAGES;   // named barrier ids (KREG_WS)
+
+// The four wgmmas of one k tile (stage at shared address st) for warpgroup wg, one commit group.
+template <bool BF>
+__device__ __forceinline__ void mma_stage(float* acc, unsigned st, int wg) {
+    const unsigned xs = st + wg * 64 * 128, ws = st + X_BYTES;
+    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#pragma unroll
+    for (int kk = 0; kk < BK / 16; kk++) wgmma_tile<BF>(acc, sw128_desc(xs + 32 * kk), sw128_desc(ws + 32 * kk));
+    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+}
+
+// Without KREG_WS: all 256 threads copy and multiply. Step s: wait for tile s's copies, fence.proxy.async,
+// barrier, copy tile s + STAGES - 2 into the stage wgmma(s - 2) read (retired by every warpgroup's
+// wait_group 1 of step s - 1, before the barrier), issue tile s's wgmmas, wait until only they are pending.
+template <bool BF, class T>
+__device__ __forceinline__ void mainloop_shared(float* acc, unsigned sbase, const T* __restrict__ X, const T* __restrict__ W,
+                                                long long t0, long long n0, int Tn, int N, int K, int steps) {
+    const int wg = threadIdx.x >> 7;
+#pragma unroll 1
+    for (int s = 0; s < STAGES - 2; s++) load_stage(sbase + s * STAGE_BYTES, X, W, t0, n0, Tn, N, K, s, steps, threadIdx.x);
+#pragma unroll 1
+    for (int s = 0; s < steps; s++) {
+        asm volatile("cp.async.wait_group %0;" :: "n"(STAGES - 3) : "memory");
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+        __syncthreads();
+        load_stage(sbase + ((s + STAGES - 2) % STAGES) * STAGE_BYTES, X, W, t0, n0, Tn, N, K, s + STAGES - 2, steps,
+                   threadIdx.x);
+        mma_stage<BF>(acc, sbase + (s % STAGES) * STAGE_BYTES, wg);
+        asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
+    }
+    asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+    asm volatile("cp.async.wait_all;" ::: "memory");
+    __syncthreads();                                         // every warpgroup is done with the stages
+}
+
+// KREG_WS: warpgroup 2 copies, warpgroups 0 and 1 multiply; per stage two named barriers of all 384
+// threads. The producer copies tile i into stage i % STAGES once the consumers freed it (EMPTY, from
+// tile i - STAGES on), and marks tile i - (STAGES - 2) FULL once its copies landed (wait_group, fence.proxy
+// .async, bar.arrive). A consumer waits FULL for tile s, issues its wgmmas, and after wait_group 1 (tile
+// s - 1's wgmmas retired) frees tile s - 1's stage (EMPTY) when the producer still needs it.
+template <bool BF, class T>
+__device__ __forceinline__ bool mainloop_ws(float* acc, unsigned sbase, const T* __restrict__ X, const T* __restrict__ W,
+                                            long long t0, long long n0, int Tn, int N, int K, int steps) {
+    constexpr int LAG = STAGES - 2;
+    const int wg = threadIdx.x >> 7;
+    if (wg == 2) {
+        const int lt = threadIdx.x - CONSUMERS;
+#pragma unroll 1
+        for (int i = 0; i < steps; i++) {
+            if (i >= STAGES) named_sync(EMPTY + i % STAGES, THREADS);
+            load_stage(sbase + (i % STAGES) * STAGE_BYTES, X, W, t0, n0, Tn, N, K, i, steps, lt);
+            if (i >= LAG) {
+                asm volatile("cp.async.wait_group %0;" :: "n"(LAG) : "memory");
+                asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+                named_arrive(FULL + (i - LAG) % STAGES, THREADS);
+            }
+        }
+        asm volatile("cp.async.wait_all;" ::: "memory");
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+#pragma unroll 1
+        for (int j = steps > LAG ? steps - LAG : 0; j < steps; j++) named_arrive(FULL + j % STAGES, THREADS);
+        return false;
+    }
+#pragma unroll 1
+    for (int s = 0; s < steps; s++) {
+        named_sync(FULL + s % STAGES, THREADS);
+        mma_stage<BF>(acc, sbase + (s % STAGES) * STAGE_BYTES, wg);
+        asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
+        if (s >= 1 && s - 1 + STAGES < steps) named_arrive(EMPTY + (s - 1) % STAGES, THREADS);
+    }
+    asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+    named_sync(EPI, CONSUMERS);                              // both consumers are done with the stages
+    return true;
 }
 
 template <class T>
@@ -155,24 +245,11 @@ __device__ __forceinline__ void gemm_wgmma(const T* __restrict__ X, const T* __r
 #pragma unroll
     for (int i = 0; i < NACC; i++) acc[i] = 0.f;
     const int steps = (K + BK - 1) / BK;
-#pragma unroll 1
-    for (int s = 0; s < STAGES - 2; s++) load_stage(sbase + s * STAGE_BYTES, X, W, t0, n0, Tn, N, K, s, steps);
-#pragma unroll 1
-    for (int s = 0; s < steps; s++) {
-        asm volatile("cp.async.wait_group %0;" :: "n"(STAGES - 3) : "memory");
-        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-        __syncthreads();
-        load_stage(sbase + ((s + STAGES - 2) % STAGES) * STAGE_BYTES, X, W, t0, n0, Tn, N, K, s + STAGES - 2, steps);
-        const unsigned xs = sbase + (s % STAGES) * STAGE_BYTES + wg * 64 * 128, ws = sbase + (s % STAGES) * STAGE_BYTES + X_BYTES;
-        asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-#pragma unroll
-        for (int kk = 0; kk < BK / 16; kk++) wgmma_tile<BF>(acc, sw128_desc(xs + 32 * kk), sw128_desc(ws + 32 * kk));
-        asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-        asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
+    if constexpr (KREG_WS) {
+        if (!mainloop_ws<BF>(acc, sbase, X, W, t0, n0, Tn, N, K, steps)) return;    // the producer is done
+    } else {
+        mainloop_shared<BF>(acc, sbase, X, W, t0, n0, Tn, N, K, steps);
     }
-    asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
-    asm volatile("cp.async.wait_all;" ::: "memory");
-    __syncthreads();                                         // every warpgroup is done with the stages
     // accumulator 4 j + h2 of this thread: row 16 warp + lane / 4 (+ 8 if h2 >= 2), column 8 j + 2 (lane % 4) + h2 % 2
     unsigned* yw = reinterpret_cast<unsigned*>(smem);       // Y tile [BM][YLD] as words
     const int row = 64 * wg + 16 * warp + (lane >> 2), col = 2 * (lane & 3);
@@ -181,9 +258,9 @@ __device__ __forceinline__ void gemm_wgmma(const T* __restrict__ X, const T* __r
 #pragma unroll
         for (int h = 0; h < 2; h++)
             yw[((row + 8 * h) * YLD + 8 * j + col) / 2] = kreg::Cvt<T>::pack(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
-    __syncthreads();
+    if constexpr (KREG_WS) named_sync(EPI, CONSUMERS); else __syncthreads();
 #pragma unroll 1
-    for (int e = threadIdx.x; e < BM * BN / 8; e += THREADS) {
+    for (int e = threadIdx.x; e < BM * BN / 8; e += CONSUMERS) {
         int r = e / (BN / 8), c8 = 8 * (e % (BN / 8));
         long long t = t0 + r, n = n0 + c8;
         if (t >= Tn || n >= N) continue;
