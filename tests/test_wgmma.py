@@ -5,6 +5,8 @@ warpgroup owns rows 16 w .. 16 w + 15; lane l holds d[4 j + h] at row 16 w + l /
 undefined until wait_group, shared operands read as late as then) catching broken kernels; and the
 prover answering `unknown`, never `proven`, for a wgmma kernel (its asynchronous shared reads are not
 modelled)."""
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -142,3 +144,26 @@ def test_wgmma_variant_is_unsafe_and_targets_sm90a():
         v = CAT.find(f"gemm_wgmma_{dt}").variant
         assert v.safety == "unsafe" and "--gpu-architecture=compute_90a" in v.options
         assert ".target sm_90a" in compile_cuda(v.source_path.read_text(), v.source_path.name, v.options).ptx
+
+
+H100_PROBE = Path(__file__).resolve().parent.parent / "bench" / "results" / "wgmma_probe_h100.txt"
+
+
+@pytest.mark.skipif(not H100_PROBE.exists(), reason="no H100 probe output recorded")
+def test_emulator_against_the_h100_probe():
+    """The H100's raw accumulators of wgmma_probe_bf16 on random normals (K = 256: 16 chained k16 steps;
+    bench/wgmma_dev.py probe) against the emulator's: every register within the documented tensor-core
+    bound (gemm.yaml: 3 K u of sum |a b|), and the layouts identical (the same register holds the same
+    element: errors far below one product)."""
+    rng = np.random.default_rng(5)
+    for _ in range(2):
+        rng.integers(-3, 4, (64, 256))
+    A = rng.standard_normal((64, 256)).astype(np.float32)
+    B = rng.standard_normal((64, 256)).astype(np.float32)
+    lines = [ln for ln in H100_PROBE.read_text().splitlines() if not ln.startswith("#")]
+    gpu = np.array([[int(x, 16) for x in ln.split()] for ln in lines], np.uint32).view(np.float32)
+    emu = _probe(A, B)
+    Ab, Bb = ((_bf16(x).astype(np.uint32) << 16).view(np.float32).astype(np.float64) for x in (A, B))
+    S = _isa_tile(np.ones((128, 32))) * (np.abs(Ab) @ np.abs(Bb).T)
+    err = np.abs(_isa_tile(gpu) - _isa_tile(emu)) / S
+    assert err.max() <= 3 * 256 * 2.0 ** -24
