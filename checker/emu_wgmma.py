@@ -21,6 +21,10 @@ retires the operation's commit group, so a store to a stage before that wait cha
 ISA makes it a race). A mma_async issued while an earlier one on the same accumulator registers is
 pending chains onto that one's result, as the hardware does. Operations never retired are dropped.
 
+Named barriers (bar.sync / bar.arrive a, b: barrier a of the block completes when b threads arrived),
+the hand-over between a producer warpgroup and consumer warpgroups, are here too; the block-wide forms
+stay with checker/emu_sync.py.
+
 Numerics as for mma.sync (checker/emu_tensor.py): the 16-bit products are exact and summed in float64
 with C, then rounded once to f32 (round to nearest even); the H100 adds in its own order and precision,
 within the op's documented tensor-core bound (kernels/ops/gemm.yaml)."""
@@ -28,6 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from kreg.checker import emu_sync
 from kreg.checker import fpround as F
 from kreg.checker.emu_alu import op
 
@@ -212,8 +217,8 @@ def _bar_named(self, ins, m, act, pc0):
     sync on it; arrive does not wait. Plain block barriers (bar.sync 0 without a count or with the block
     size) keep the block-wide handler (checker/emu_sync.py)."""
     arrive = ins.has("arrive")
-    if ins.has("warp", "red") or (not arrive and (len(ins.args) < 2 and _is_zero(self, ins))):
-        return _bar_block(self, ins, m, act, pc0)
+    if ins.has("warp", "red", "cluster") or (not arrive and (len(ins.args) < 2 and _is_zero(self, ins))):
+        return emu_sync._bar(self, ins, m, act, pc0)          # looked up now: other forms stay theirs
     if len(ins.args) not in (1, 2) or not ins.has("sync", "arrive"):
         raise self.err("unsupported", f"{ins.op}.{'.'.join(ins.mods)}")
     _named_state(self)
@@ -250,5 +255,3 @@ def _is_zero(self, ins) -> bool:
     a = ins.args[0] if ins.args else None
     return a is None or (hasattr(a, "value") and int(a.value) == 0)
 
-
-from kreg.checker.emu_sync import _bar as _bar_block  # noqa: E402  (the block-wide form)
