@@ -3,7 +3,7 @@
 # 1. the layout probe (wgmma_probe_bf16: descriptors, 128-byte swizzle, accumulator fragment layout) on
 #    designed inputs, mismatch maps if any; raw fp32 accumulators of a random case for the emulator's
 #    bit-exact test ($OUT/wgmma_probe.txt);
-# 2. gemm_wgmma numerics in a few (BN, STAGES, producer warpgroup or not) configurations: exact random-integer tiles with mismatch
+# 2. gemm_wgmma numerics in a few (BN, STAGES; plain, producer warpgroup, persistent) configurations: exact random-integer tiles with mismatch
 #    maps, then the conformance numerics at the ragged cases, 4B qkv at T = 17 and 4B o;
 # 3. speed on the Qwen3-4B layer at T = 2048 against cuBLAS and gemm_mma_sw160.
 # Files: $OUT/gemm_dev.txt (probe + numerics, exit codes), $OUT/wgmma_probe.txt, $OUT/gemm_speed.txt.

@@ -28,18 +28,25 @@ from kreg.registry.expr import parse
 sys.path.insert(0, str(__import__('pathlib').Path(__file__).resolve().parent))
 
 LAYER = ("qwen3-4b-qkv", "qwen3-4b-o", "qwen3-4b-gate-up", "qwen3-4b-down")
-CONFIGS = ((256, 4), (192, 4), (160, 5), (128, 3, 2),             # (BN, STAGES[, blocks an SM[, producer WG]])
-           (256, 4, 1, 1), (192, 4, 1, 1), (160, 5, 1, 1), (128, 6, 1, 1))
+CONFIGS = ((256, 4), (160, 5), (128, 3, 2),                       # (BN, STAGES[, blocks an SM[, kind]])
+           (256, 4, 1, 1), (160, 5, 1, 1),                         # kind 1: a producer warpgroup
+           (192, 4, 1, 2), (256, 4, 1, 2), (160, 5, 1, 2), (128, 6, 1, 2))   # kind 2: persistent too
+MAIN = (CONFIGS[0], CONFIGS[3], CONFIGS[5])           # numerics at the 4B o projection too, and in f16
 
 
-def wgmma_config(v, bn: int, stages: int, minb: int = 1, ws: int = 0):
-    """gemm_wgmma at block tile 128 x bn with `stages` cp.async stages, at least minb blocks an SM, with
-    (ws = 1: 384 threads) or without a producer warpgroup."""
-    opts = tuple(o for o in v.options if not o.startswith(("-DKREG_BN", "-DKREG_STAGES", "-DKREG_MINB", "-DKREG_WS")))
-    opts += (f"-DKREG_BN={bn}", f"-DKREG_STAGES={stages}", f"-DKREG_MINB={minb}", f"-DKREG_WS={ws}")
-    ln = replace(v.launches[0], grid=(parse("cdiv(T, 128)"), parse(f"cdiv(N, {bn})")),
-                 block=(parse("384" if ws else "256"),), shared=parse(str(stages * (128 + bn) * 128 + 1024)))
-    name = f"wgmma{'_ws' if ws else ''}_bn{bn}_s{stages}" + (f"_b{minb}" if minb != 1 else "") + f"_{v.types['DT']}"
+def wgmma_config(v, bn: int, stages: int, minb: int = 1, kind: int = 0):
+    """gemm_wgmma at block tile 128 x bn with `stages` cp.async stages, at least minb blocks an SM; kind 0:
+    256 threads copy and multiply; 1: plus a producer warpgroup (KREG_WS); 2: persistent (KREG_PERSIST,
+    grid min(tiles, 132))."""
+    opts = tuple(o for o in v.options if not o.startswith(("-DKREG_BN", "-DKREG_STAGES", "-DKREG_MINB", "-DKREG_WS",
+                                                           "-DKREG_PERSIST")))
+    opts += (f"-DKREG_BN={bn}", f"-DKREG_STAGES={stages}", f"-DKREG_MINB={minb}", f"-DKREG_WS={int(kind > 0)}",
+             f"-DKREG_PERSIST={int(kind == 2)}")
+    grid = ((parse(f"min(cdiv(T, 128) * cdiv(N, {bn}), 132)"),) if kind == 2
+            else (parse("cdiv(T, 128)"), parse(f"cdiv(N, {bn})")))
+    ln = replace(v.launches[0], grid=grid, block=(parse("384" if kind else "256"),),
+                 shared=parse(str(stages * (128 + bn) * 128 + 1024)))
+    name = f"wgmma{('', '_ws', '_pers')[kind]}_bn{bn}_s{stages}" + (f"_b{minb}" if minb != 1 else "") + f"_{v.types['DT']}"
     return replace(v, options=opts, launches=(ln,), name=name)
 
 
@@ -185,9 +192,8 @@ def numerics() -> None:
     small |= {k: op.cases[k] for k in ("qwen3-4b-qkv-t17",)}
     big = small | {k: op.cases[k] for k in ("qwen3-4b-o",)}
     bf, f16 = cat.find("gemm_wgmma_bf16").variant, cat.find("gemm_wgmma_f16").variant
-    main = (CONFIGS[0], CONFIGS[4])          # with and without the producer warpgroup, first
-    plan = [(wgmma_config(b, *c), big) for c in main for b in (bf, f16)]
-    plan += [(wgmma_config(bf, *c), small) for c in CONFIGS if c not in main]
+    plan = [(wgmma_config(b, *c), big) for c in MAIN for b in ((bf, f16) if c != MAIN[1] else (bf,))]
+    plan += [(wgmma_config(bf, *c), small) for c in CONFIGS if c not in MAIN]
     for v, cases in plan:
         from kreg.runtime.gpu import GpuModule
         t0 = time.time()

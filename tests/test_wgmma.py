@@ -70,11 +70,12 @@ def test_probe_random_integers_over_four_k_tiles_exact():
     assert np.array_equal(_isa_tile(_probe(A, B)), A.astype(np.float64) @ B.T)
 
 
-def _run_gemm(src: str, T: int, N: int, K: int, seed: int = 0, ws: int = 0):
+def _run_gemm(src: str, T: int, N: int, K: int, seed: int = 0, ws: int = 0, persist_grid: int = 0):
     """gemm_wgmma_bf16 at 128 x 64 tiles, 3 stages (every stage refilled several times), with (ws = 1) or
-    without a producer warpgroup, on random integers in [-2, 2] on the emulator: (Y, the exact product
-    rounded once to bf16), both as float32."""
-    opts = ("--gpu-architecture=compute_90a", "-DKREG_BN=64", "-DKREG_STAGES=3", f"-DKREG_WS={ws}")
+    without a producer warpgroup, or persistent on persist_grid blocks, on random integers in [-2, 2] on
+    the emulator: (Y, the exact product rounded once to bf16), both as float32."""
+    opts = ("--gpu-architecture=compute_90a", "-DKREG_BN=64", "-DKREG_STAGES=3", f"-DKREG_WS={int(ws or persist_grid > 0)}",
+            f"-DKREG_PERSIST={int(persist_grid > 0)}")
     module = parsed(compile_cuda(src, "gemm_wgmma.cu", opts).ptx)
     rng = np.random.default_rng(seed)
     X = rng.integers(-2, 3, (T, K)).astype(np.float32)
@@ -84,7 +85,8 @@ def _run_gemm(src: str, T: int, N: int, K: int, seed: int = 0, ws: int = 0):
     mem.write(px, _bf16(X))
     mem.write(pw, _bf16(W))
     mem.write(py, np.full(T * N, 0x7FC0, np.uint16))
-    launch(module, "gemm_wgmma_bf16", (-(-T // 128), -(-N // 64)), 384 if ws else 256, 3 * (128 + 64) * 128 + 1024,
+    grid = persist_grid or (-(-T // 128), -(-N // 64))
+    launch(module, "gemm_wgmma_bf16", grid, 384 if ws or persist_grid else 256, 3 * (128 + 64) * 128 + 1024,
            [np.uint64(px), np.uint64(pw), np.uint64(py), np.int32(T), np.int32(N), np.int32(K)], mem)
     Y = (np.frombuffer(mem.read(py, 2 * T * N), np.uint16).astype(np.uint32) << 16).view(np.float32)
     want = (_bf16((X.astype(np.float64) @ W.T).astype(np.float32)).astype(np.uint32) << 16).view(np.float32)
@@ -95,6 +97,14 @@ def _run_gemm(src: str, T: int, N: int, K: int, seed: int = 0, ws: int = 0):
 @pytest.mark.parametrize("K", [64, 192, 448, 520])
 def test_gemm_wgmma_exact_on_integers_through_many_k_tiles(K, ws):
     Y, want = _run_gemm(SRC.read_text(), 130, 70, K, ws=ws)    # up to 9 k tiles through 3 stages, ragged T, N
+    assert np.array_equal(Y, want)
+
+
+@pytest.mark.parametrize("grid", [1, 2, 5])
+@pytest.mark.parametrize("T,N,K", [(130, 70, 448), (300, 131, 192), (17, 9, 8)])
+def test_persistent_gemm_wgmma_exact_over_several_tiles_a_block(T, N, K, grid):
+    """Blocks walking several tiles (their k steps on one stage counter), more blocks than tiles, odd N."""
+    Y, want = _run_gemm(SRC.read_text(), T, N, K, persist_grid=grid)
     assert np.array_equal(Y, want)
 
 

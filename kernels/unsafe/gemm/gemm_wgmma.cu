@@ -9,7 +9,9 @@
 // generic-proxy writes, wgmma reads through the async proxy), barrier, copy tile s + STAGES - 2 into the
 // stage that wgmma(s - 2) read (retired by every warpgroup's wait_group 1 before the barrier), issue
 // the four wgmmas of tile s, commit, wait until at most this group is pending (KREG_WS = 1: a third,
-// producer warpgroup issues the copies and hands stages over through named barriers; mainloop_ws).
+// producer warpgroup issues the copies and hands stages over through named barriers, mainloop_ws;
+// KREG_PERSIST = 1: that, in persistent blocks whose producer fills the next tile's stages while the
+// consumers store the last one's accumulators from registers, gemm_persistent).
 // Epilogue: accumulators rounded to DT into a padded shared Y tile, then 16-byte stores. Edges: rows
 // past T or N and k past K are zero-filled copies (cp.async src-size 0). Target sm_90a (compile option
 // --gpu-architecture=compute_90a). Entry wgmma_probe_bf16: one warpgroup, one m64n64 tile over K, the
@@ -25,14 +27,18 @@
 #ifndef KREG_MINB
 #define KREG_MINB 1    // __launch_bounds__' minimum blocks per SM
 #endif
+#ifndef KREG_PERSIST
+#define KREG_PERSIST 0 // 1: persistent blocks (grid min(tiles, 132)) walk tiles; implies KREG_WS
+#endif
 #ifndef KREG_WS
-#define KREG_WS 0      // 1: a third, producer warpgroup issues the copies (named barriers hand stages over)
+#define KREG_WS KREG_PERSIST // 1: a third, producer warpgroup issues the copies (named barriers hand stages over)
 #endif
 constexpr int BM = 128, BN = KREG_BN, BK = 64, STAGES = KREG_STAGES, CONSUMERS = 256;
 constexpr int THREADS = KREG_WS ? CONSUMERS + 128 : CONSUMERS;
 constexpr int LOADERS = KREG_WS ? 128 : CONSUMERS;               // threads that issue a stage's copies
 constexpr int XV = BM * 8 / LOADERS, WV = BN * 8 / LOADERS;     // 16-byte chunks a loader copies per stage
 static_assert(!KREG_WS || 2 * STAGES + 1 < 16, "named barriers: full and empty per stage, one for the epilogue");
+static_assert(!KREG_PERSIST || KREG_WS, "the persistent kernel has a producer warpgroup");
 constexpr int X_BYTES = BM * 128, STAGE_BYTES = (BM + BN) * 128;
 constexpr int YLD = BN + 8;                                      // padded Y row (elements)
 constexpr int NACC = BN / 2;                                     // fp32 accumulators a thread
@@ -274,14 +280,95 @@ __device__ __forceinline__ void gemm_wgmma(const T* __restrict__ X, const T* __r
     }
 }
 
+// KREG_PERSIST: block b takes tiles b, b + gridDim.x, ... (T tiles fastest); the producer's k steps run on
+// one counter g across the block's tiles (stage g % STAGES, FULL / EMPTY as in mainloop_ws), so it fills
+// the next tile's stages while the consumers store this tile's accumulators straight from registers
+// (two elements a 32-bit store; one at a time when N is odd).
+template <class T>
+__device__ __forceinline__ void gemm_persistent(const T* __restrict__ X, const T* __restrict__ W, T* __restrict__ Y,
+                                                int Tn, int N, int K) {
+    constexpr bool BF = IsBf16<T>::value;
+    constexpr int LAG = STAGES - 2;
+    extern __shared__ __align__(1024) unsigned char smem_raw[];
+    const unsigned sraw = (unsigned)__cvta_generic_to_shared(smem_raw);
+    const unsigned sbase = (sraw + 1023) & ~1023u;
+    const int wg = threadIdx.x >> 7, lane = threadIdx.x & 31, warp = (threadIdx.x >> 5) & 3;
+    const int steps = (K + BK - 1) / BK, tiles_t = (Tn + BM - 1) / BM;
+    const int tiles = tiles_t * ((N + BN - 1) / BN);
+    const int mine = tiles > (int)blockIdx.x ? (tiles - 1 - (int)blockIdx.x) / (int)gridDim.x + 1 : 0;
+    const long long total = (long long)mine * steps;                  // k steps of this block
+    if (wg == 2) {
+        const int lt = threadIdx.x - CONSUMERS;
+        long long g = 0;
+#pragma unroll 1
+        for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+            const long long t0 = (long long)(tile % tiles_t) * BM, n0 = (long long)(tile / tiles_t) * BN;
+#pragma unroll 1
+            for (int i = 0; i < steps; i++, g++) {
+                if (g >= STAGES) named_sync(EMPTY + (int)(g % STAGES), THREADS);
+                load_stage(sbase + (int)(g % STAGES) * STAGE_BYTES, X, W, t0, n0, Tn, N, K, i, steps, lt);
+                if (g >= LAG) {
+                    asm volatile("cp.async.wait_group %0;" :: "n"(LAG) : "memory");
+                    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+                    named_arrive(FULL + (int)((g - LAG) % STAGES), THREADS);
+                }
+            }
+        }
+        asm volatile("cp.async.wait_all;" ::: "memory");
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+#pragma unroll 1
+        for (long long j = total > LAG ? total - LAG : 0; j < total; j++) named_arrive(FULL + (int)(j % STAGES), THREADS);
+        return;
+    }
+    float acc[NACC];
+    long long g = 0;
+#pragma unroll 1
+    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        const long long t0 = (long long)(tile % tiles_t) * BM, n0 = (long long)(tile / tiles_t) * BN;
+#pragma unroll
+        for (int i = 0; i < NACC; i++) acc[i] = 0.f;
+#pragma unroll 1
+        for (int i = 0; i < steps; i++, g++) {
+            named_sync(FULL + (int)(g % STAGES), THREADS);
+            mma_stage<BF>(acc, sbase + (int)(g % STAGES) * STAGE_BYTES, wg);
+            asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
+            if (i >= 1 && g - 1 + STAGES < total) named_arrive(EMPTY + (int)((g - 1) % STAGES), THREADS);
+        }
+        asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+        if (g - 1 + STAGES < total) named_arrive(EMPTY + (int)((g - 1) % STAGES), THREADS);   // the tile's last step
+        const long long row = t0 + 64 * wg + 16 * warp + (lane >> 2);
+#pragma unroll
+        for (int j = 0; j < BN / 8; j++) {
+            const long long col = n0 + 8 * j + 2 * (lane & 3);
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const long long r = row + 8 * h;
+                if (r >= Tn || col >= N) continue;
+                if (N % 2 == 0) {
+                    *reinterpret_cast<unsigned*>(Y + r * N + col) = kreg::Cvt<T>::pack(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+                } else {
+                    Y[r * N + col] = kreg::Cvt<T>::from(acc[4 * j + 2 * h]);
+                    if (col + 1 < N) Y[r * N + col + 1] = kreg::Cvt<T>::from(acc[4 * j + 2 * h + 1]);
+                }
+            }
+        }
+    }
+}
+
+template <class T>
+__device__ __forceinline__ void gemm_entry(const T* __restrict__ X, const T* __restrict__ W, T* __restrict__ Y,
+                                           int Tn, int N, int K) {
+    if constexpr (KREG_PERSIST) gemm_persistent(X, W, Y, Tn, N, K); else gemm_wgmma(X, W, Y, Tn, N, K);
+}
+
 extern "C" __global__ void __launch_bounds__(THREADS, KREG_MINB) gemm_wgmma_bf16(const __nv_bfloat16* __restrict__ X,
         const __nv_bfloat16* __restrict__ W, __nv_bfloat16* __restrict__ Y, int T, int N, int K) {
-    gemm_wgmma(X, W, Y, T, N, K);
+    gemm_entry(X, W, Y, T, N, K);
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, KREG_MINB) gemm_wgmma_f16(const __half* __restrict__ X,
         const __half* __restrict__ W, __half* __restrict__ Y, int T, int N, int K) {
-    gemm_wgmma(X, W, Y, T, N, K);
+    gemm_entry(X, W, Y, T, N, K);
 }
 
 // Layout probe (one block of 128 threads): A [64][K] and B [64][K] bf16 (K a multiple of 64, at most 256)
