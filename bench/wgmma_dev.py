@@ -28,10 +28,10 @@ from kreg.registry.expr import parse
 sys.path.insert(0, str(__import__('pathlib').Path(__file__).resolve().parent))
 
 LAYER = ("qwen3-4b-qkv", "qwen3-4b-o", "qwen3-4b-gate-up", "qwen3-4b-down")
-CONFIGS = ((256, 4), (160, 5), (128, 3, 2),                       # (BN, STAGES[, blocks an SM[, kind]])
-           (256, 4, 1, 1), (160, 5, 1, 1),                         # kind 1: a producer warpgroup
+CONFIGS = ((256, 4), (192, 4), (160, 5), (128, 3, 2),             # (BN, STAGES[, blocks an SM[, kind]])
+           (256, 4, 1, 1), (192, 4, 1, 1), (160, 5, 1, 1), (128, 6, 1, 1),   # kind 1: a producer warpgroup
            (192, 4, 1, 2), (256, 4, 1, 2), (160, 5, 1, 2), (128, 6, 1, 2))   # kind 2: persistent too
-MAIN = (CONFIGS[0], CONFIGS[3], CONFIGS[5])           # numerics at the 4B o projection too, and in f16
+MAIN = (CONFIGS[0], CONFIGS[4], CONFIGS[8])           # numerics at the 4B o projection too, and in f16
 
 
 def wgmma_config(v, bn: int, stages: int, minb: int = 1, kind: int = 0):
