@@ -22,6 +22,7 @@ ISA makes it a race). A mma_async issued while an earlier one on the same accumu
 pending chains onto that one's result, as the hardware does. Operations never retired are dropped.
 
 Named barriers (bar.sync / bar.arrive a, b: barrier a of the block completes when b threads arrived),
+and setmaxnreg (a warpgroup-collective no-op here),
 the hand-over between a producer warpgroup and consumer warpgroups, are here too; the block-wide forms
 stay with checker/emu_sync.py.
 
@@ -255,3 +256,20 @@ def _is_zero(self, ins) -> bool:
     a = ins.args[0] if ins.args else None
     return a is None or (hasattr(a, "value") and int(a.value) == 0)
 
+
+
+@op("setmaxnreg")
+def _setmaxnreg(self, ins, m, act, pc0):
+    """setmaxnreg.{inc,dec}.sync.aligned.u32 n: the warpgroup's register budget, nothing to emulate; checked
+    warpgroup-collective (all 128 threads) and 24 <= n <= 256, a multiple of 8, as the ISA requires."""
+    n = int(ins.args[0].value) if ins.args and hasattr(ins.args[0], "value") else -1
+    if not ins.has("sync") or not ins.has("aligned") or not ins.has("inc", "dec") or n % 8 or not 24 <= n <= 256:
+        raise self.err("unsupported", f"setmaxnreg.{'.'.join(ins.mods)} {n}")
+    _state(self)
+    ex = act if m is None else m
+    ready = _ready(self, ex)
+    waiting = ex & ~ready
+    self._stalled = not ready.any()
+    self.swait = (self.swait & ~act) | waiting
+    self.pc = np.where(act & ~waiting, pc0 + 1, self.pc)
+    return True

@@ -28,7 +28,7 @@ SHARED_WINDOW, LOCAL_WINDOW = SHARED_BASE, LOCAL_BASE
 WINDOW_SIZE = 1 << 32
 GLOBAL_BASE = 0x0000_7F00_0000_0000
 GAP = 1 << 16                    # unmapped bytes between allocations
-WARP_SYNC = {"shfl", "vote", "redux", "match", "activemask", "mma", "ldmatrix", "wgmma"}   # wgmma: the warpgroup's 128 threads
+WARP_SYNC = {"shfl", "vote", "redux", "match", "activemask", "mma", "ldmatrix", "wgmma", "setmaxnreg"}   # wgmma, setmaxnreg: the warpgroup's 128 threads
 
 
 @dataclass

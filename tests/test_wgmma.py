@@ -177,3 +177,22 @@ def test_emulator_against_the_h100_probe():
     S = _isa_tile(np.ones((128, 32))) * (np.abs(Ab) @ np.abs(Bb).T)
     err = np.abs(_isa_tile(gpu) - _isa_tile(emu)) / S
     assert err.max() <= 3 * 256 * 2.0 ** -24
+
+
+SETMAXNREG_SRC = r"""
+extern "C" __global__ void k(int* out) {
+    if (threadIdx.x >= 128) asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
+    else asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
+    out[threadIdx.x] = threadIdx.x;
+}
+"""
+
+
+def test_setmaxnreg_is_a_warpgroup_collective_no_op():
+    module = parsed(compile_cuda(SETMAXNREG_SRC, "setmaxnreg.cu", ("--gpu-architecture=compute_90a",)).ptx)
+    mem = Memory()
+    p = mem.alloc(4 * 384)
+    launch(module, "k", 1, 384, 0, [np.uint64(p)], mem)
+    assert np.array_equal(np.frombuffer(mem.read(p, 4 * 384), np.int32), np.arange(384))
+    with pytest.raises(Exception, match="not whole warpgroups"):
+        launch(module, "k", 1, 96, 0, [np.uint64(p)], mem)
