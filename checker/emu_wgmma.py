@@ -22,9 +22,8 @@ ISA makes it a race). A mma_async issued while an earlier one on the same accumu
 pending chains onto that one's result, as the hardware does. Operations never retired are dropped.
 
 Named barriers (bar.sync / bar.arrive a, b: barrier a of the block completes when b threads arrived),
-and setmaxnreg (a warpgroup-collective no-op here),
-the hand-over between a producer warpgroup and consumer warpgroups, are here too; the block-wide forms
-stay with checker/emu_sync.py.
+the hand-over between a producer warpgroup and consumer warpgroups, and setmaxnreg (a warpgroup-
+collective no-op here) are here too; the block-wide barrier forms stay with checker/emu_sync.py.
 
 Numerics as for mma.sync (checker/emu_tensor.py): the 16-bit products are exact and summed in float64
 with C, then rounded once to f32 (round to nearest even); the H100 adds in its own order and precision,
