@@ -28,10 +28,10 @@ from kreg.registry.expr import parse
 sys.path.insert(0, str(__import__('pathlib').Path(__file__).resolve().parent))
 
 LAYER = ("qwen3-4b-qkv", "qwen3-4b-o", "qwen3-4b-gate-up", "qwen3-4b-down")
-CONFIGS = ((256, 4), (192, 4), (160, 5), (128, 3, 2),             # (BN, STAGES[, blocks an SM[, kind]])
-           (256, 4, 1, 1), (192, 4, 1, 1), (160, 5, 1, 1), (128, 6, 1, 1),   # kind 1: a producer warpgroup
-           (192, 4, 1, 2), (256, 4, 1, 2), (160, 5, 1, 2), (128, 6, 1, 2))   # kind 2: persistent too
-MAIN = (CONFIGS[0], CONFIGS[4], CONFIGS[8])           # numerics at the 4B o projection too, and in f16
+CONFIGS = ((192, 4), (160, 5), (192, 5), (160, 6), (224, 4),          # (BN, STAGES[, blocks an SM[, kind]])
+           (192, 4, 1, 2), (160, 5, 1, 2), (192, 5, 1, 2), (160, 6, 1, 2), (224, 4, 1, 2),   # kind 2: persistent
+           (256, 4, 1, 2), (128, 6, 1, 2))                               # (kind 1: a producer warpgroup)
+MAIN = (CONFIGS[0], CONFIGS[1], CONFIGS[5], CONFIGS[6])   # numerics at the 4B o projection too, and in f16
 
 
 def wgmma_config(v, bn: int, stages: int, minb: int = 1, kind: int = 0):
@@ -192,7 +192,7 @@ def numerics() -> None:
     small |= {k: op.cases[k] for k in ("qwen3-4b-qkv-t17",)}
     big = small | {k: op.cases[k] for k in ("qwen3-4b-o",)}
     bf, f16 = cat.find("gemm_wgmma_bf16").variant, cat.find("gemm_wgmma_f16").variant
-    plan = [(wgmma_config(b, *c), big) for c in MAIN for b in ((bf, f16) if c != MAIN[1] else (bf,))]
+    plan = [(wgmma_config(b, *c), big) for c in MAIN for b in (bf, f16)]
     plan += [(wgmma_config(bf, *c), small) for c in CONFIGS if c not in MAIN]
     for v, cases in plan:
         from kreg.runtime.gpu import GpuModule
