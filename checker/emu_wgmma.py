@@ -25,9 +25,11 @@ Named barriers (bar.sync / bar.arrive a, b: barrier a of the block completes whe
 the hand-over between a producer warpgroup and consumer warpgroups, and setmaxnreg (a warpgroup-
 collective no-op here) are here too; the block-wide barrier forms stay with checker/emu_sync.py.
 
-Numerics as for mma.sync (checker/emu_tensor.py): the 16-bit products are exact and summed in float64
-with C, then rounded once to f32 (round to nearest even); the H100 adds in its own order and precision,
-within the op's documented tensor-core bound (kernels/ops/gemm.yaml)."""
+Numerics (the ISA leaves them open): each k16 step as fitted to the H100's bits (bench/wgmma_fit.py on
+bench/results/wgmma_probe_h100.txt: 99.7% of the registers bit-identical over 16 chained steps, the rest
+within a few ulps): C and the 16 exact products aligned to the largest exponent among them with 26 bits
+kept below it (truncated toward zero), summed exactly, the sum truncated toward zero to f32. Within the
+op's documented tensor-core bound (kernels/ops/gemm.yaml) in any case."""
 from __future__ import annotations
 
 import numpy as np
@@ -37,6 +39,7 @@ from kreg.checker import fpround as F
 from kreg.checker.emu_alu import op
 
 SWIZZLE_128B, NO_SWIZZLE = 1, 0
+ALIGN_BITS = 26                  # bits kept below the largest exponent of a k16 step's terms (_fused_sum)
 
 
 def _state(self):
@@ -132,6 +135,22 @@ def _mma_async(self, ins, ready):
             self.put(r, np.full(self.N, np.nan, np.float32), "f32", mask)
 
 
+def _fused_sum(terms: np.ndarray) -> np.ndarray:
+    """The H100's k16 step (fitted to its bits, bench/wgmma_fit.py): the accumulator and the 16 exact
+    products aligned to the largest exponent among them with 26 bits kept below it (24 + 2; the rest
+    truncated toward zero), summed exactly, the sum truncated toward zero to f32."""
+    with np.errstate(all="ignore"):
+        big = np.abs(terms).max(axis=-1, keepdims=True)
+        e = np.frexp(np.where(np.isfinite(big), big, 1.0))[1].astype(np.int64)      # big < 2^e
+        scale = np.ldexp(1.0, ALIGN_BITS - e)
+        exact = np.trunc(terms * scale).sum(axis=-1) / scale[..., 0]
+        special = ~np.isfinite(terms).all(axis=-1)
+        exact = np.where(special, terms.sum(axis=-1), exact)                           # inf / NaN as IEEE sums
+        r = exact.astype(np.float32)
+        over = np.isfinite(exact) & (np.abs(r.astype(np.float64)) > np.abs(exact))
+        return np.where(over, np.nextafter(r, np.float32(0)), r)
+
+
 def _retire(self, p, later) -> None:
     """Compute a pending operation: into the next pending one chained on the same accumulators (whose
     registers stay undefined), or else into the registers."""
@@ -146,7 +165,8 @@ def _retire(self, p, later) -> None:
     acc = np.zeros((64, n))
     if p["scale_d"]:
         acc[rows, cols] = C
-    D = F.canon_f32((acc + p["scales"][0] * p["scales"][1] * (A @ B.T)).astype(np.float32))[rows, cols]
+    prods = p["scales"][0] * p["scales"][1] * (A[:, None, :] * B[None, :, :])          # exact, [64][n][16]
+    D = F.canon_f32(_fused_sum(np.concatenate([acc[..., None], prods], axis=-1)))[rows, cols]
     nxt = next((q for q in later if q["names"] == p["names"]), None)
     if nxt is not None:
         nxt["C"], nxt["chained"] = D, False
