@@ -30,23 +30,25 @@ sys.path.insert(0, str(__import__('pathlib').Path(__file__).resolve().parent))
 LAYER = ("qwen3-4b-qkv", "qwen3-4b-o", "qwen3-4b-gate-up", "qwen3-4b-down")
 CONFIGS = ((192, 4), (160, 5), (192, 5), (160, 6), (224, 4),          # (BN, STAGES[, blocks an SM[, kind]])
            (192, 4, 1, 2), (160, 5, 1, 2), (192, 5, 1, 2), (160, 6, 1, 2), (224, 4, 1, 2),   # kind 2: persistent
-           (256, 4, 1, 2), (128, 6, 1, 2))                               # (kind 1: a producer warpgroup)
+           (256, 4, 1, 2), (128, 6, 1, 2),                               # (kind 1: a producer warpgroup)
+           (192, 4, 1, 0, 1), (160, 5, 1, 0, 1), (192, 4, 1, 2, 1))      # L2 prefetch hint
 MAIN = (CONFIGS[0], CONFIGS[1], CONFIGS[5], CONFIGS[6])   # numerics at the 4B o projection too, and in f16
 
 
-def wgmma_config(v, bn: int, stages: int, minb: int = 1, kind: int = 0):
+def wgmma_config(v, bn: int, stages: int, minb: int = 1, kind: int = 0, l2pf: int = 0):
     """gemm_wgmma at block tile 128 x bn with `stages` cp.async stages, at least minb blocks an SM; kind 0:
     256 threads copy and multiply; 1: plus a producer warpgroup (KREG_WS); 2: persistent (KREG_PERSIST,
-    grid min(tiles, 132))."""
+    grid min(tiles, 132)); l2pf: copies with the L2::256B prefetch hint."""
     opts = tuple(o for o in v.options if not o.startswith(("-DKREG_BN", "-DKREG_STAGES", "-DKREG_MINB", "-DKREG_WS",
-                                                           "-DKREG_PERSIST")))
+                                                           "-DKREG_PERSIST", "-DKREG_L2PF")))
     opts += (f"-DKREG_BN={bn}", f"-DKREG_STAGES={stages}", f"-DKREG_MINB={minb}", f"-DKREG_WS={int(kind > 0)}",
-             f"-DKREG_PERSIST={int(kind == 2)}")
+             f"-DKREG_PERSIST={int(kind == 2)}", f"-DKREG_L2PF={l2pf}")
     grid = ((parse(f"min(cdiv(T, 128) * cdiv(N, {bn}), 132)"),) if kind == 2
             else (parse("cdiv(T, 128)"), parse(f"cdiv(N, {bn})")))
     ln = replace(v.launches[0], grid=grid, block=(parse("384" if kind else "256"),),
                  shared=parse(str(stages * (128 + bn) * 128 + 1024)))
-    name = f"wgmma{('', '_ws', '_pers')[kind]}_bn{bn}_s{stages}" + (f"_b{minb}" if minb != 1 else "") + f"_{v.types['DT']}"
+    name = (f"wgmma{('', '_ws', '_pers')[kind]}_bn{bn}_s{stages}" + (f"_b{minb}" if minb != 1 else "")
+            + ("_pf" if l2pf else "") + f"_{v.types['DT']}")
     return replace(v, options=opts, launches=(ln,), name=name)
 
 

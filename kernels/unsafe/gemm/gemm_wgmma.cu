@@ -27,6 +27,9 @@
 #ifndef KREG_MINB
 #define KREG_MINB 1    // __launch_bounds__' minimum blocks per SM
 #endif
+#ifndef KREG_L2PF
+#define KREG_L2PF 0    // 1: cp.async with the .L2::256B prefetch hint
+#endif
 #ifndef KREG_PERSIST
 #define KREG_PERSIST 0 // 1: persistent blocks (grid min(tiles, 132)) walk tiles; implies KREG_WS
 #endif
@@ -141,7 +144,11 @@ template <bool BF> __device__ __forceinline__ void wgmma_tile(float* d, unsigned
 __device__ __forceinline__ unsigned swz(int r, int c) { return r * 128 + 16 * (c ^ (r & 7)); }
 
 __device__ __forceinline__ void cp_async16(unsigned dst, const void* src, bool valid) {
+#if KREG_L2PF      // with an L2 prefetch of the whole 256-byte sector group (the next rows' chunks)
+    asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;" :: "r"(dst), "l"(src), "r"(valid ? 16 : 0));
+#else
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(dst), "l"(src), "r"(valid ? 16 : 0));
+#endif
 }
 
 // Tile `tile` (k0 = 64 tile) of X rows t0.. and W rows n0.. into the stage at shared address st (zero
