@@ -10,6 +10,8 @@ process):
                                               # tiles (exact up to one rounding; mismatches mapped by
                                               # position in the tile), then conformance numerics
     python3 bench/wgmma_dev.py speed          # Qwen3-4B layer at T = 2048: cuBLAS vs gemm_wgmma configs
+    python3 bench/wgmma_dev.py fitcheck       # the emulator's fitted wgmma accumulation vs the GPU's bits
+                                              # (bf16, f16; normal and wide-exponent operands)
 """
 from __future__ import annotations
 
@@ -83,6 +85,71 @@ def run_probe(mod, A: np.ndarray, B: np.ndarray) -> np.ndarray:
                            (np.uint64(a.data.ptr), np.uint64(b.data.ptr), np.uint64(d.data.ptr), np.int32(K))))
     cupy.cuda.runtime.deviceSynchronize()
     return cupy.asnumpy(d).reshape(128, 32)
+
+
+def bits_of(a: np.ndarray, dt: str) -> np.ndarray:
+    return bf16_bits(a) if dt == "bf16" else np.ascontiguousarray(a, np.float32).astype(np.float16).view(np.uint16)
+
+
+def value_of(bits: np.ndarray, dt: str) -> np.ndarray:
+    if dt == "bf16":
+        return (bits.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    return bits.view(np.float16).astype(np.float64)
+
+
+def probe_raw(run, module, dt: str, A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """Raw accumulators [128][32] of wgmma_probe_<dt> on A, B (float32, rounded to dt) through `run`
+    (launch(module, entry, grid, block, shared, args, Memory) on the emulator, or a GpuModule's)."""
+    return run(module, f"wgmma_probe_{dt}", bits_of(A, dt), bits_of(B, dt), A.shape[1])
+
+
+def gpu_probe(gmod, entry, a, b, K):
+    import cupy
+    a, b = cupy.asarray(a), cupy.asarray(b)
+    d = cupy.zeros(128 * 32, dtype=cupy.float32)
+    gmod.launch(BoundLaunch(entry, (1, 1, 1), (128, 1, 1), 16384 * (K // 64) + 1024,
+                            (np.uint64(a.data.ptr), np.uint64(b.data.ptr), np.uint64(d.data.ptr), np.int32(K))))
+    cupy.cuda.runtime.deviceSynchronize()
+    return cupy.asnumpy(d).reshape(128, 32)
+
+
+def emu_probe(emod, entry, a, b, K):
+    from kreg.checker.emulator import Memory, launch
+    mem = Memory()
+    pa, pb, pd = mem.alloc(a.nbytes), mem.alloc(b.nbytes), mem.alloc(128 * 32 * 4)
+    mem.write(pa, a)
+    mem.write(pb, b)
+    launch(emod, entry, 1, 128, 16384 * (K // 64) + 1024, [np.uint64(pa), np.uint64(pb), np.uint64(pd), np.int32(K)], mem)
+    return np.frombuffer(mem.read(pd, 128 * 32 * 4), np.float32).reshape(128, 32)
+
+
+def fitcheck() -> None:
+    """The emulator's fitted wgmma accumulation (checker/emu_wgmma.py) against the H100 on fresh inputs:
+    both dtypes, normal and wide-exponent operands, K = 256; fraction of registers bit-identical."""
+    from kreg.runtime import parsed
+    from kreg.runtime.gpu import GpuModule
+    src = (__import__('pathlib').Path(__file__).resolve().parent.parent / "kernels/unsafe/gemm/gemm_wgmma.cu").read_text()
+    ptx = compile_cuda(src, "gemm_wgmma.cu", ("--gpu-architecture=compute_90a", "-DKREG_BN=64")).ptx
+    gmod, emod = GpuModule(ptx), parsed(ptx)
+
+    print(f"# wgmma accumulation: emulator vs H100 {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC", flush=True)
+    for dt in ("bf16", "f16"):
+        for kind in ("normal", "wide"):
+            for seed in (11, 12):
+                rng = np.random.default_rng(seed)
+                A, B = (rng.standard_normal((64, 256)).astype(np.float32) for _ in range(2))
+                if kind == "wide":     # exponents spread over 2^-6 .. 2^6 (inside f16's range)
+                    A *= np.exp2(rng.integers(-6, 7, A.shape)).astype(np.float32)
+                    B *= np.exp2(rng.integers(-6, 7, B.shape)).astype(np.float32)
+                g, e = probe_raw(gpu_probe, gmod, dt, A, B), probe_raw(emu_probe, emod, dt, A, B)
+                Av, Bv = value_of(bits_of(A, dt), dt), value_of(bits_of(B, dt), dt)
+                S = to_tile(np.ones((128, 32))) * (np.abs(Av) @ np.abs(Bv).T)
+                exact = Av @ Bv.T
+                err = np.abs(to_tile(g) - to_tile(e)) / S
+                ulps = np.abs(g.view(np.int32).astype(np.int64) - e.view(np.int32).astype(np.int64))
+                print(f"{dt} {kind:6s} seed {seed}: bit-identical {np.mean(g.view(np.uint32) == e.view(np.uint32)):.4f}"
+                      f" (one rounding of the exact sum: {np.mean(to_tile(g) == exact.astype(np.float32)):.4f}),"
+                      f" max ulps apart {ulps.max()}, max |gpu - emu| / S {err.max():.3g}", flush=True)
 
 
 def to_tile(raw: np.ndarray) -> np.ndarray:
@@ -266,4 +333,4 @@ def speed(dt: str = "bf16") -> None:
 
 
 if __name__ == "__main__":
-    {"probe": probe, "numerics": numerics, "speed": speed}[sys.argv[1]](*sys.argv[2:])
+    {"probe": probe, "numerics": numerics, "speed": speed, "fitcheck": fitcheck}[sys.argv[1]](*sys.argv[2:])

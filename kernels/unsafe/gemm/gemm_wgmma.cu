@@ -14,7 +14,7 @@
 // consumers store the last one's accumulators from registers, gemm_persistent).
 // Epilogue: accumulators rounded to DT into a padded shared Y tile, then 16-byte stores. Edges: rows
 // past T or N and k past K are zero-filled copies (cp.async src-size 0). Target sm_90a (compile option
-// --gpu-architecture=compute_90a). Entry wgmma_probe_bf16: one warpgroup, one m64n64 tile over K, the
+// --gpu-architecture=compute_90a). Entries wgmma_probe_{bf16,f16}: one warpgroup, one m64n64 tile over K, the
 // raw accumulators per (thread, register): the layout check of bench/wgmma_dev.py and the emulator.
 #include "kreg_own.cuh"
 
@@ -391,11 +391,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, KREG_MINB) gemm_wgmma_f16(
     gemm_entry(X, W, Y, T, N, K);
 }
 
-// Layout probe (one block of 128 threads): A [64][K] and B [64][K] bf16 (K a multiple of 64, at most 256)
+// Layout probe (one block of 128 threads): A [64][K] and B [64][K] (K a multiple of 64, at most 256)
 // copied into shared memory in the 128-byte swizzle layout by plain stores, K / 16 wgmma m64n64k16, then
 // the raw accumulators: D[thread][register] (32 a thread).
-extern "C" __global__ void __launch_bounds__(128, 1) wgmma_probe_bf16(const __nv_bfloat16* __restrict__ A,
-        const __nv_bfloat16* __restrict__ B, float* __restrict__ D, int K) {
+template <class T>
+__device__ __forceinline__ void wgmma_probe(const T* __restrict__ A, const T* __restrict__ B, float* __restrict__ D, int K) {
     extern __shared__ __align__(1024) unsigned char probe_smem[];
     const unsigned sraw = (unsigned)__cvta_generic_to_shared(probe_smem);
     const unsigned sbase = (sraw + 1023) & ~1023u;
@@ -415,9 +415,19 @@ extern "C" __global__ void __launch_bounds__(128, 1) wgmma_probe_bf16(const __nv
     for (int q = 0; q < tiles; q++)
 #pragma unroll
         for (int kk = 0; kk < 4; kk++)
-            wgmma_n64<true>(d, sw128_desc(sbase + 16384 * q + 32 * kk), sw128_desc(sbase + 16384 * q + 8192 + 32 * kk));
+            wgmma_n64<IsBf16<T>::value>(d, sw128_desc(sbase + 16384 * q + 32 * kk), sw128_desc(sbase + 16384 * q + 8192 + 32 * kk));
     asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
     asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
 #pragma unroll
     for (int i = 0; i < 32; i++) D[threadIdx.x * 32 + i] = d[i];
+}
+
+extern "C" __global__ void __launch_bounds__(128, 1) wgmma_probe_bf16(const __nv_bfloat16* __restrict__ A,
+        const __nv_bfloat16* __restrict__ B, float* __restrict__ D, int K) {
+    wgmma_probe(A, B, D, K);
+}
+
+extern "C" __global__ void __launch_bounds__(128, 1) wgmma_probe_f16(const __half* __restrict__ A,
+        const __half* __restrict__ B, float* __restrict__ D, int K) {
+    wgmma_probe(A, B, D, K);
 }
