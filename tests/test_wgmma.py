@@ -200,3 +200,28 @@ def test_setmaxnreg_is_a_warpgroup_collective_no_op():
     assert np.array_equal(np.frombuffer(mem.read(p, 4 * 384), np.int32), np.arange(384))
     with pytest.raises(Exception, match="not whole warpgroups"):
         launch(module, "k", 1, 96, 0, [np.uint64(p)], mem)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dt", ["bf16", "f16"])
+@pytest.mark.parametrize("wide", [False, True])
+def test_emulator_against_this_gpu(dt, wide):
+    """On a GPU: wgmma_probe_<dt> on fresh inputs (K = 256; normals, or normals scaled by 2^-6 .. 2^6) on
+    the GPU and on the emulator: every register within the documented bound; bf16 normals mostly
+    bit-identical (the distribution the model was fitted on)."""
+    import sys
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+    import wgmma_dev as W
+    from kreg.runtime.gpu import GpuModule
+    ptx = compile_cuda(SRC.read_text(), SRC.name, ("--gpu-architecture=compute_90a",)).ptx
+    rng = np.random.default_rng(21 + wide)
+    A, B = (rng.standard_normal((64, 256)).astype(np.float32) for _ in range(2))
+    if wide:
+        A, B = (x * np.exp2(rng.integers(-6, 7, x.shape)).astype(np.float32) for x in (A, B))
+    g = W.probe_raw(W.gpu_probe, GpuModule(ptx), dt, A, B)
+    e = W.probe_raw(W.emu_probe, parsed(ptx), dt, A, B)
+    Av, Bv = W.value_of(W.bits_of(A, dt), dt), W.value_of(W.bits_of(B, dt), dt)
+    S = _isa_tile(np.ones((128, 32))) * (np.abs(Av) @ np.abs(Bv).T)
+    assert (np.abs(_isa_tile(g) - _isa_tile(e)) / S).max() <= 3 * 256 * 2.0 ** -24
+    if dt == "bf16" and not wide:
+        assert np.mean(g.view(np.uint32) == e.view(np.uint32)) >= 0.99
