@@ -859,4 +859,4 @@ def _cvta(self, ins, m, *_):
     self.put(ins.args[0], np.asarray(v).astype(np.uint64).astype(DT[t]), t, m)
 
 
-from kreg.checker import emu_mem, emu_sync, emu_tensor  # noqa: E402,F401  (register their handlers in ALU)
+from kreg.checker import emu_mem, emu_sync, emu_tensor, emu_wgmma  # noqa: E402,F401  (register their handlers in ALU)

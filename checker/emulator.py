@@ -30,7 +30,7 @@ CLUSTER_MAX = 16                 # blocks in a thread-block cluster (16: the non
 CLUSTER_SHIFT = 24               # shared::cluster addresses: (1 + rank) << 24 | offset (see _cluster_locate)
 GLOBAL_BASE = 0x0000_7F00_0000_0000
 GAP = 1 << 16                    # unmapped bytes between allocations
-WARP_SYNC = {"shfl", "vote", "redux", "match", "activemask", "mma", "ldmatrix"}
+WARP_SYNC = {"shfl", "vote", "redux", "match", "activemask", "mma", "ldmatrix", "wgmma", "setmaxnreg"}   # wgmma, setmaxnreg: the warpgroup's 128 threads
 
 
 @dataclass

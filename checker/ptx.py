@@ -25,7 +25,7 @@ OPCODES = {
     "popc", "clz", "brev", "bfe", "bfi", "prmt", "copysign", "testp", "membar", "fence", "vote", "activemask",
     "cnot", "lop3", "sad", "mad.wide", "shf", "set", "prefetch", "prefetchu", "cp", "redux", "match", "nanosleep",
     "ld.param", "isspacep", "madc", "addc", "subc", "mul.wide", "trap", "bfind", "fns", "szext", "bmsk", "dp4a", "dp2a",
-    "mma", "ldmatrix", "griddepcontrol", "mapa",
+    "mma", "ldmatrix", "griddepcontrol", "mapa", "wgmma", "setmaxnreg",
 }
 
 

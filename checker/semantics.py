@@ -122,6 +122,8 @@ def execute(ex, st, ins: P.Instr, guard):
         return _cp_async(ex, st, ins, guard)
     if op == "ldmatrix":
         return _ldmatrix(ex, st, ins, guard)
+    if op in ("wgmma", "setmaxnreg"):     # asynchronous shared reads (issue .. wait_group) are not modelled
+        raise Unsupported(f"warpgroup instruction not modelled by the prover: {ins.text.strip()}")
     if op == "mma":          # a warp collective: each result depends on every lane's fragments
         return _havoc_dests(ex, st, ins, guard)
     if op in ("bfe", "bfi") and _bit_field(ex, st, ins, guard):

@@ -373,7 +373,8 @@ class Variant:
 
 
 ALLOWED_OPTIONS = ("-O", "--use_fast_math", "-use_fast_math", "--fmad=", "-D", "--extra-device-vectorization",
-                   "--ftz=", "--prec-div=", "--prec-sqrt=", "-lineinfo", "--maxrregcount=")
+                   "--ftz=", "--prec-div=", "--prec-sqrt=", "-lineinfo", "--maxrregcount=",
+                   "--gpu-architecture=compute_90a")   # sm_90a: Hopper warpgroup MMA (wgmma), setmaxnreg
 LAUNCH_KEYS = ("entry", "args", "launch")
 
 

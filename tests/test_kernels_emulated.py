@@ -110,6 +110,10 @@ def test_every_op_has_a_safe_and_an_unsafe_variant_per_dtype(opname):
     ("gemm_mma_f16", "b[j][0] = r[0]; b[j][1] = r[1];", "b[j][0] = r[1]; b[j][1] = r[0];"),  # k halves swapped
     ("gemm_mma_bf16", "(lane >> 2) + 8 * h]", "(lane & 7) + 8 * h]"),             # accumulator layout
     ("gemm_tc_bf16_safe", "K, k0 + BK);", "K, k0 + 2 * BK);"),                       # every other k tile lost
+    ("gemm_wgmma_bf16", 'asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");\n    asm volatile("cp.async',
+     'asm volatile("cp.async'),                                                     # epilogue before the last wgmmas retire
+    ("gemm_wgmma_bf16", "| (1ull << 62);", ";"),                                   # descriptors without the swizzle
+    ("gemm_wgmma_f16", "16 * warp + (lane >> 2)", "16 * warp + (lane & 7)"),       # accumulator layout
     ("gemm_tc_f16_safe", "u[1] = m == 1 ? got : u[1];", "u[1] = m == 2 ? got : u[1];"),   # quad transpose wrong
     ("rms_norm_gemv_bf16_safe", "kreg::normed8(x, w, k, ss)", "kreg::normed8(x, x, k, ss)"),  # x for the weight
     ("rms_norm_gemv_f16_safe", "kreg::inv_rms(sq, K, eps)", "kreg::inv_rms(sq, K + 8, eps)"),   # mean over K + 8
