@@ -213,7 +213,7 @@ def launch(module, entry: str, grid, block, shared: int, args, mem: Memory, *, t
     if any(g % c for g, c in zip(grid, cluster)) or csize > CLUSTER_MAX:
         raise EmulatorError("launch-limits", f"grid {grid} is not a whole number of clusters {cluster} "
                             f"(at most {CLUSTER_MAX} blocks)")
-    order = _cluster_order(grid, cluster)
+    order = _cluster_order(grid, cluster) if csize > 1 else None       # None: blocks in order, never listed
     per_batch = max(1, BATCH_THREADS // tpb)
     per_batch = max(csize, per_batch // csize * csize)          # whole clusters run together
     res = LaunchResult(0, 0, [] if trace else None)
@@ -222,7 +222,7 @@ def launch(module, entry: str, grid, block, shared: int, args, mem: Memory, *, t
         if max_cost is not None and res.cost > max_cost:
             raise EmulatorError("step-limit", f"step budget exceeded (an infinite loop?): {max_cost} spent after "
                                 f"{b0} of {nblocks} blocks")
-        blocks = order[b0:b0 + per_batch]
+        blocks = order[b0:b0 + per_batch] if order is not None else np.arange(b0, min(nblocks, b0 + per_batch))
         m = _Machine(k, code, mem, grid, block, blocks, params, poffs, gaddr, soffs, ssize, int(shared),
                      loffs, lsize, trace, max_steps - res.steps, cluster)
         m.cost_left = None if max_cost is None else max_cost - res.cost
@@ -239,7 +239,8 @@ def launch(module, entry: str, grid, block, shared: int, args, mem: Memory, *, t
 
 def _cluster_order(grid, cluster) -> np.ndarray:
     """Linear block ids (x fastest) grouped by thread-block cluster, each cluster's blocks in rank order
-    (x fastest within the cluster); without clusters (1, 1, 1) simply 0, 1, 2, .."""
+    (x fastest within the cluster); without clusters (1, 1, 1) simply 0, 1, 2, .. (launch() then makes each
+    batch's ids itself: a grid of 2^31 blocks must not be listed)."""
     (gx, gy, gz), (cx, cy, cz) = grid, cluster
     r = np.arange(cx * cy * cz)
     rx, ry, rz = r % cx, r // cx % cy, r // (cx * cy)
