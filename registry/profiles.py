@@ -136,11 +136,17 @@ def _time_key(rows: list[dict]) -> str:
 
 
 def _fastest(timed: list[tuple], key: str) -> tuple[tuple, str]:
-    """The fastest (time, entry, row) and the basis of the ranking: the least geometric mean of times over the named cases all were
-    timed at, when there are several (one shape class must not decide for all: a kernel fastest at the
-    largest case may be slowest at a model's own shapes), else the least time at the largest case."""
-    common = set.intersection(*(set(_case_times(r, key)) for _, _, r in timed))
+    """The fastest (time, entry, row) and the basis of the ranking: the least geometric mean of times over
+    the named cases all were timed at, when there are several (one shape class must not decide for all: a
+    kernel fastest at the largest case may be slowest at a model's own shapes), else the least time at the
+    largest case. The basis names the cases left out because only some candidates were timed there (a
+    `kreg verify --max-case-mb` run, say): `kreg verify --speed-cases all` of every candidate closes it."""
+    sets = [set(_case_times(r, key)) for _, _, r in timed]
+    common, every = set.intersection(*sets), set.union(*sets)
     how = " as the engine runs it" if key == "engine_us" else ""
+    if every - common:
+        how += (f"; {len(every - common)} named case(s) left out, timed for only some candidates: "
+                + ", ".join(sorted(every - common)[:4]) + (", .." if len(every - common) > 4 else ""))
     if len(common) > 1:
         def gmean(row):
             ts = _case_times(row, key)

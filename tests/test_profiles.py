@@ -95,6 +95,7 @@ def test_fastest_weighs_every_timed_case_not_only_the_largest(add):
               cases={"big": 4.0, "a": 2.0, "b": 2.0, "only-vec": 0.1})
     c = _choice(resolve("fastest", "gpu", cat, store, "prover-test"), "bf16")
     assert c.variant == "add_bf16_safe" and "over 3 named cases" in c.why
+    assert "1 named case(s) left out, timed for only some candidates: only-vec" in c.why
 
 
 def test_a_profile_ranks_safe_variants_by_speed_and_overrides_per_named_case(tmp_path):
