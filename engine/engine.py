@@ -64,8 +64,8 @@ class Engine:
         self.prefill_chunk = min(int(self.plan[op].op.dims["T"][1])
                                  for op in ("gemm", "attention_prefill", "qk_norm_rope_prefill", "embedding"))
         self.pdl = pdl      # programmatic dependent launch for the kernels that wait first (plan.Launch.with_pdl)
-        self.step = [ln.with_pdl() for ln in L.decode(self.plan, self.m, self.P)] if pdl else \
-            L.decode(self.plan, self.m, self.P)
+        step = L.decode(self.plan, self.m, self.P)
+        self.step = [ln.with_pdl() for ln in step] if pdl else step
         self.graph = None
 
     def _splits(self) -> int:

@@ -119,7 +119,7 @@ class OpKernel:
         v = self.entry.variant
         ptrs = {k: (p.ptr if hasattr(p, "ptr") else int(p)) for k, p in pointers.items()}
         if v.scratch:
-            key = tuple(sorted(dims.items()))
+            key = _dims_key(dims)
             if key not in self.scratch:
                 sizes = buffer_sizes(v, self.op, dims)
                 self.scratch[key] = {s: self.module.device.alloc(sizes[s], f"{v.name}.{s}") for s in v.scratch}
