@@ -172,6 +172,29 @@ def _by_case(cases: dict[str, dict], timed: list[tuple], default: Entry, key: st
     return out
 
 
+def uneven_timing(catalog: Catalog, store: Store, device: str, ops: set[str]) -> list[str]:
+    """One note per op and types whose timed variants on this device were timed at different named cases
+    (a `kreg verify --max-case-mb` run, say): a profile ranks them on the common cases only."""
+    verdicts = _latest_verdicts(store, device)
+    groups: dict[tuple, list[tuple[Entry, dict]]] = {}
+    for e in catalog.entries:
+        row = verdicts.get(e.hash)
+        if e.op in ops and row and _speed(row) is not None:
+            groups.setdefault((e.op, tuple(sorted(e.variant.types.items()))), []).append((e, row))
+    notes = []
+    for (op, types), timed in sorted(groups.items()):
+        key = _time_key([row for _, row in timed])
+        sets = {e.name: set(_case_times(row, key)) for e, row in timed}
+        every, common = set.union(*sets.values()), set.intersection(*sets.values())
+        if len(timed) > 1 and every != common:
+            short = sorted(n for n, s in sets.items() if s != every)
+            notes.append(f"{op} {' '.join(v for _, v in types)}: {len(every - common)} named case(s) timed for only "
+                         f"some variants (not for {', '.join(short[:4])}{', ..' if len(short) > 4 else ''}); profiles rank "
+                         f"on the {len(common)} common ones: `kreg verify --speed-cases all` without --max-case-mb "
+                         f"times them all")
+    return notes
+
+
 def resolve(profile: str, device: str, catalog: Catalog, store: Store, checker_version: str,
             unusable=None) -> Resolution:
     """unusable(entry) -> a reason the caller cannot run that entry (passed over), or None."""

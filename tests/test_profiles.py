@@ -4,7 +4,7 @@ why each other candidate was not taken; fastest takes the fastest conformant one
 import pytest
 
 from kreg.registry.catalog import load_catalog
-from kreg.registry.profiles import resolve
+from kreg.registry.profiles import resolve, uneven_timing
 from kreg.registry.results import PROPS
 from kreg.registry.store import Store
 
@@ -96,6 +96,13 @@ def test_fastest_weighs_every_timed_case_not_only_the_largest(add):
     c = _choice(resolve("fastest", "gpu", cat, store, "prover-test"), "bf16")
     assert c.variant == "add_bf16_safe" and "over 3 named cases" in c.why
     assert "1 named case(s) left out, timed for only some candidates: only-vec" in c.why
+    # `kreg verify` says so too, naming the variant timed at fewer cases, and only for that op and types
+    notes = uneven_timing(cat, store, "gpu", {"add"})
+    assert len(notes) == 1 and notes[0].startswith("add bf16: 1 named case(s)") and "not for add_bf16_safe" in notes[0]
+    assert uneven_timing(cat, store, "gpu", {"silu_mul"}) == [] and uneven_timing(cat, store, "cpu", {"add"}) == []
+    _verified(store, v["add_bf16_safe"], "safe", device_kind=GPU, median_us=5.0,
+              cases={"big": 5.0, "a": 1.0, "b": 1.0, "only-vec": 0.2})
+    assert uneven_timing(cat, store, "gpu", {"add"}) == []
 
 
 def test_a_profile_ranks_safe_variants_by_speed_and_overrides_per_named_case(tmp_path):

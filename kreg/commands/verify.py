@@ -21,6 +21,7 @@ from kreg.commands import EXIT_ENV, EXIT_INTERRUPTED, EXIT_OK, EXIT_REJECTED, EX
 from kreg.pipeline import Options, failed, store_final, store_known_proof, store_recorder, verify_variant
 
 from kreg.registry.catalog import Entry, load_catalog
+from kreg.registry.profiles import uneven_timing
 from kreg.registry.results import PROPS
 from kreg.registry.store import Store, StoreError
 
@@ -113,10 +114,14 @@ def run_verify(args, out: Console, err: Console) -> int:
     for i, r in zip(done, ordered):       # again, with the speed ratios to the op's other variants
         if r.speed:
             store_final(store, entries[i], r)
+    notes = uneven_timing(cat, store, args.device, {e.op for e in entries}) if opts.speed else []
+    for n in notes:
+        err.print(f"[yellow]note[/]: {escape(n)}", highlight=False)
     if args.json:
         print(json.dumps({"device": args.device, "tool_version": __version__, "options": asdict(opts),
                           "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-                          "complete": not interrupted, "variants": [r.to_json() for r in ordered]},
+                          "complete": not interrupted, "variants": [r.to_json() for r in ordered],
+                          "notes": notes},
                          indent=2, default=str))
     else:
         _table(out, args.device, [r.to_json() for r in ordered])
