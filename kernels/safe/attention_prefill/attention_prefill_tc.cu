@@ -30,7 +30,13 @@ namespace {
 #define KREG_LONGEST_FIRST 0   // 1: block x takes row tile gridDim.x - 1 - x (the longest rows start first; not proven)
 #endif
 #ifndef KREG_FROM_END
-#define KREG_FROM_END 0        // 1: block x takes rows T - BM (x + 1) .. T - 1 - BM x (longest first, tiles counted from the end)
+#define KREG_FROM_END 0        // 1: rows counted from the end: block x takes rows T - 1 - BM x down to T - BM (x + 1)
+                               // (longest first), row i of the block order at T - 1 - i
+#endif
+#if KREG_FROM_END
+#define KREG_ROW(i) (n_q - 1 - (i))
+#else
+#define KREG_ROW(i) (i)
 #endif
 #ifndef KREG_WARPS
 #define KREG_WARPS 4           // warps of a block (16 query rows each): BM = 16 KREG_WARPS
@@ -105,13 +111,13 @@ __device__ __forceinline__ void prefill(const T* __restrict__ q, const T* __rest
     __shared__ __align__(16) T Ks[BN][LD];
     __shared__ __align__(16) T Vs[BN][LD];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, gr = lane >> 2, tq = lane & 3;
-#if KREG_FROM_END
-    const int t0 = n_q - BM * (blockIdx.x + 1), h = blockIdx.y;   // > -BM: the block of x = gridDim.x - 1 is ragged
-#else
     const int t0 = (KREG_LONGEST_FIRST ? gridDim.x - 1 - blockIdx.x : blockIdx.x) * BM, h = blockIdx.y;
-#endif
     const int g = (int)((unsigned)h / ((unsigned)Hq / (unsigned)Hkv));
+#if KREG_FROM_END
+    const int n_keys = start + n_q - t0;                    // keys 0 .. n_keys - 1 are seen by some row
+#else
     const int n_keys = start + min(t0 + BM, n_q);          // keys 0 .. n_keys - 1 are seen by some row
+#endif
     const int tiles = (n_keys + BN - 1) / BN;
     const float sl2 = scale * 1.4426950408889634f;
 
@@ -123,17 +129,13 @@ __device__ __forceinline__ void prefill(const T* __restrict__ q, const T* __rest
     load_tile<T>(kr, vr, kc, vc, 0, n_keys, Hkv, g);
 #endif
 
-    // Q fragments of rows r0 = t0 + 16 warp + gr and r0 + 8 (zeros outside 0 .. T - 1)
+    // Q fragments of rows r0 = t0 + 16 warp + gr and r0 + 8 in block order (at KREG_ROW of them; zeros past T)
     const int r0 = t0 + 16 * warp + gr;
     unsigned qa[8][4];
     {
-#if KREG_FROM_END
-        const bool in0 = r0 >= 0 && r0 < n_q, in1 = r0 + 8 >= 0 && r0 + 8 < n_q;
-#else
         const bool in0 = r0 < n_q, in1 = r0 + 8 < n_q;
-#endif
-        const unsigned* q0 = reinterpret_cast<const unsigned*>(q + ((long long)(in0 ? r0 : 0) * Hq + h) * D);
-        const unsigned* q1 = reinterpret_cast<const unsigned*>(q + ((long long)(in1 ? r0 + 8 : 0) * Hq + h) * D);
+        const unsigned* q0 = reinterpret_cast<const unsigned*>(q + ((long long)(in0 ? KREG_ROW(r0) : 0) * Hq + h) * D);
+        const unsigned* q1 = reinterpret_cast<const unsigned*>(q + ((long long)(in1 ? KREG_ROW(r0 + 8) : 0) * Hq + h) * D);
 #pragma unroll
         for (int kk = 0; kk < 8; kk++) {
             qa[kk][0] = in0 ? q0[kk * 8 + tq] : 0u;
@@ -142,7 +144,13 @@ __device__ __forceinline__ void prefill(const T* __restrict__ q, const T* __rest
             qa[kk][3] = in1 ? q1[kk * 8 + 4 + tq] : 0u;
         }
     }
-    const int qpos0 = start + r0, qpos1 = qpos0 + 8;
+    const int qpos0 = start + KREG_ROW(r0), qpos1 = start + KREG_ROW(r0 + 8);
+    // the warp's first and last query positions
+#if KREG_FROM_END
+    const int wlo = qpos1 - 7 + gr;          // rows r0 - gr + 15 .. r0 - gr
+#else
+    const int wlo = qpos0 - gr;
+#endif
 
     float o[16][4];
 #pragma unroll
@@ -241,7 +249,7 @@ __device__ __forceinline__ void prefill(const T* __restrict__ q, const T* __rest
     for (int kb = 0; kb < tiles; kb++) {
         // warp-uniform: some key of the tile is visible to the warp's last row (else the warp skips the
         // math); the tile reaches past the warp's first row (else no mask)
-        const bool live = kb * BN <= qpos0 - gr + 15, diag = kb * BN + BN - 1 > qpos0 - gr;
+        const bool live = kb * BN <= wlo + 15, diag = kb * BN + BN - 1 > wlo;
 #if KREG_SPLIT
         // Ks holds K of tile kb, kr V of tile kb (in flight)
         if (live) scores(kb, diag);
@@ -293,7 +301,7 @@ __device__ __forceinline__ void prefill(const T* __restrict__ q, const T* __rest
                 u[2] = m == 2 ? got : u[2];
                 u[3] = m == 3 ? got : u[3];
             }
-            if ((!KREG_FROM_END || row >= 0) && row < n_q) st_global_v4(out + ((long long)row * Hq + h) * D + 32 * jg + 8 * tq, u);
+            if (row < n_q) st_global_v4(out + ((long long)KREG_ROW(row) * Hq + h) * D + 32 * jg + 8 * tq, u);
         }
     }
 }
