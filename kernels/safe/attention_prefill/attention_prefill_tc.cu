@@ -34,7 +34,7 @@ namespace {
                                // (longest first), row i of the block order at T - 1 - i
 #endif
 #if KREG_FROM_END
-#define KREG_ROW(i) (n_q - 1 - (i))
+#define KREG_ROW(i) (last - (i))   // last = T - 1: a subtraction (n_q - 1 - i compiles to not + add)
 #else
 #define KREG_ROW(i) (i)
 #endif
@@ -112,6 +112,7 @@ __device__ __forceinline__ void prefill(const T* __restrict__ q, const T* __rest
     __shared__ __align__(16) T Vs[BN][LD];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, gr = lane >> 2, tq = lane & 3;
     const int t0 = (KREG_LONGEST_FIRST ? gridDim.x - 1 - blockIdx.x : blockIdx.x) * BM, h = blockIdx.y;
+    const int last = n_q - 1;
     const int g = (int)((unsigned)h / ((unsigned)Hq / (unsigned)Hkv));
 #if KREG_FROM_END
     const int n_keys = start + n_q - t0;                    // keys 0 .. n_keys - 1 are seen by some row
