@@ -12,6 +12,6 @@ t0=$(date +%s)
 timeout 100 python3 bench/prefill_dev.py speed "$OUT/prefill_speed.txt" > /dev/null 2>> "$E"
 echo "== speed exit $? after $(( $(date +%s) - t0 )) s" >> "$E"
 t0=$(date +%s)
-timeout 55 python3 bench/prefill_dev.py numerics gpu end w8_end split_end >> "$E" 2>&1
+timeout 55 python3 bench/prefill_dev.py numerics gpu end w8 split w8_split >> "$E" 2>&1
 echo "== numerics exit $? after $(( $(date +%s) - t0 )) s" >> "$E"
 cat "$OUT/prefill_speed.txt" "$E"

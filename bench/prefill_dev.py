@@ -36,6 +36,7 @@ CANDIDATES = {
     "w8_end": ("-DKREG_WARPS=8", "-DKREG_FROM_END=1"),
     "split": ("-DKREG_SPLIT=1",),
     "split_end": ("-DKREG_SPLIT=1", "-DKREG_FROM_END=1"),
+    "w8_split": ("-DKREG_WARPS=8", "-DKREG_SPLIT=1"),
     "w8_split_end": ("-DKREG_WARPS=8", "-DKREG_SPLIT=1", "-DKREG_FROM_END=1"),
 }
 GPU_CASES = ("qwen3-4b-t2048", "qwen3-4b-chunk")      # beside the small ones (T <= 129) in `numerics gpu`
@@ -88,7 +89,7 @@ def prove(names: list[str]) -> None:
     for v in vs:
         P.QUERY_LOG = log = []
         t0 = time.time()
-        res = P.prove_variant(v, op, ptx_of(v), timeout_ms=10_000, budget_ms=30_000, isolate=False)
+        res = P.prove_variant(v, op, ptx_of(v), timeout_ms=10_000, budget_ms=int(__import__("os").environ.get("KREG_PF_BUDGET_MS", "30000")), isolate=False)
         work = sum(q["rlimit"] / P.RLIMIT_PER_MS[q["kind"]] for q in log) / 1000
         cells = " ".join(f"{p}={res[p].status}" + ("" if res[p].scope == "all-dims" else f"({res[p].scope})")
                          for p in P.PROPS)
