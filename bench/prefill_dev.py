@@ -38,6 +38,12 @@ CANDIDATES = {
     "split_end": ("-DKREG_SPLIT=1", "-DKREG_FROM_END=1"),
     "w8_split": ("-DKREG_WARPS=8", "-DKREG_SPLIT=1"),
     "w8_split_end": ("-DKREG_WARPS=8", "-DKREG_SPLIT=1", "-DKREG_FROM_END=1"),
+    "diag": ("-DKREG_DIAGONLY=1",),
+    "skip": ("-DKREG_SKIPRESCALE=1",),
+    "diag_skip": ("-DKREG_DIAGONLY=1", "-DKREG_SKIPRESCALE=1"),
+    "lf_diag_skip": ("-DKREG_LONGEST_FIRST=1", "-DKREG_DIAGONLY=1", "-DKREG_SKIPRESCALE=1"),
+    "w8_diag_skip": ("-DKREG_WARPS=8", "-DKREG_DIAGONLY=1", "-DKREG_SKIPRESCALE=1"),
+    "w8_lf_diag_skip": ("-DKREG_WARPS=8", "-DKREG_LONGEST_FIRST=1", "-DKREG_DIAGONLY=1", "-DKREG_SKIPRESCALE=1"),
 }
 GPU_CASES = ("qwen3-4b-t2048", "qwen3-4b-chunk")      # beside the small ones (T <= 129) in `numerics gpu`
 SPEED_SHAPES = {"qwen3-4b-t2048": {"T": 2048, "Hq": 32, "Hkv": 8, "S": 2048, "start": 0},

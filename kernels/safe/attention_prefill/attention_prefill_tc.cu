@@ -179,6 +179,29 @@ __device__ __forceinline__ void prefill(const T* __restrict__ q, const T* __rest
         // scores in base 2, causal mask, online softmax (rows gr and gr + 8 of the warp)
         const int key0 = kb * BN + 2 * tq;
         float mx0 = m0, mx1 = m1;
+#if KREG_DIAGONLY
+        if (diag) {
+#pragma unroll
+            for (int j = 0; j < 8; j++) {
+#pragma unroll
+                for (int e = 0; e < 2; e++) {
+                    const int key = key0 + 8 * j + e;
+                    s[j][e] = key <= qpos0 ? s[j][e] * sl2 : -KREG_INF;
+                    s[j][2 + e] = key <= qpos1 ? s[j][2 + e] * sl2 : -KREG_INF;
+                }
+            }
+        } else {
+#pragma unroll
+            for (int j = 0; j < 8; j++)
+#pragma unroll
+                for (int c = 0; c < 4; c++) s[j][c] *= sl2;
+        }
+#pragma unroll
+        for (int j = 0; j < 8; j++) {
+            mx0 = fmaxf(mx0, fmaxf(s[j][0], s[j][1]));
+            mx1 = fmaxf(mx1, fmaxf(s[j][2], s[j][3]));
+        }
+#else
 #pragma unroll
         for (int j = 0; j < 8; j++) {
 #pragma unroll
@@ -190,6 +213,7 @@ __device__ __forceinline__ void prefill(const T* __restrict__ q, const T* __rest
                 mx1 = fmaxf(mx1, s[j][2 + e]);
             }
         }
+#endif
 #pragma unroll
         for (int x = 1; x <= 2; x <<= 1) {
             mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, x));
@@ -197,8 +221,9 @@ __device__ __forceinline__ void prefill(const T* __restrict__ q, const T* __rest
         }
         const float b0 = mx0 == -KREG_INF ? 0.f : mx0, b1 = mx1 == -KREG_INF ? 0.f : mx1;
         const float c0 = exp2f(m0 - b0), c1 = exp2f(m1 - b1);
-        m0 = mx0;
-        m1 = mx1;
+#if KREG_SKIPRESCALE
+        if (!__all_sync(0xffffffffu, mx0 == m0 && mx1 == m1)) {   // else c0 = c1 = 1 (or o, l still 0)
+#endif
         l0 *= c0;
         l1 *= c1;
 #pragma unroll
@@ -208,6 +233,11 @@ __device__ __forceinline__ void prefill(const T* __restrict__ q, const T* __rest
             o[d][2] *= c1;
             o[d][3] *= c1;
         }
+#if KREG_SKIPRESCALE
+        }
+#endif
+        m0 = mx0;
+        m1 = mx1;
         // P as A fragments (k-step = 16 keys) in two parts, P = hi + lo (hi = P rounded to DT, lo = the
         // rest rounded to DT): P V carries P to ~2^-16 relative
 #pragma unroll
