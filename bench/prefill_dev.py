@@ -14,7 +14,8 @@ their own launch geometry), checked and timed in one process:
 Candidates (CANDIDATES: name -> -D options; KREG_WARPS sets the block's rows, 16 a warp): the registered
 build, the rows counted from the end (longest first, KREG_FROM_END), 8 warps (128 rows a block: each K/V tile
 loaded once for twice the rows), one register stage for K and V in turn (KREG_SPLIT), the gridDim-based
-longest-first order (KREG_LONGEST_FIRST: unproven) for comparison.
+longest-first order (KREG_LONGEST_FIRST: unproven) for comparison, mask compares only on diagonal tiles
+(KREG_DIAGONLY), the rescale only on a new max (KREG_SKIPRESCALE), 32-key tiles at 3 blocks an SM (KREG_BN, KREG_MINB).
 """
 from __future__ import annotations
 
@@ -44,6 +45,10 @@ CANDIDATES = {
     "lf_diag_skip": ("-DKREG_LONGEST_FIRST=1", "-DKREG_DIAGONLY=1", "-DKREG_SKIPRESCALE=1"),
     "w8_diag_skip": ("-DKREG_WARPS=8", "-DKREG_DIAGONLY=1", "-DKREG_SKIPRESCALE=1"),
     "w8_lf_diag_skip": ("-DKREG_WARPS=8", "-DKREG_LONGEST_FIRST=1", "-DKREG_DIAGONLY=1", "-DKREG_SKIPRESCALE=1"),
+    "b32m3": ("-DKREG_BN=32", "-DKREG_MINB=3"),
+    "b32m3_diag_skip": ("-DKREG_BN=32", "-DKREG_MINB=3", "-DKREG_DIAGONLY=1", "-DKREG_SKIPRESCALE=1"),
+    "lf_b32m3_diag_skip": ("-DKREG_LONGEST_FIRST=1", "-DKREG_BN=32", "-DKREG_MINB=3", "-DKREG_DIAGONLY=1",
+                           "-DKREG_SKIPRESCALE=1"),
 }
 GPU_CASES = ("qwen3-4b-t2048", "qwen3-4b-chunk")      # beside the small ones (T <= 129) in `numerics gpu`
 SPEED_SHAPES = {"qwen3-4b-t2048": {"T": 2048, "Hq": 32, "Hkv": 8, "S": 2048, "start": 0},
