@@ -46,13 +46,16 @@ namespace {
 #ifndef KREG_SPLIT
 #define KREG_SPLIT 0           // 1: one register stage, K and V in turn (three barriers a tile, half the registers)
 #endif
+#ifndef KREG_BN
+#define KREG_BN 64             // keys a tile (32 or 64)
+#endif
 #ifdef KREG_MINB
 #define KREG_BOUNDS __launch_bounds__(NT, KREG_MINB)   // at least KREG_MINB blocks an SM
 #else
 #define KREG_BOUNDS __launch_bounds__(NT)
 #endif
 
-constexpr int BN = 64, D = 128, LD = D + 8, NT = 32 * KREG_WARPS, BM = 16 * KREG_WARPS;
+constexpr int BN = KREG_BN, NJ = BN / 8, NKV = BN / 16, D = 128, LD = D + 8, NT = 32 * KREG_WARPS, BM = 16 * KREG_WARPS;
 constexpr int VT = BN * D / 8 / NT;   // VT: 16-byte vectors a thread stages of one K or V tile
 #define KREG_INF __int_as_float(0x7f800000)
 
@@ -159,16 +162,16 @@ __device__ __forceinline__ void prefill(const T* __restrict__ q, const T* __rest
 #pragma unroll
     for (int d = 0; d < 16; d++) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.f;
     float m0 = -KREG_INF, m1 = -KREG_INF, l0 = 0.f, l1 = 0.f;
-    unsigned ph[4][4], pl[4][4];
+    unsigned ph[NKV][4], pl[NKV][4];
 
     // S = Q K^T of this tile from Ks, scaled to base 2, causal mask, online softmax: the running max and sum
     // and o rescaled, P (hi + lo) as the A fragments of P V
     auto scores = [&](int kb, bool diag) {
-        float s[8][4];
+        float s[NJ][4];
 #pragma unroll
-        for (int j = 0; j < 8; j++) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
+        for (int j = 0; j < NJ; j++) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
 #pragma unroll
-        for (int j = 0; j < 8; j++) {
+        for (int j = 0; j < NJ; j++) {
 #pragma unroll
             for (int kk = 0; kk < 8; kk += 2) {
                 unsigned b[4];
@@ -184,7 +187,7 @@ __device__ __forceinline__ void prefill(const T* __restrict__ q, const T* __rest
 #if KREG_DIAGONLY
         if (diag) {
 #pragma unroll
-            for (int j = 0; j < 8; j++) {
+            for (int j = 0; j < NJ; j++) {
 #pragma unroll
                 for (int e = 0; e < 2; e++) {
                     const int key = key0 + 8 * j + e;
@@ -194,18 +197,18 @@ __device__ __forceinline__ void prefill(const T* __restrict__ q, const T* __rest
             }
         } else {
 #pragma unroll
-            for (int j = 0; j < 8; j++)
+            for (int j = 0; j < NJ; j++)
 #pragma unroll
                 for (int c = 0; c < 4; c++) s[j][c] *= sl2;
         }
 #pragma unroll
-        for (int j = 0; j < 8; j++) {
+        for (int j = 0; j < NJ; j++) {
             mx0 = fmaxf(mx0, fmaxf(s[j][0], s[j][1]));
             mx1 = fmaxf(mx1, fmaxf(s[j][2], s[j][3]));
         }
 #else
 #pragma unroll
-        for (int j = 0; j < 8; j++) {
+        for (int j = 0; j < NJ; j++) {
 #pragma unroll
             for (int e = 0; e < 2; e++) {
                 const int key = key0 + 8 * j + e;
@@ -243,7 +246,7 @@ __device__ __forceinline__ void prefill(const T* __restrict__ q, const T* __rest
         // P as A fragments (k-step = 16 keys) in two parts, P = hi + lo (hi = P rounded to DT, lo = the
         // rest rounded to DT): P V carries P to ~2^-16 relative
 #pragma unroll
-        for (int j = 0; j < 8; j++) {
+        for (int j = 0; j < NJ; j++) {
             const float p0 = exp2f(s[j][0] - b0), p1 = exp2f(s[j][1] - b0);
             const float p2 = exp2f(s[j][2] - b1), p3 = exp2f(s[j][3] - b1);
             l0 += p0 + p1;
@@ -259,7 +262,7 @@ __device__ __forceinline__ void prefill(const T* __restrict__ q, const T* __rest
     // O += P V of this tile from Vs
     auto pv = [&]() {
 #pragma unroll
-        for (int kv = 0; kv < 4; kv++) {
+        for (int kv = 0; kv < NKV; kv++) {
 #pragma unroll
             for (int d = 0; d < 16; d += 2) {
                 unsigned b[4];
