@@ -10,7 +10,7 @@ rm -f "$OUT/pip.log"
 E="$OUT/prefill_dev.txt"; : > "$E"
 t0=$(date +%s)
 timeout 100 python3 bench/prefill_dev.py speed "$OUT/prefill_speed.txt" registered lf w8 diag skip diag_skip lf_diag_skip \
-    w8_diag_skip w8_lf_diag_skip b32m3 b32m3_diag_skip lf_b32m3_diag_skip > /dev/null 2>> "$E"
+    w8_diag_skip w8_lf_diag_skip b32m3 b32m3_diag_skip lf_b32m3_diag_skip b16m4_diag_skip > /dev/null 2>> "$E"
 echo "== speed exit $? after $(( $(date +%s) - t0 )) s" >> "$E"
 t0=$(date +%s)
 timeout 50 python3 bench/prefill_dev.py numerics gpu diag_skip b32m3_diag_skip >> "$E" 2>&1

@@ -49,6 +49,7 @@ CANDIDATES = {
     "b32m3_diag_skip": ("-DKREG_BN=32", "-DKREG_MINB=3", "-DKREG_DIAGONLY=1", "-DKREG_SKIPRESCALE=1"),
     "lf_b32m3_diag_skip": ("-DKREG_LONGEST_FIRST=1", "-DKREG_BN=32", "-DKREG_MINB=3", "-DKREG_DIAGONLY=1",
                            "-DKREG_SKIPRESCALE=1"),
+    "b16m4_diag_skip": ("-DKREG_BN=16", "-DKREG_MINB=4", "-DKREG_DIAGONLY=1", "-DKREG_SKIPRESCALE=1"),
 }
 GPU_CASES = ("qwen3-4b-t2048", "qwen3-4b-chunk")      # beside the small ones (T <= 129) in `numerics gpu`
 SPEED_SHAPES = {"qwen3-4b-t2048": {"T": 2048, "Hq": 32, "Hkv": 8, "S": 2048, "start": 0},
