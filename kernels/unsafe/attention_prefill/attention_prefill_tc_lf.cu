@@ -46,6 +46,9 @@ namespace {
 #ifndef KREG_SPLIT
 #define KREG_SPLIT 0           // 1: one register stage, K and V in turn (three barriers a tile, half the registers)
 #endif
+#ifndef KREG_DB
+#define KREG_DB 0              // 1: two K/V buffers (dynamic shared, 4 BN LD elements): one barrier a tile
+#endif
 #ifndef KREG_BN
 #define KREG_BN 64             // keys a tile (32 or 64)
 #endif
@@ -113,8 +116,15 @@ __device__ __forceinline__ void store_tile(T (*ks)[LD], T (*vs)[LD], const uint4
 template <class T>
 __device__ __forceinline__ void prefill(const T* __restrict__ q, const T* __restrict__ kc, const T* __restrict__ vc,
                                         float scale, T* __restrict__ out, int n_q, int Hq, int Hkv, int start) {
+#if KREG_DB
+    // buffer b: K at rows 2 b BN .., V at (2 b + 1) BN .. of the dynamic shared tile array
+    extern __shared__ __align__(16) unsigned char kreg_dyn[];
+    T (*const kv_base)[LD] = reinterpret_cast<T (*)[LD]>(kreg_dyn);
+    T (*Ks)[LD] = kv_base, (*Vs)[LD] = kv_base + BN;
+#else
     __shared__ __align__(16) T Ks[BN][LD];
     __shared__ __align__(16) T Vs[BN][LD];
+#endif
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, gr = lane >> 2, tq = lane & 3;
     const int t0 = (KREG_LONGEST_FIRST ? gridDim.x - 1 - blockIdx.x : blockIdx.x) * BM, h = blockIdx.y;
     const int last = n_q - 1;
@@ -280,6 +290,10 @@ __device__ __forceinline__ void prefill(const T* __restrict__ q, const T* __rest
     store_one<T>(Ks, kr);
     load_one<T>(kr, vc, 0, n_keys, Hkv, g);
     __syncthreads();
+#elif KREG_DB
+    store_tile<T>(Ks, Vs, kr, vr);
+    __syncthreads();
+    load_tile<T>(kr, vr, kc, vc, 1, n_keys, Hkv, g);
 #endif
 #pragma unroll 1
     for (int kb = 0; kb < tiles; kb++) {
@@ -297,6 +311,18 @@ __device__ __forceinline__ void prefill(const T* __restrict__ q, const T* __rest
         store_one<T>(Ks, kr);                                // Ks is free since the first barrier
         load_one<T>(kr, vc, kb + 1, n_keys, Hkv, g);
         __syncthreads();
+#elif KREG_DB
+        // buffer kb % 2 holds tile kb, the registers tile kb + 1; buffer (kb + 1) % 2 was last read in
+        // iteration kb - 1, before that iteration's barrier
+        Ks = kv_base + (kb & 1) * 2 * BN;
+        Vs = Ks + BN;
+        if (live) {
+            scores(kb, diag);
+            pv();
+        }
+        store_tile<T>(kv_base + ((kb + 1) & 1) * 2 * BN, kv_base + ((kb + 1) & 1) * 2 * BN + BN, kr, vr);
+        load_tile<T>(kr, vr, kc, vc, kb + 2, n_keys, Hkv, g);
+        __syncthreads();                                     // tile kb + 1 stored; every warp done with tile kb
 #else
         store_tile<T>(Ks, Vs, kr, vr);
         __syncthreads();
