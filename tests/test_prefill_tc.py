@@ -5,6 +5,8 @@ variant's on a ragged shape after a cached prefix: the order of the row tiles, t
 diagonal tiles and the rescale skipped on an unchanged max change no arithmetic)."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -50,3 +52,17 @@ def test_the_unsafe_build_computes_what_the_safe_one_does(dt):
     safe = _out_bits(CAT.find(f"attention_prefill_tc_{dt}_safe").variant, dims)
     lf = _out_bits(CAT.find(f"attention_prefill_tc_lf_{dt}").variant, dims)
     assert np.array_equal(safe, lf)
+
+
+def test_a_rescale_skipped_for_one_row_half_is_caught(tmp_path):
+    """The vote that skips the rescale must cover both row halves of the warp: over several key tiles
+    (the small shapes of test_kernels_emulated have one), a max change seen only in row gr + 8 is lost."""
+    from test_kernels_emulated import mismatches
+    entry = CAT.find("attention_prefill_tc_f16_safe")
+    src = entry.variant.source_path.read_text()
+    assert "mx0 == m0 && mx1 == m1" in src
+    (tmp_path / "broken.cu").write_text(src.replace("mx0 == m0 && mx1 == m1", "mx0 == m0"))
+    broken = dataclasses.replace(entry.variant, source="broken.cu", path=str(tmp_path / "broken.yaml"))
+    dims = {"T": 130, "Hq": 2, "Hkv": 1, "S": 150, "start": 20}
+    assert not mismatches(entry, dims)
+    assert mismatches(entry, dims, broken)
