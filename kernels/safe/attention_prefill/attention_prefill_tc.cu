@@ -17,10 +17,21 @@
 // of a row), transposes words within each quad so that lane tq holds 8 consecutive dims, and writes each
 // output row slice once with one 16-byte store (rows past T skipped). q, k_cache, v_cache are only read;
 // every thread reaches every barrier (the loop's trip count is block-uniform).
-// Proof state (prover-0.10, CPU): all four properties proven for all dims in ~25 s of solver work (budget 30 s).
-// With the longest rows first (KREG_LONGEST_FIRST=1, the order first timed: 1.33x SDPA at T = 2048, 1.56x at
-// 8192 on the H100, 2026-11-24) the output write/write pairs of one store instruction (row = 64 (gridDim.x - 1
-// - x) + ...) do not close in the integer solver for all dims: race_free only per named case, ~68 s.
+// Registered: -DKREG_DIAGONLY=1 -DKREG_SKIPRESCALE=1 (safe; the mask's compares only in a warp's diagonal tiles,
+// o and l rescaled only when a row max of the warp changed: bit-identical results), and the unsafe
+// attention_prefill_tc_lf_* (a copy of this source) with -DKREG_LONGEST_FIRST=1 as well. H100, Qwen3-4B heads,
+// start 0, x torch SDPA flash (bench/results/attention_prefill_tc_candidates.txt, 2026-11-24): block order
+// 1.41x at T = 2048, 1.67x at 8192; DIAGONLY + SKIPRESCALE 1.33x / 1.56x; with LONGEST_FIRST 1.31x / 1.53x.
+// Tried and not registered: 8 warps (KREG_WARPS=8, 128-row blocks: 1.41x / 1.56x); one register stage for K
+// and V in turn (KREG_SPLIT: three barriers a tile, 1.59x / 1.87x); 32- or 16-key tiles at 3 or 4 blocks an
+// SM (KREG_BN, KREG_MINB: 1.67x - 1.98x: the barriers a key double); rows counted from the end
+// (KREG_FROM_END: longest first without gridDim, 1.37x / 1.62x before DIAGONLY); two K/V buffers in dynamic
+// shared memory, one barrier a tile (KREG_DB: see bench/results for its time).
+// Proof state (prover-0.10, CPU): the registered safe build all four properties for all dims in ~19 s of
+// solver work (budget 30 s; the block-order build without the two options ~23 s). Not within the budget:
+// KREG_LONGEST_FIRST=1 (the output write/write pairs of one store instruction, row = 64 (gridDim.x - 1 - x) +
+// ..., do not close in the integer solver for all dims: race_free only per named case), KREG_FROM_END (row
+// T - 1 - i: the same, per named case, ~90 s), KREG_DB (race_free and barrier_safe left open at 30 s).
 #include "kreg_own.cuh"
 #include "kreg_mma.cuh"
 
