@@ -55,6 +55,8 @@ CANDIDATES = {
     "w8_db_diag_skip": ("-DKREG_WARPS=8", "-DKREG_DB=1", "-DKREG_DIAGONLY=1", "-DKREG_SKIPRESCALE=1"),
     "w8_lf_db_diag_skip": ("-DKREG_WARPS=8", "-DKREG_LONGEST_FIRST=1", "-DKREG_DB=1", "-DKREG_DIAGONLY=1",
                            "-DKREG_SKIPRESCALE=1"),
+    "db2_diag_skip": ("-DKREG_DB=2", "-DKREG_DIAGONLY=1", "-DKREG_SKIPRESCALE=1"),
+    "lf_db2_diag_skip": ("-DKREG_LONGEST_FIRST=1", "-DKREG_DB=2", "-DKREG_DIAGONLY=1", "-DKREG_SKIPRESCALE=1"),
 }
 GPU_CASES = ("qwen3-4b-t2048", "qwen3-4b-chunk")      # beside the small ones (T <= 129) in `numerics gpu`
 SPEED_SHAPES = {"qwen3-4b-t2048": {"T": 2048, "Hq": 32, "Hkv": 8, "S": 2048, "start": 0},
@@ -65,7 +67,7 @@ def candidate(v, name: str, opts: tuple[str, ...]):
     """The variant v built with opts (on top of its own), the grid's row tiles of 16 KREG_WARPS rows."""
     warps = next((int(o.split("=")[1]) for o in opts if o.startswith("-DKREG_WARPS=")), 4)
     bn = next((int(o.split("=")[1]) for o in opts if o.startswith("-DKREG_BN=")), 64)
-    shared = 4 * bn * 136 * 2 if "-DKREG_DB=1" in opts else 0        # two K/V buffers [BN][136] each
+    shared = 4 * bn * 136 * 2 if any(o.startswith("-DKREG_DB=") for o in opts) else 0        # two K/V buffers [BN][136] each
     ln = replace(v.launches[0], grid=(parse(f"cdiv(T, {16 * warps})"), v.launches[0].grid[1]),
                  block=(parse(str(32 * warps)),), shared=parse(str(shared)))
     return replace(v, options=tuple(v.options) + tuple(opts), launches=(ln,), name=f"{v.name}:{name}")

@@ -56,7 +56,8 @@ namespace {
 #define KREG_SPLIT 0           // 1: one register stage, K and V in turn (three barriers a tile, half the registers)
 #endif
 #ifndef KREG_DB
-#define KREG_DB 0              // 1: two K/V buffers (dynamic shared, 4 BN LD elements): one barrier a tile
+#define KREG_DB 0              // 1: two K/V buffers (dynamic shared, 4 BN LD elements): one barrier a tile;
+                               // 2: the same, the loop unrolled by two (each buffer at a constant offset)
 #endif
 #ifndef KREG_BN
 #define KREG_BN 64             // keys a tile (32 or 64)
@@ -304,6 +305,26 @@ __device__ __forceinline__ void prefill(const T* __restrict__ q, const T* __rest
     __syncthreads();
     load_tile<T>(kr, vr, kc, vc, 1, n_keys, Hkv, g);
 #endif
+#if KREG_DB == 2
+    // the loop unrolled by two: buffer 0 holds the even tiles, buffer 1 the odd ones (constant offsets)
+    auto step = [&](int kb, int cur) {
+        const bool live = kb * BN <= wlo + 15, diag = kb * BN + BN - 1 > wlo;
+        Ks = kv_base + cur * 2 * BN;
+        Vs = Ks + BN;
+        if (live) {
+            scores(kb, diag);
+            pv();
+        }
+        store_tile<T>(kv_base + (1 - cur) * 2 * BN, kv_base + (1 - cur) * 2 * BN + BN, kr, vr);
+        load_tile<T>(kr, vr, kc, vc, kb + 2, n_keys, Hkv, g);
+        __syncthreads();                                     // tile kb + 1 stored; every warp done with tile kb
+    };
+#pragma unroll 1
+    for (int kb = 0; kb < tiles; kb += 2) {
+        step(kb, 0);
+        if (kb + 1 < tiles) step(kb + 1, 1);
+    }
+#else
 #pragma unroll 1
     for (int kb = 0; kb < tiles; kb++) {
         // warp-uniform: some key of the tile is visible to the warp's last row (else the warp skips the
@@ -343,6 +364,7 @@ __device__ __forceinline__ void prefill(const T* __restrict__ q, const T* __rest
         __syncthreads();                                     // every warp is done with Ks and Vs
 #endif
     }
+#endif
 
 #pragma unroll
     for (int x = 1; x <= 2; x <<= 1) {
