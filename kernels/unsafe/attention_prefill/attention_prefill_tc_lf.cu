@@ -23,12 +23,13 @@
 // o and l rescaled only when a row max of the warp changed: bit-identical results), and the unsafe
 // attention_prefill_tc_lf_* (a copy of this source) with -DKREG_LONGEST_FIRST=1 as well. H100, Qwen3-4B heads,
 // start 0, x torch SDPA flash (bench/results/attention_prefill_tc_candidates.txt, 2026-11-24): block order
-// 1.41x at T = 2048, 1.67x at 8192; DIAGONLY + SKIPRESCALE 1.33x / 1.56x; with LONGEST_FIRST 1.31x / 1.53x.
+// 1.41x at T = 2048, 1.67x at 8192; DIAGONLY + SKIPRESCALE 1.32 - 1.34x / 1.55 - 1.57x; with LONGEST_FIRST
+// 1.31 - 1.32x / 1.51 - 1.53x (runs 2 and 3, and bench/results/attention_prefill_gpu.txt).
 // Tried and not registered: 8 warps (KREG_WARPS=8, 128-row blocks: 1.41x / 1.56x); one register stage for K
 // and V in turn (KREG_SPLIT: three barriers a tile, 1.59x / 1.87x); 32- or 16-key tiles at 3 or 4 blocks an
 // SM (KREG_BN, KREG_MINB: 1.67x - 1.98x: the barriers a key double); rows counted from the end
 // (KREG_FROM_END: longest first without gridDim, 1.37x / 1.62x before DIAGONLY); two K/V buffers in dynamic
-// shared memory, one barrier a tile (KREG_DB: see bench/results for its time).
+// shared memory, one barrier a tile (KREG_DB=1: 1.42x / 1.63x; unrolled by two, KREG_DB=2: 1.46x / 1.71x).
 // Proof state (prover-0.10, CPU): the registered safe build all four properties for all dims in ~19 s of
 // solver work (budget 30 s; the block-order build without the two options ~23 s). Not within the budget:
 // KREG_LONGEST_FIRST=1 (the output write/write pairs of one store instruction, row = 64 (gridDim.x - 1 - x) +
