@@ -110,6 +110,7 @@ def test_every_op_has_a_safe_and_an_unsafe_variant_per_dtype(opname):
     ("gemm_mma_f16", "b[j][0] = r[0]; b[j][1] = r[1];", "b[j][0] = r[1]; b[j][1] = r[0];"),  # k halves swapped
     ("gemm_mma_bf16", "(lane >> 2) + 8 * h]", "(lane & 7) + 8 * h]"),             # accumulator layout
     ("gemm_tc_bf16_safe", "K, k0 + BK);", "K, k0 + 2 * BK);"),                       # every other k tile lost
+    ("attention_prefill_tc_bf16_safe", "s[j][e] = key <= qpos0 ? s[j][e] * sl2", "s[j][e] = key < qpos0 ? s[j][e] * sl2"),  # diagonal masked
     ("gemm_wgmma_bf16", 'asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");\n    asm volatile("cp.async',
      'asm volatile("cp.async'),                                                     # epilogue before the last wgmmas retire
     ("gemm_wgmma_bf16", "| (1ull << 62);", ";"),                                   # descriptors without the swizzle
