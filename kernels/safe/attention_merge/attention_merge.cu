@@ -14,7 +14,10 @@
 #ifndef KREG_U
 #define KREG_U 9          // splits per warp per iteration (their loads in flight together): P <= 72 in one pass
 #endif
-constexpr int WARPS = 8, D = 128, U = KREG_U;
+#ifndef KREG_WARPS
+#define KREG_WARPS 8      // warps per block (the launch's block: 32 * KREG_WARPS threads)
+#endif
+constexpr int WARPS = KREG_WARPS, D = 128, U = KREG_U;
 
 template <class T>
 __device__ __forceinline__ void merge(const float* __restrict__ o_part, const float* __restrict__ lse_part,
@@ -87,7 +90,7 @@ __device__ __forceinline__ void merge(const float* __restrict__ o_part, const fl
 }
 
 #define ENTRY(NAME, T)                                                                                             \
-    extern "C" __global__ void __launch_bounds__(256) NAME(const float* __restrict__ o_part,                       \
+    extern "C" __global__ void __launch_bounds__(32 * KREG_WARPS) NAME(const float* __restrict__ o_part,              \
                                                            const float* __restrict__ lse_part, T* __restrict__ out, \
                                                            int Hq, int P) {                                         \
         kreg::pdl_begin();   /* PDL: wait first (checker/pdl.py) */                                                \
