@@ -49,6 +49,7 @@ CANDIDATES = [   # (label, decode source, decode options, (merge options, merge 
     ("rs-pf+m4", RS, ("-DKREG_PREF=1",), M4, None),
     ("rs-m3", RS, ("-DKREG_MINB=3",), M8, (None, 49)),
     ("rs-m3pf", RS, ("-DKREG_MINB=3", "-DKREG_PREF=1"), M8, (None, 49)),
+    ("rs-m3pfd", RS, ("-DKREG_MINB=3", "-DKREG_PFD=1"), M8, (None, 49)),
     ("floor", RS, ("-DKREG_FLOOR=1",), M8, (None, 49)),
 ]
 CASES = tuple((int(x), int(x)) for x in os.environ.get("DEC_LENGTHS", "8192,32768").split(","))   # (n, S)

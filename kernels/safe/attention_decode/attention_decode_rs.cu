@@ -26,6 +26,9 @@
 #ifndef KREG_MINB
 #define KREG_MINB 1       // blocks per SM the compiler must fit (a register cap: 65536 / (128 * MINB))
 #endif
+#ifndef KREG_PFD
+#define KREG_PFD 0        // (a bench knob) each iteration hints the L2 with the rows KREG_PFD iterations past the next
+#endif
 #ifndef KREG_FLOOR
 #define KREG_FLOOR 0      // (a bench knob) loads only: the arithmetic replaced by an XOR of the loaded words
 #endif
@@ -83,6 +86,26 @@ struct Lane {
     unsigned fl;      // KREG_FLOOR only
 };
 
+// c >= 0 ? a : b, as one PTX slct: opaque to the compiler, which would otherwise turn a select of two
+// elements of a local array into a load from a selected address and leave the array in local memory.
+__device__ __forceinline__ float pick(float a, float b, int c) {
+    float r;
+    asm("slct.f32.s32 %0, %1, %2, %3;" : "=f"(r) : "f"(a), "f"(b), "r"(c));
+    return r;
+}
+
+// One reduce-scatter step at width W: lane li keeps v[0..W) or v[W..2W) (its bit W says which), plus the
+// partner lane's (li ^ W) copy of the same half, in v[0..W).
+template <int W>
+__device__ __forceinline__ void halve(float* v, int li) {
+    const int c = li & W ? -1 : 0;           // < 0: this lane keeps the upper half
+#pragma unroll
+    for (int j = 0; j < W; j++) {
+        const float send = pick(v[j + W], v[j], c), keep = pick(v[j], v[j + W], c);
+        v[j] = keep + __shfl_xor_sync(0xffffffffu, send, W);
+    }
+}
+
 // One iteration over the rows kr, vr of the split's indices ib + u (valid below cnt).
 template <class T>
 __device__ __forceinline__ void step(Lane& st, const kreg::F8* qv, const uint4* kr, uint4* vr, int ib, int cnt,
@@ -109,15 +132,10 @@ __device__ __forceinline__ void step(Lane& st, const kreg::F8* qv, const uint4* 
     }
     // reduce-scatter over the 16 lanes of the half-warp: at width w the lane keeps the half of its w values
     // its bit w selects and adds its partner's copy of them; lane li ends with v[0] = the score li
-#pragma unroll
-    for (int w = 8; w > 0; w >>= 1) {
-        const bool hi = li & w;
-#pragma unroll
-        for (int j = 0; j < w; j++) {
-            const float send = hi ? v[j] : v[j + w], keep = hi ? v[j + w] : v[j];
-            v[j] = keep + __shfl_xor_sync(0xffffffffu, send, w);
-        }
-    }
+    halve<8>(v, li);
+    halve<4>(v, li);
+    halve<2>(v, li);
+    halve<1>(v, li);
     const float s = ib + (li & (U - 1)) < cnt ? v[0] * sl2 : -KREG_INF;
     float mx = fmaxf(s, __shfl_xor_sync(0xffffffffu, s, 1));
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
@@ -191,6 +209,14 @@ __device__ __forceinline__ void decode(const T* __restrict__ q, const T* __restr
     for (; i0 + step_i < trips; i0 += step_i) {                            // warp-uniform trip count
         uint4 kn[U], vn[U];
         rows<T>(kn, vn, kc, vc, p + (i0 + step_i + half * U) * P, P, n, Hkv, g, d0);
+#if KREG_PFD
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const long long row = ((long long)min(p + (i0 + (1 + KREG_PFD) * step_i + half * U + u) * P, n - 1) * Hkv + g) * D + d0;
+            kreg::prefetch_l2(kc + row);
+            kreg::prefetch_l2(vc + row);
+        }
+#endif
         step<T>(st, qv, kr, vr, i0 + half * U, cnt, sl2, li, hbase);
 #pragma unroll
         for (int u = 0; u < U; u++) {
