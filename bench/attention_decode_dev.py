@@ -109,6 +109,21 @@ def main(path: str) -> None:
     say("# candidates: " + "; ".join(f"{lb}={pathlib.Path(s).stem}{''.join(' ' + o for o in op)}+merge/{t}"
                                      f"{''.join(' ' + o for o in mo)}" for lb, s, op, (mo, t), _ in CANDIDATES))
     say("# graph: plain graph nodes; pdl: both with the PDL attribute (as the engine's step); dec / mer alone: plain")
+    def timed(t, pdl_modes, src, opts, mopts, threads, dd, md, bufs, nsets, count, want, outb):
+        for pdl in pdl_modes:
+            dec_l = bound(dev, cat, dec_v, "attention_decode", mods[(src, tuple(opts))], dd, bufs,
+                          ("q", "k_cache", "v_cache", "n", "o_part", "lse_part"), nsets, pdl)
+            mer_l = bound(dev, cat, mer_v, "attention_merge", mods[(MER, tuple(mopts))], md, bufs,
+                          ("o_part", "lse_part", "out"), 1, pdl, threads)
+            if not pdl:
+                outb.zero_()
+                runner(dec_l, mer_l)(0)
+                torch.cuda.synchronize()
+                t["err"] = (outb.float() - want).abs().max().item()
+                t["dec"] = graph_us(dev, runner(dec_l), count, BATCHES)
+                t["mer"] = graph_us(dev, runner(mer_l), count, BATCHES)
+            t[pdl] = graph_us(dev, runner(dec_l, mer_l), count, BATCHES)
+
     g = torch.Generator(device="cuda").manual_seed(0)
     for n_val, S in CASES:
         kv_bytes = 2 * n_val * HKV * D * 2
@@ -137,9 +152,12 @@ def main(path: str) -> None:
         for G in STREAM_GRIDS:
             cfg = runtime.LaunchConfig((G, 1, 1), (128, 1, 1))
             args = [(np.uint64(f.data_ptr()), np.int64(kv_bytes // 16), np.uint64(sink.data_ptr())) for f in flat]
-            us = graph_us(dev, lambda i, s=None, c=cfg, a=args: k_stream.launch(c, *a[i % len(a)], stream=s),
-                          count, BATCHES)
-            parts.append(f"{G}: {us:.2f} us {100 * ideal / us:.1f}%")
+            try:
+                us = graph_us(dev, lambda i, s=None, c=cfg, a=args: k_stream.launch(c, *a[i % len(a)], stream=s),
+                              count, BATCHES)
+                parts.append(f"{G}: {us:.2f} us {100 * ideal / us:.1f}%")
+            except Exception as exc:
+                parts.append(f"{G}: FAILED {type(exc).__name__}: {str(exc)[:120]}")
         say("# stream read of the K/V bytes, one launch, blocks: " + "; ".join(parts))
         del flat
         say(f"{'n':>6s} {'P':>4s} {'candidate':>11s} {'graph':>7s} {'pdl':>7s} {'dec':>7s} {'mer':>6s} "
@@ -151,21 +169,14 @@ def main(path: str) -> None:
                 bufs = {"q": q, "k_cache": ks, "v_cache": vs, "n": n, "o_part": o_part, "lse_part": lse, "out": outb}
                 dd, md = {"Hq": HQ, "Hkv": HKV, "S": S, "P": P}, {"Hq": HQ, "P": P}
                 t = {}
-                for pdl in (False, True):
-                    dec_l = bound(dev, cat, dec_v, "attention_decode", mods[(src, tuple(opts))], dd, bufs,
-                                  ("q", "k_cache", "v_cache", "n", "o_part", "lse_part"), nsets, pdl)
-                    mer_l = bound(dev, cat, mer_v, "attention_merge", mods[(MER, tuple(mopts))], md, bufs,
-                                  ("o_part", "lse_part", "out"), 1, pdl, threads)
-                    if not pdl:
-                        outb.zero_()
-                        runner(dec_l, mer_l)(0)
-                        torch.cuda.synchronize()
-                        err = (outb.float() - want).abs().max().item()
-                        t["dec"] = graph_us(dev, runner(dec_l), count, BATCHES)
-                        t["mer"] = graph_us(dev, runner(mer_l), count, BATCHES)
-                    t[pdl] = graph_us(dev, runner(dec_l, mer_l), count, BATCHES)
+                try:
+                    timed(t, pdl_modes=(False, True), src=src, opts=opts, mopts=mopts, threads=threads, dd=dd,
+                          md=md, bufs=bufs, nsets=nsets, count=count, want=want, outb=outb)
+                except Exception as exc:       # one broken candidate must not cost the others
+                    say(f"{n_val:6d} {P:4d} {label:>11s} FAILED: {type(exc).__name__}: {str(exc)[:200]}")
+                    continue
                 say(f"{n_val:6d} {P:4d} {label:>11s} {t[False]:7.2f} {t[True]:7.2f} {t['dec']:7.2f} {t['mer']:6.2f} "
-                    f"{100 * ideal / t[False]:5.1f}% {100 * ideal / t[True]:8.1f}% {err:8.1e}"
+                    f"{100 * ideal / t[False]:5.1f}% {100 * ideal / t[True]:8.1f}% {t['err']:8.1e}"
                     + ("  <- choose_splits" if P == P0 else ""))
         del ks, vs
         torch.cuda.empty_cache()
