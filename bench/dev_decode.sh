@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Device run of helper "decode" (OUT=dir timeout 180 bash bench/dev_decode.sh), three files:
 #   $OUT/decode_dev.txt     bench/attention_decode_dev.py: the decode + merge candidates (old safe decode, the
-#                           rs decode: half-warp reduce-scatter + peeled last iteration, -DKREG_PREF=1 L2 hints
+#                           rs decode: half-warp reduce-scatter + peeled last iteration, -DKREG_LAZY=1 rescale
+#                           skipped when no max moved, -DKREG_PREF=1 L2 hints
 #                           before the PDL wait, -DKREG_MINB=3 at P = 33 and 49; the merge with 8 or 4 warps)
 #                           at n = 8192 and 32768, plain graph and PDL, beside SDPA, copy, the loads-only floor
 #                           and a contiguous stream read of the same bytes (one launch)

@@ -29,6 +29,9 @@
 #ifndef KREG_PFD
 #define KREG_PFD 0        // (a bench knob) each iteration hints the L2 with the rows KREG_PFD iterations past the next
 #endif
+#ifndef KREG_LAZY
+#define KREG_LAZY 0       // skip the rescale of the sums when no head's running max moved (a warp vote)
+#endif
 #ifndef KREG_FLOOR
 #define KREG_FLOOR 0      // (a bench knob) loads only: the arithmetic replaced by an XOR of the loaded words
 #endif
@@ -147,11 +150,13 @@ __device__ __forceinline__ void step(Lane& st, const kreg::F8* qv, const uint4* 
 #pragma unroll
     for (int u = 0; u < U; u++)
         if (!ok[u]) vr[u] = make_uint4(0u, 0u, 0u, 0u);   // a row loaded past n (any bits) weighs 0 * 0
+    if (!KREG_LAZY || __any_sync(0xffffffffu, corr != 1.f)) {   // (lazy: else no head's max moved, all factors 1)
 #pragma unroll
-    for (int h = 0; h < HB; h++) {
-        const float c = __shfl_sync(0xffffffffu, corr, hbase + h * U);
+        for (int h = 0; h < HB; h++) {
+            const float c = __shfl_sync(0xffffffffu, corr, hbase + h * U);
 #pragma unroll
-        for (int i = 0; i < 8; i++) st.acc[h][i] *= c;
+            for (int i = 0; i < 8; i++) st.acc[h][i] *= c;
+        }
     }
 #pragma unroll
     for (int u = 0; u < U; u++) {
