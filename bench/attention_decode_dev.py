@@ -148,17 +148,19 @@ def main(path: str) -> None:
         flat = [torch.cat([k.view(-1), v.view(-1)]) for k, v in zip(ks[:nsets], vs[:nsets])]
         sink = torch.zeros(4096, device="cuda", dtype=torch.int32)
         k_stream = stream_mod.kernel("stream_read")
-        parts = []
-        for G in STREAM_GRIDS:
-            cfg = runtime.LaunchConfig((G, 1, 1), (128, 1, 1))
-            args = [(np.uint64(f.data_ptr()), np.int64(kv_bytes // 16), np.uint64(sink.data_ptr())) for f in flat]
-            try:
-                us = graph_us(dev, lambda i, s=None, c=cfg, a=args: k_stream.launch(c, *a[i % len(a)], stream=s),
-                              count, BATCHES)
-                parts.append(f"{G}: {us:.2f} us {100 * ideal / us:.1f}%")
-            except Exception as exc:
-                parts.append(f"{G}: FAILED {type(exc).__name__}: {str(exc)[:120]}")
-        say("# stream read of the K/V bytes, one launch, blocks: " + "; ".join(parts))
+        # (and at the first case the bytes of the Qwen3-4B o projection's weight, 2560 x 4096 bf16: the gemv's floor)
+        for nbytes, what in ((kv_bytes, "the K/V bytes"),) + (((2560 * 4096 * 2, "4B o-proj W"),) if S == CASES[0][1] else ()):
+            parts = []
+            for G in STREAM_GRIDS + ((640, 1280) if nbytes != kv_bytes else ()):
+                cfg = runtime.LaunchConfig((G, 1, 1), (128, 1, 1))
+                args = [(np.uint64(f.data_ptr()), np.int64(nbytes // 16), np.uint64(sink.data_ptr())) for f in flat]
+                try:
+                    us = graph_us(dev, lambda i, s=None, c=cfg, a=args: k_stream.launch(c, *a[i % len(a)], stream=s),
+                                  max(count, math.ceil(2 * dev.l2_bytes / nbytes)), BATCHES)
+                    parts.append(f"{G}: {us:.2f} us {100 * nbytes / bw * 1e6 / us:.1f}%")
+                except Exception as exc:
+                    parts.append(f"{G}: FAILED {type(exc).__name__}: {str(exc)[:120]}")
+            say(f"# stream read of {what} ({nbytes / 1e6:.1f} MB), one launch, blocks: " + "; ".join(parts))
         del flat
         say(f"{'n':>6s} {'P':>4s} {'candidate':>11s} {'graph':>7s} {'pdl':>7s} {'dec':>7s} {'mer':>6s} "
             f"{'%copy':>6s} {'%copy pdl':>9s} {'err':>8s}")
