@@ -42,6 +42,7 @@ CANDIDATES = [   # (label, decode source, decode options, (merge options, merge 
     ("safe", OLD, (), M8, None),
     ("safe-pf", OLD, ("-DKREG_PREF=1",), M8, None),
     ("safe+m4", OLD, (), M4, None),
+    ("safe-hb2", OLD, ("-DKREG_HB=2", "-DKREG_MINB=4"), M8, None),
     ("rs", RS, (), M8, None),
     ("rs+m4", RS, (), M4, None),
     ("rs-pf+m4", RS, ("-DKREG_PREF=1",), M4, None),
@@ -58,15 +59,17 @@ HQ = 32
 BATCHES = 21
 
 
-def bound(dev, cat, variant, op, module, dims, bufs, names, nsets, pdl, threads=None):
-    """Per cache copy, the bound launches [(kernel, config, args)] of one module through variant."""
+def bound(dev, cat, variant, op, module, dims, bufs, names, nsets, pdl, threads=None, gridx=None):
+    """Per cache copy, the bound launches [(kernel, config, args)] of one module through variant (threads,
+    gridx: the block's threads and the grid's x dim instead of the variant's)."""
     per_set = []
     for s in range(nsets):
         ptrs = {k: (bufs[k][s] if isinstance(bufs[k], list) else bufs[k]).data_ptr() for k in names}
         ls = []
         for bl in bind(variant, cat.ops[op], ptx_module(dev, module), dims, ptrs):
             c = config(bl)
-            c = runtime.LaunchConfig(c.grid, (threads, 1, 1) if threads else c.block, c.shared,
+            grid = (gridx, c.grid[1], c.grid[2]) if gridx else c.grid
+            c = runtime.LaunchConfig(grid, (threads, 1, 1) if threads else c.block, c.shared,
                                      c.attributes | ({runtime.PDL} if pdl else set()))
             ls.append((module.kernel(bl.entry), c, bl.args))
         per_set.append(ls)
@@ -111,8 +114,10 @@ def main(path: str) -> None:
     say("# graph: plain graph nodes; pdl: both with the PDL attribute (as the engine's step); dec / mer alone: plain")
     def timed(t, pdl_modes, src, opts, mopts, threads, dd, md, bufs, nsets, count, want, outb):
         for pdl in pdl_modes:
+            hb = next((int(o.split("=")[1]) for o in opts if o.startswith("-DKREG_HB=")), 4)
             dec_l = bound(dev, cat, dec_v, "attention_decode", mods[(src, tuple(opts))], dd, bufs,
-                          ("q", "k_cache", "v_cache", "n", "o_part", "lse_part"), nsets, pdl)
+                          ("q", "k_cache", "v_cache", "n", "o_part", "lse_part"), nsets, pdl,
+                          gridx=-(-(dd["Hq"] // dd["Hkv"]) // hb))
             mer_l = bound(dev, cat, mer_v, "attention_merge", mods[(MER, tuple(mopts))], md, bufs,
                           ("o_part", "lse_part", "out"), 1, pdl, threads)
             if not pdl:
