@@ -8,7 +8,8 @@
 #                           and a contiguous stream read of the same bytes (one launch)
 #   $OUT/decode_verify.txt  kreg verify --device gpu --no-prove --no-speed of the new / changed variants
 #                           (numerics of every named case), summarised by bench/verify_summary.py
-#   $OUT/decode.err         exit codes, times, stderr tails
+#   $OUT/decode.err         exit codes, times, stderr tails, and bench/gemv_dev.py's table (gemv_residual knobs
+#                           on the o / down projections, conformance timing)
 set -u
 . bench/device_env.sh
 rm -f "$OUT/pip.log"
@@ -20,8 +21,10 @@ run() {   # run LIMIT NAME CMD...: stdout to /tmp/decode_NAME.txt, stderr's tail
     echo "== $name exit $? after $(( $(date +%s) - t0 )) s" >> "$E"
     tail -8 "/tmp/decode_$name.err" >> "$E"
 }
-run 100 dev python3 bench/attention_decode_dev.py "$OUT/decode_dev.txt"
-run 55 verify kreg verify --device gpu --no-prove --no-speed --json attention_decode_bf16_rs attention_decode_bf16_rs_lazy attention_decode_f16_rs_lazy \
+run 90 dev python3 bench/attention_decode_dev.py "$OUT/decode_dev.txt"
+run 30 gemv python3 bench/gemv_dev.py
+run 40 verify kreg verify --device gpu --no-prove --no-speed --json attention_decode_bf16_rs attention_decode_bf16_rs_lazy attention_decode_f16_rs_lazy \
     attention_merge_bf16_safe attention_merge_f16_safe
 [ -s /tmp/decode_verify.txt ] && python3 bench/verify_summary.py /tmp/decode_verify.txt > "$OUT/decode_verify.txt" 2>> "$E"
+cat /tmp/decode_gemv.txt >> "$E"
 cat "$E"
