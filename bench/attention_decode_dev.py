@@ -49,6 +49,8 @@ CANDIDATES = [   # (label, decode source, decode options, (merge options, merge 
     ("rs-m3pf", RS, ("-DKREG_MINB=3", "-DKREG_PREF=1"), M8, (None, 49)),
     ("rs-lazy", RS, ("-DKREG_LAZY=1",), M8, (None, 49)),
     ("rs-lazypf", RS, ("-DKREG_LAZY=1", "-DKREG_PREF=1"), M8, (None, 49)),
+    ("rs-lazy-ul8", RS, ("-DKREG_LAZY=1", "-DKREG_UL=8"), M4, None),
+    ("rs-lazy-ul8pf", RS, ("-DKREG_LAZY=1", "-DKREG_UL=8", "-DKREG_PREF=1"), M4, None),
     ("rs-m3pfd", RS, ("-DKREG_MINB=3", "-DKREG_PFD=1"), M8, (None, 49)),
     ("floor", RS, ("-DKREG_FLOOR=1",), M8, (None, 49)),
 ]

@@ -35,8 +35,13 @@
 #ifndef KREG_FLOOR
 #define KREG_FLOOR 0      // (a bench knob) loads only: the arithmetic replaced by an XOR of the loaded words
 #endif
+#ifndef KREG_UL
+#define KREG_UL 4         // positions a half-warp loads per iteration (its rows in flight): U or 2U
+#endif
 constexpr int U = 4, HB = 4, WARPS = 4, HALVES = 2 * WARPS, D = 128;
+enum { UL = KREG_UL };   // (an enum: a constexpr int here would be emitted as a PTX global)
 static_assert(U * HB == 16, "the reduce-scatter gives each of a half-warp's 16 lanes one (head, position) score");
+static_assert(UL % U == 0, "an iteration's rows are scored U at a time");
 #define LOG2E 1.4426950408889634f
 #define LN2 0.6931471805599453f
 
@@ -59,21 +64,21 @@ __device__ __forceinline__ void prefetch_first(const void* kc, const void* vc, i
 #pragma unroll
     for (int it = 0; it < KREG_PREF; it++)
 #pragma unroll
-        for (int u = 0; u < U; u++) {
-            const int i = it * HALVES * U + warp * 2 * U + half * U + u;
+        for (int u = 0; u < UL; u++) {
+            const int i = it * HALVES * UL + warp * 2 * UL + half * UL + u;
             const long long row = ((long long)min(p + i * P, S - 1) * Hkv + g) * D + d0;
             kreg::prefetch_l2((const char*)kc + 2 * row);
             kreg::prefetch_l2((const char*)vc + 2 * row);
         }
 }
 
-// The K and V row slices (16 bytes each, packed) of the U positions j, j+ps, .., each clamped to end - 1
+// The K and V row slices (16 bytes each, packed) of the UL positions j, j+ps, .., each clamped to end - 1
 // (a row at or past n is read in bounds and masked by the caller; no branch around the loads).
 template <class T>
 __device__ __forceinline__ void rows(uint4* kr, uint4* vr, const T* __restrict__ kc, const T* __restrict__ vc,
                                      int j, int ps, int end, int Hkv, int g, int d0) {
 #pragma unroll
-    for (int u = 0; u < U; u++) {
+    for (int u = 0; u < UL; u++) {
         const long long row = ((long long)min(j + u * ps, end - 1) * Hkv + g) * D + d0;
         kr[u] = kreg::load_raw<T>(kc + row);
         vr[u] = kreg::load_raw<T>(vc + row);
@@ -206,30 +211,32 @@ __device__ __forceinline__ void decode(const T* __restrict__ q, const T* __restr
 
     // the next iteration's rows are loaded before this one's arithmetic; the loop runs while a next
     // iteration exists, the last one (masked like the others; all masked for a warp past the split) after it
-    const int step_i = HALVES * U;
-    int i0 = warp * 2 * U;
-    uint4 kr[U], vr[U];
-    rows<T>(kr, vr, kc, vc, p + (i0 + half * U) * P, P, S, Hkv, g, d0);   // bounded by S: issued before n arrives
+    const int step_i = HALVES * UL;
+    int i0 = warp * 2 * UL;
+    uint4 kr[UL], vr[UL];
+    rows<T>(kr, vr, kc, vc, p + (i0 + half * UL) * P, P, S, Hkv, g, d0);   // bounded by S: issued before n arrives
 #pragma unroll 1
     for (; i0 + step_i < trips; i0 += step_i) {                            // warp-uniform trip count
-        uint4 kn[U], vn[U];
-        rows<T>(kn, vn, kc, vc, p + (i0 + step_i + half * U) * P, P, n, Hkv, g, d0);
+        uint4 kn[UL], vn[UL];
+        rows<T>(kn, vn, kc, vc, p + (i0 + step_i + half * UL) * P, P, n, Hkv, g, d0);
 #if KREG_PFD
 #pragma unroll
-        for (int u = 0; u < U; u++) {
-            const long long row = ((long long)min(p + (i0 + (1 + KREG_PFD) * step_i + half * U + u) * P, n - 1) * Hkv + g) * D + d0;
+        for (int u = 0; u < UL; u++) {
+            const long long row = ((long long)min(p + (i0 + (1 + KREG_PFD) * step_i + half * UL + u) * P, n - 1) * Hkv + g) * D + d0;
             kreg::prefetch_l2(kc + row);
             kreg::prefetch_l2(vc + row);
         }
 #endif
-        step<T>(st, qv, kr, vr, i0 + half * U, cnt, sl2, li, hbase);
 #pragma unroll
-        for (int u = 0; u < U; u++) {
+        for (int b = 0; b < UL; b += U) step<T>(st, qv, kr + b, vr + b, i0 + half * UL + b, cnt, sl2, li, hbase);
+#pragma unroll
+        for (int u = 0; u < UL; u++) {
             kr[u] = kn[u];
             vr[u] = vn[u];
         }
     }
-    step<T>(st, qv, kr, vr, i0 + half * U, cnt, sl2, li, hbase);
+#pragma unroll
+    for (int b = 0; b < UL; b += U) step<T>(st, qv, kr + b, vr + b, i0 + half * UL + b, cnt, sl2, li, hbase);
 
 #if KREG_FLOOR
     if (threadIdx.x < D) o_part[((long long)p * Hq + h0) * D + threadIdx.x] = __uint_as_float(st.fl & 0x3fffffffu);
