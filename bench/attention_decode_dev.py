@@ -38,21 +38,19 @@ RS = "kernels/safe/attention_decode/attention_decode_rs.cu"
 MER = "kernels/safe/attention_merge/attention_merge.cu"
 M8, M4 = ((), 256), (("-DKREG_WARPS=4",), 128)
 CANDIDATES = [   # (label, decode source, decode options, (merge options, merge threads), splits)
-    ("safe", OLD, (), M8, None),
+    # run 1 (08:29 UTC): rs-pf+m4 fastest under PDL (15.81 us at 8192, 70.6%); m3 / lazy (168 registers) lose
+    # under PDL at P = 33 (3 blocks fit an SM); the loads-only floor 13.68 us alone, 14.80 us as a PDL pair
     ("safe-pf", OLD, ("-DKREG_PREF=1",), M8, None),
-    ("safe+m4", OLD, (), M4, None),
-    ("safe-hb2", OLD, ("-DKREG_HB=2", "-DKREG_MINB=4"), M8, None),
-    ("rs", RS, (), M8, None),
     ("rs+m4", RS, (), M4, None),
     ("rs-pf+m4", RS, ("-DKREG_PREF=1",), M4, None),
-    ("rs-m3", RS, ("-DKREG_MINB=3",), M8, (None, 49)),
-    ("rs-m3pf", RS, ("-DKREG_MINB=3", "-DKREG_PREF=1"), M8, (None, 49)),
-    ("rs-lazy", RS, ("-DKREG_LAZY=1",), M8, (None, 49)),
-    ("rs-lazypf", RS, ("-DKREG_LAZY=1", "-DKREG_PREF=1"), M8, (None, 49)),
-    ("rs-lazy-ul8", RS, ("-DKREG_LAZY=1", "-DKREG_UL=8"), M4, None),
-    ("rs-lazy-ul8pf", RS, ("-DKREG_LAZY=1", "-DKREG_UL=8", "-DKREG_PREF=1"), M4, None),
-    ("rs-m3pfd", RS, ("-DKREG_MINB=3", "-DKREG_PFD=1"), M8, (None, 49)),
-    ("floor", RS, ("-DKREG_FLOOR=1",), M8, (None, 49)),
+    ("ul8-pf", RS, ("-DKREG_UL=8", "-DKREG_MAXREG=224", "-DKREG_PREF=1"), M4, None),
+    ("ul8-lazy", RS, ("-DKREG_UL=8", "-DKREG_MAXREG=224", "-DKREG_LAZY=1"), M4, None),
+    ("ul8-lazypf", RS, ("-DKREG_UL=8", "-DKREG_MAXREG=224", "-DKREG_LAZY=1", "-DKREG_PREF=1"), M4, None),
+    ("ul8-lazypf2", RS, ("-DKREG_UL=8", "-DKREG_MAXREG=224", "-DKREG_LAZY=1", "-DKREG_PREF=2"), M4, None),
+    ("ul8-lazypf+m8", RS, ("-DKREG_UL=8", "-DKREG_MAXREG=224", "-DKREG_LAZY=1", "-DKREG_PREF=1"), M8, None),
+    ("rs-c192pf+m8", RS, ("-DKREG_MAXREG=192", "-DKREG_PREF=1"), M8, None),
+    ("floor", RS, ("-DKREG_FLOOR=1",), M4, None),
+    ("floor-ul8", RS, ("-DKREG_FLOOR=1", "-DKREG_UL=8", "-DKREG_MAXREG=224"), M4, None),
 ]
 CASES = ((8192, 8192), (32768, 32768), (640, 4096))   # (n, S): the two, the engine's step at a short context
 STREAM_GRIDS = (132, 264, 528, 1056)

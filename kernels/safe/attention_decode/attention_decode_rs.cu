@@ -292,8 +292,13 @@ __device__ __forceinline__ void decode(const T* __restrict__ q, const T* __restr
 #endif
 }
 
+#ifdef KREG_MAXREG      // a register cap (__maxnreg__): 2 blocks of 128 threads at <= 224 leave room for a merge block
+#define KREG_BOUNDS __maxnreg__(KREG_MAXREG)
+#else
+#define KREG_BOUNDS __launch_bounds__(128, KREG_MINB)
+#endif
 #define ENTRY(NAME, T)                                                                                             \
-    extern "C" __global__ void __launch_bounds__(128, KREG_MINB) NAME(                                             \
+    extern "C" __global__ void KREG_BOUNDS NAME(                                                                   \
         const T* __restrict__ q, const T* __restrict__ k_cache, const T* __restrict__ v_cache,                    \
         const int* __restrict__ n, float scale, float* __restrict__ o_part, float* __restrict__ lse_part, int Hq, \
         int Hkv, int S, int P) {                                                                                   \
