@@ -53,7 +53,7 @@ CANDIDATES = [   # (label, decode source, decode options, (merge options, merge 
     ("floor-ul8", RS, ("-DKREG_FLOOR=1", "-DKREG_UL=8", "-DKREG_MAXREG=224"), M4, None),
 ]
 CASES = ((8192, 8192), (32768, 32768), (640, 4096))   # (n, S): the issue's two, the engine's step at a short context
-STREAM_GRIDS = (132, 264, 528, 1056)
+STREAM_GRIDS = ((264, 8), (528, 8), (1056, 8))   # (blocks, loads a thread in flight)
 HQ = 32
 BATCHES = 21
 
@@ -98,7 +98,8 @@ def main(path: str) -> None:
         for s, o in ((src, tuple(opts)), (MER, tuple(mopts))):
             if (s, o) not in mods:
                 mods[(s, o)] = dev.load(compile_cuda((ROOT / s).read_text(), pathlib.Path(s).name, list(o)).ptx)
-    stream_mod = dev.load(compile_cuda((ROOT / "bench/stream_read.cu").read_text(), "stream_read.cu", []).ptx)
+    stream_mods = {u: dev.load(compile_cuda((ROOT / "bench/stream_read.cu").read_text(), "stream_read.cu",
+                                            [f"-DKREG_U={u}"]).ptx) for u in sorted({u for _, u in STREAM_GRIDS})}
     out = open(path, "w")
 
     def say(s=""):
@@ -151,22 +152,22 @@ def main(path: str) -> None:
         # the floor of one launch reading kv_bytes: the K caches' first kv_bytes of the copies, contiguous
         flat = [torch.cat([k.view(-1), v.view(-1)]) for k, v in zip(ks[:nsets], vs[:nsets])]
         sink = torch.zeros(4096, device="cuda", dtype=torch.int32)
-        k_stream = stream_mod.kernel("stream_read")
         # (and at the first case the bytes of the Qwen3-4B o projection's weight, 2560 x 4096 bf16: the gemv's floor)
         streams = (((kv_bytes, "the K/V bytes"),) if n_val == S else ()) + (
             ((2560 * 4096 * 2, "4B o-proj W"),) if S == CASES[0][1] else ())
         for nbytes, what in streams:
             parts = []
-            for G in STREAM_GRIDS + ((640, 1280) if nbytes != kv_bytes else ()):
+            for G, u in STREAM_GRIDS + (((640, 8), (1280, 8)) if nbytes != kv_bytes else ()):
+                k_stream = stream_mods[u].kernel("stream_read")
                 cfg = runtime.LaunchConfig((G, 1, 1), (128, 1, 1))
                 args = [(np.uint64(f.data_ptr()), np.int64(nbytes // 16), np.uint64(sink.data_ptr())) for f in flat]
                 try:
                     us = graph_us(dev, lambda i, s=None, c=cfg, a=args: k_stream.launch(c, *a[i % len(a)], stream=s),
                                   max(count, math.ceil(2 * dev.l2_bytes / nbytes)), BATCHES)
-                    parts.append(f"{G}: {us:.2f} us {100 * nbytes / bw * 1e6 / us:.1f}%")
+                    parts.append(f"{G}x{u}: {us:.2f} us {100 * nbytes / bw * 1e6 / us:.1f}%")
                 except Exception as exc:
-                    parts.append(f"{G}: FAILED {type(exc).__name__}: {str(exc)[:120]}")
-            say(f"# stream read of {what} ({nbytes / 1e6:.1f} MB), one launch, blocks: " + "; ".join(parts))
+                    parts.append(f"{G}x{u}: FAILED {type(exc).__name__}: {str(exc)[:120]}")
+            say(f"# stream read of {what} ({nbytes / 1e6:.1f} MB), one launch, blocks x loads a thread in flight: " + "; ".join(parts))
         del flat
         say(f"{'n':>6s} {'P':>4s} {'candidate':>11s} {'graph':>7s} {'pdl':>7s} {'dec':>7s} {'mer':>6s} "
             f"{'%copy':>6s} {'%copy pdl':>9s} {'err':>8s}")
