@@ -36,7 +36,7 @@ from kreg.registry.catalog import load_catalog  # noqa: E402
 OLD = "kernels/safe/attention_decode/attention_decode.cu"
 RS = "kernels/safe/attention_decode/attention_decode_rs.cu"
 MER = "kernels/safe/attention_merge/attention_merge.cu"
-M8, M4 = ((), 256), (("-DKREG_WARPS=4",), 128)
+M8, M4 = (("-DKREG_WARPS=8",), 256), ((), 128)   # the merge: 8 warps (run 1's default) or 4 (now)
 CANDIDATES = [   # (label, decode source, decode options, (merge options, merge threads), splits)
     # run 1 (08:29 UTC): rs-pf+m4 fastest under PDL (15.81 us at 8192, 70.6%); m3 / lazy (168 registers) lose
     # under PDL at P = 33 (3 blocks fit an SM); the loads-only floor 13.68 us alone, 14.80 us as a PDL pair

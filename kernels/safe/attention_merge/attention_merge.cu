@@ -5,7 +5,10 @@
 // (running max m, weight sum l, weighted row sum; base e): weight w_p = exp(lse_p - m); a split with
 // lse = -inf gets weight 0 and its row (read, in bounds) is selected away, never multiplied (no NaN from
 // whatever it holds). The warps' (m, l, sums) meet in shared memory after one barrier; thread t < 128
-// rescales them to the common max in a fixed order and owns out[h, t].
+// rescales them to the common max in a fixed order and owns out[h, t]. 4 warps (128 threads, 64
+// registers: P <= 36 in one round trip): under PDL the merge's blocks then fit on an SM beside two
+// decode blocks and wait there (15.81 vs 16.80 us per Qwen3-4B pair at 8192 on the H100 with 8 warps,
+// bench/results/attention_decode_dev_run1.txt).
 #include "kreg_own.cuh"
 #include "kreg_pdl.cuh"
 
@@ -15,7 +18,7 @@
 #define KREG_U 9          // splits per warp per iteration (their loads in flight together): P <= 72 in one pass
 #endif
 #ifndef KREG_WARPS
-#define KREG_WARPS 8      // warps per block (the launch's block: 32 * KREG_WARPS threads)
+#define KREG_WARPS 4      // warps per block (the launch's block: 32 * KREG_WARPS threads)
 #endif
 constexpr int WARPS = KREG_WARPS, D = 128, U = KREG_U;
 
