@@ -1,8 +1,9 @@
 """gemv_residual (the engine's o / down projections) knob candidates of helper "decode" on the GPU, timed
 by the conformance timing (conformance/speed.py time_case: plain graph median and the PDL figure) on the
 Qwen3 projections it serves, numerics checked on two cases first; % of the copy bandwidth measured in
-the same process. A candidate: (label, slices, rows, groups, extra -D options); GEMV_BATCH=B loads B
-K steps of W for all rows before the first product (kreg_gemv.cuh).
+the same process. A candidate: (label, slices, rows, groups, extra -D options). (Run 2, 08:54 UTC: a
+GEMV_BATCH knob that loaded B K steps of W before the first product lost everywhere, 9.66 / 10.48 us
+against 8.80 at 4b-o, and was dropped.)
 
     python3 bench/gemv_dev.py [OUT.txt]
 """
@@ -21,11 +22,7 @@ from kreg.registry.expr import parse
 
 CANDIDATES = [   # (label, slices, rows, groups, extra options)
     ("default", 4, 2, 2, ()),
-    ("batch2", 4, 2, 2, ("-DGEMV_BATCH=2",)),
-    ("batch4", 4, 2, 2, ("-DGEMV_BATCH=4",)),
     ("u4", 4, 2, 2, ("-DGEMV_UNROLL=4",)),
-    ("s8r2g1-b2", 8, 2, 1, ("-DGEMV_BATCH=2",)),
-    ("s4r1g2-b4", 4, 1, 2, ("-DGEMV_BATCH=4",)),
     ("r1", 4, 1, 2, ("-DGEMV_UNROLL=2",)),
 ]
 SHAPES = ["qwen3-4b-o", "qwen3-4b-down", "qwen3-8b-o", "qwen3-0.6b-o", "qwen3-32b-o"]

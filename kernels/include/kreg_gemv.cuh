@@ -40,46 +40,11 @@ namespace kreg {
 // The R dot products of a warp (lane, K slice s of SL): acc[r] = sum_k W[row(r) * K + k] * vec(k)[k]
 // for the rows with ok(r) (0 for the others); vec(k) gives the 8 values of the vector operand at
 // k..k+7 (it may keep sums of its own, e.g. of x^2). Each lane holds its own part.
-// (GEMV_BATCH = B: each trip of the K loop first loads the W vectors of B steps for all R rows, then the
-// vector operand's, then multiplies: B * R loads of 16 bytes a lane in flight before the first product.)
 template <int R, int SL, class T, class Ok, class Row, class Vec>
 __device__ __forceinline__ void gemv_dots(const T* __restrict__ W, int K, int lane, int s, Ok ok, Row row, Vec vec,
                                           float (&acc)[R]) {
 #pragma unroll
     for (int r = 0; r < R; r++) acc[r] = 0.f;
-#if defined(GEMV_BATCH) && GEMV_BATCH > 1
-    constexpr int B = GEMV_BATCH;
-    for (int k0 = s * 256 + lane * 8; k0 < K; k0 += B * SL * 256) {
-        uint4 wr[B][R];
-        F8 xv[B];
-#pragma unroll
-        for (int b = 0; b < B; b++) {
-            const int k = k0 + b * SL * 256;
-#pragma unroll
-            for (int r = 0; r < R; r++) {
-                wr[b][r] = make_uint4(0u, 0u, 0u, 0u);
-                if (k < K && ok(r)) wr[b][r] = load_raw<T>(W + row(r) * K + k);
-            }
-        }
-#pragma unroll
-        for (int b = 0; b < B; b++) {
-            const int k = k0 + b * SL * 256;
-            if (k < K) xv[b] = vec(k);
-            else
-#pragma unroll
-                for (int j = 0; j < 8; j++) xv[b].v[j] = 0.f;
-        }
-#pragma unroll
-        for (int b = 0; b < B; b++)
-#pragma unroll
-            for (int r = 0; r < R; r++) {
-                const F8 wv = unpack8<T>(wr[b][r]);
-#pragma unroll
-                for (int j = 0; j < 8; j++) acc[r] = fmaf(wv.v[j], xv[b].v[j], acc[r]);
-            }
-    }
-    return;
-#endif
 #if defined(GEMV_UNROLL) && GEMV_UNROLL > 1
 #pragma unroll GEMV_UNROLL
 #endif
