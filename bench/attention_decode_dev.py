@@ -39,18 +39,18 @@ MER = "kernels/safe/attention_merge/attention_merge.cu"
 M8, M4 = (("-DKREG_WARPS=8",), 256), ((), 128)   # the merge: 8 warps (run 1's default) or 4 (now)
 CANDIDATES = [   # (label, decode source, decode options, (merge options, merge threads), splits)
     # run 1 (08:29 UTC): rs-pf+m4 fastest under PDL (15.81 us at 8192, 70.6%); m3 / lazy (168 registers) lose
-    # under PDL at P = 33 (3 blocks fit an SM); the loads-only floor 13.68 us alone, 14.80 us as a PDL pair
+    # under PDL at P = 33 (a third block fits an SM); the loads-only floor 13.68 us alone, 14.80 us as a PDL pair.
+    # run 2 (08:54): UL=8 loses (15.63 us decode against 15.37; 7.1 against 4.2 at n = 640), PREF=2 too; the
+    # merge's 4 warps are now its default. A label ending "+pad": the decode launched with 80 KB of dynamic
+    # shared memory, so that two blocks at most fit an SM whatever its registers.
     ("safe-pf", OLD, ("-DKREG_PREF=1",), M8, None),
-    ("rs+m4", RS, (), M4, None),
-    ("rs-pf+m4", RS, ("-DKREG_PREF=1",), M4, None),
-    ("ul8-pf", RS, ("-DKREG_UL=8", "-DKREG_MAXREG=224", "-DKREG_PREF=1"), M4, None),
-    ("ul8-lazy", RS, ("-DKREG_UL=8", "-DKREG_MAXREG=224", "-DKREG_LAZY=1"), M4, None),
-    ("ul8-lazypf", RS, ("-DKREG_UL=8", "-DKREG_MAXREG=224", "-DKREG_LAZY=1", "-DKREG_PREF=1"), M4, None),
-    ("ul8-lazypf2", RS, ("-DKREG_UL=8", "-DKREG_MAXREG=224", "-DKREG_LAZY=1", "-DKREG_PREF=2"), M4, None),
-    ("ul8-lazypf+m8", RS, ("-DKREG_UL=8", "-DKREG_MAXREG=224", "-DKREG_LAZY=1", "-DKREG_PREF=1"), M8, None),
-    ("rs-c192pf+m8", RS, ("-DKREG_MAXREG=192", "-DKREG_PREF=1"), M8, None),
+    ("rs-pf", RS, ("-DKREG_PREF=1",), M4, None),
+    ("rs-nm-pf", RS, ("-DKREG_LOOPMASK=0", "-DKREG_PREF=1"), M4, None),
+    ("rs-lazypf+pad", RS, ("-DKREG_LAZY=1", "-DKREG_PREF=1"), M4, None),
+    ("rs-nm-lazypf+pad", RS, ("-DKREG_LOOPMASK=0", "-DKREG_LAZY=1", "-DKREG_PREF=1"), M4, None),
+    ("rs-nm-lazypf", RS, ("-DKREG_LOOPMASK=0", "-DKREG_LAZY=1", "-DKREG_PREF=1"), M4, (None, 49)),
+    ("rs-nm-pf-c160", RS, ("-DKREG_LOOPMASK=0", "-DKREG_PREF=1", "-DKREG_MAXREG=160"), M4, (49,)),
     ("floor", RS, ("-DKREG_FLOOR=1",), M4, None),
-    ("floor-ul8", RS, ("-DKREG_FLOOR=1", "-DKREG_UL=8", "-DKREG_MAXREG=224"), M4, None),
 ]
 CASES = ((8192, 8192), (32768, 32768), (640, 4096))   # (n, S): the issue's two, the engine's step at a short context
 STREAM_GRIDS = ((264, 8), (528, 8), (1056, 8))   # (blocks, loads a thread in flight)
@@ -58,7 +58,7 @@ HQ = 32
 BATCHES = 21
 
 
-def bound(dev, cat, variant, op, module, dims, bufs, names, nsets, pdl, threads=None, gridx=None):
+def bound(dev, cat, variant, op, module, dims, bufs, names, nsets, pdl, threads=None, gridx=None, shared=None):
     """Per cache copy, the bound launches [(kernel, config, args)] of one module through variant (threads,
     gridx: the block's threads and the grid's x dim instead of the variant's)."""
     per_set = []
@@ -68,7 +68,7 @@ def bound(dev, cat, variant, op, module, dims, bufs, names, nsets, pdl, threads=
         for bl in bind(variant, cat.ops[op], ptx_module(dev, module), dims, ptrs):
             c = config(bl)
             grid = (gridx, c.grid[1], c.grid[2]) if gridx else c.grid
-            c = runtime.LaunchConfig(grid, (threads, 1, 1) if threads else c.block, c.shared,
+            c = runtime.LaunchConfig(grid, (threads, 1, 1) if threads else c.block, shared or c.shared,
                                      c.attributes | ({runtime.PDL} if pdl else set()))
             ls.append((module.kernel(bl.entry), c, bl.args))
         per_set.append(ls)
@@ -112,12 +112,12 @@ def main(path: str) -> None:
     say("# candidates: " + "; ".join(f"{lb}={pathlib.Path(s).stem}{''.join(' ' + o for o in op)}+merge/{t}"
                                      f"{''.join(' ' + o for o in mo)}" for lb, s, op, (mo, t), _ in CANDIDATES))
     say("# graph: plain graph nodes; pdl: both with the PDL attribute (as the engine's step); dec / mer alone: plain")
-    def timed(t, pdl_modes, src, opts, mopts, threads, dd, md, bufs, nsets, count, want, outb):
+    def timed(t, pdl_modes, src, opts, mopts, threads, dd, md, bufs, nsets, count, want, outb, pad=False):
         for pdl in pdl_modes:
             hb = next((int(o.split("=")[1]) for o in opts if o.startswith("-DKREG_HB=")), 4)
             dec_l = bound(dev, cat, dec_v, "attention_decode", mods[(src, tuple(opts))], dd, bufs,
                           ("q", "k_cache", "v_cache", "n", "o_part", "lse_part"), nsets, pdl,
-                          gridx=-(-(dd["Hq"] // dd["Hkv"]) // hb))
+                          gridx=-(-(dd["Hq"] // dd["Hkv"]) // hb), shared=81920 if pad else None)
             mer_l = bound(dev, cat, mer_v, "attention_merge", mods[(MER, tuple(mopts))], md, bufs,
                           ("o_part", "lse_part", "out"), 1, pdl, threads)
             if not pdl:
@@ -180,7 +180,7 @@ def main(path: str) -> None:
                 t = {}
                 try:
                     timed(t, pdl_modes=(False, True), src=src, opts=opts, mopts=mopts, threads=threads, dd=dd,
-                          md=md, bufs=bufs, nsets=nsets, count=count, want=want, outb=outb)
+                          md=md, bufs=bufs, nsets=nsets, count=count, want=want, outb=outb, pad=label.endswith("+pad"))
                 except Exception as exc:       # one broken candidate must not cost the others
                     say(f"{n_val:6d} {P:4d} {label:>11s} FAILED: {type(exc).__name__}: {str(exc)[:200]}")
                     continue

@@ -32,6 +32,9 @@
 #ifndef KREG_LAZY
 #define KREG_LAZY 0       // skip the rescale of the sums when no head's running max moved (a warp vote)
 #endif
+#ifndef KREG_LOOPMASK
+#define KREG_LOOPMASK 1   // 0: no masking inside the loop (only the peeled last iteration can hold indices >= cnt)
+#endif
 #ifndef KREG_FLOOR
 #define KREG_FLOOR 0      // (a bench knob) loads only: the arithmetic replaced by an XOR of the loaded words
 #endif
@@ -115,12 +118,13 @@ __device__ __forceinline__ void halve(float* v, int li) {
 }
 
 // One iteration over the rows kr, vr of the split's indices ib + u (valid below cnt).
-template <class T>
+// MASK false: the caller knows every index is below cnt (no test, no select).
+template <class T, bool MASK = true>
 __device__ __forceinline__ void step(Lane& st, const kreg::F8* qv, const uint4* kr, uint4* vr, int ib, int cnt,
                                      float sl2, int li, int hbase) {
     bool ok[U];
 #pragma unroll
-    for (int u = 0; u < U; u++) ok[u] = ib + u < cnt;
+    for (int u = 0; u < U; u++) ok[u] = !MASK || ib + u < cnt;
 #if KREG_FLOOR
 #pragma unroll
     for (int u = 0; u < U; u++)
@@ -144,7 +148,7 @@ __device__ __forceinline__ void step(Lane& st, const kreg::F8* qv, const uint4* 
     halve<4>(v, li);
     halve<2>(v, li);
     halve<1>(v, li);
-    const float s = ib + (li & (U - 1)) < cnt ? v[0] * sl2 : -KREG_INF;
+    const float s = !MASK || ib + (li & (U - 1)) < cnt ? v[0] * sl2 : -KREG_INF;
     float mx = fmaxf(s, __shfl_xor_sync(0xffffffffu, s, 1));
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
     mx = fmaxf(mx, st.mh);                         // the head's new running max (same in its 4 lanes)
@@ -228,7 +232,8 @@ __device__ __forceinline__ void decode(const T* __restrict__ q, const T* __restr
         }
 #endif
 #pragma unroll
-        for (int b = 0; b < UL; b += U) step<T>(st, qv, kr + b, vr + b, i0 + half * UL + b, cnt, sl2, li, hbase);
+        for (int b = 0; b < UL; b += U)      // (KREG_LOOPMASK 0: a loop iteration's indices are all below cnt:
+            step<T, KREG_LOOPMASK>(st, qv, kr + b, vr + b, i0 + half * UL + b, cnt, sl2, li, hbase);  // i < trips - 1 <= cnt)
 #pragma unroll
         for (int u = 0; u < UL; u++) {
             kr[u] = kn[u];
