@@ -23,6 +23,9 @@ from kreg.registry.expr import parse
 CANDIDATES = [   # (label, slices, rows, groups, extra options)
     ("default", 4, 2, 2, ()),
     ("u4", 4, 2, 2, ("-DGEMV_UNROLL=4",)),
+    ("pf2", 4, 2, 2, ("-DGEMV_PREFETCH=2",)),
+    ("pf4", 4, 2, 2, ("-DGEMV_PREFETCH=4",)),
+    ("s5r2g2", 5, 2, 2, ()),
     ("r1", 4, 1, 2, ("-DGEMV_UNROLL=2",)),
 ]
 SHAPES = ["qwen3-4b-o", "qwen3-4b-down", "qwen3-8b-o", "qwen3-0.6b-o", "qwen3-32b-o"]
