@@ -22,7 +22,7 @@ run() {   # run LIMIT NAME CMD...: stdout to /tmp/decode_NAME.txt, stderr's tail
     tail -8 "/tmp/decode_$name.err" >> "$E"
 }
 run 90 dev python3 bench/attention_decode_dev.py "$OUT/decode_dev.txt"
-run 45 verify kreg verify --device gpu --no-prove --no-speed --json attention_decode_bf16_rs_pf \
+run 45 verify kreg verify --device gpu --no-prove --no-speed --json attention_decode_bf16_rs_pf attention_decode_bf16_rs_nm attention_decode_f16_rs_nm \
     attention_merge_bf16_safe attention_merge_f16_safe
 [ -s /tmp/decode_verify.txt ] && python3 bench/verify_summary.py /tmp/decode_verify.txt > "$OUT/decode_verify.txt" 2>> "$E"
 run 25 gemv python3 bench/gemv_dev.py
