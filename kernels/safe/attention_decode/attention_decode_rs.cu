@@ -13,8 +13,14 @@
 //  - the last loop iteration is peeled: no loads of rows past the split's end are issued (the loop runs
 //    while a next iteration exists; the final iteration computes after it, masked as every other one).
 // The halves and warps then merge exactly as in attention_decode.cu (fixed order, identical bits on every
-// launch). (-DKREG_FLOOR=1, a bench knob: the arithmetic replaced by an XOR of the loaded words, numerics
-// meaningless, to time the memory pipeline alone.)
+// launch). Knobs (the registered variants' YAML names theirs): KREG_PREF=1 hints the first iteration's rows
+// into the L2 before the PDL wait; KREG_LOOPMASK=0 drops the index masks inside the loop (an iteration with
+// a next one holds indices below trips - 1 <= cnt only); KREG_LAZY=1 skips the sums' rescale by a warp vote
+// when no head's max moved (168 registers instead of 199: a third block then fits an SM, which loses under
+// PDL at the engine's P); KREG_UL=8 loads 8 positions a half-warp an iteration (slower on the H100);
+// KREG_MAXREG / KREG_MINB cap the registers; bench knobs: KREG_PFD (L2 hints further ahead, slower) and
+// KREG_FLOOR=1 (the arithmetic replaced by an XOR of the loaded words, numerics meaningless: the memory
+// pipeline alone). H100 figures: bench/results/attention_decode_dev_run*.txt.
 #include "kreg_own.cuh"
 #include "kreg_pdl.cuh"
 
