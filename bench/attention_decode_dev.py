@@ -41,15 +41,12 @@ CANDIDATES = [   # (label, decode source, decode options, (merge options, merge 
     # run 1 (08:29 UTC): rs-pf+m4 fastest under PDL (15.81 us at 8192, 70.6%); m3 / lazy (168 registers) lose
     # under PDL at P = 33 (a third block fits an SM); the loads-only floor 13.68 us alone, 14.80 us as a PDL pair.
     # run 2 (08:54): UL=8 loses (15.63 us decode against 15.37; 7.1 against 4.2 at n = 640), PREF=2 too; the
-    # merge's 4 warps are now its default. A label ending "+pad": the decode launched with 80 KB of dynamic
-    # shared memory, so that two blocks at most fit an SM whatever its registers.
+    # merge's 4 warps are now its default. run 3 (09:25): no loop masks, the lazy rescale with two blocks an SM
+    # forced by dynamic shared memory ("+pad": 80 KB): within 0.1 us of rs-pf; P = 49 loses. Now: the
+    # registered pair (rs_nm + the 4-warp merge) beside the previous default and the floor.
     ("safe-pf", OLD, ("-DKREG_PREF=1",), M8, None),
-    ("rs-pf", RS, ("-DKREG_PREF=1",), M4, None),
     ("rs-nm-pf", RS, ("-DKREG_LOOPMASK=0", "-DKREG_PREF=1"), M4, None),
-    ("rs-lazypf+pad", RS, ("-DKREG_LAZY=1", "-DKREG_PREF=1"), M4, None),
     ("rs-nm-lazypf+pad", RS, ("-DKREG_LOOPMASK=0", "-DKREG_LAZY=1", "-DKREG_PREF=1"), M4, None),
-    ("rs-nm-lazypf", RS, ("-DKREG_LOOPMASK=0", "-DKREG_LAZY=1", "-DKREG_PREF=1"), M4, (None, 49)),
-    ("rs-nm-pf-c160", RS, ("-DKREG_LOOPMASK=0", "-DKREG_PREF=1", "-DKREG_MAXREG=160"), M4, (49,)),
     ("floor", RS, ("-DKREG_FLOOR=1",), M4, None),
 ]
 CASES = ((8192, 8192), (32768, 32768), (640, 4096))   # (n, S): the two, the engine's step at a short context
