@@ -104,6 +104,9 @@ def test_every_op_has_a_safe_and_an_unsafe_variant_per_dtype(opname):
     ("attention_decode_bf16_safe", "cnt = p < r ? Q : Q - 1,", "cnt = p < r ? Q - 1 : Q - 1,"),   # a position lost
     ("attention_decode_f16_safe", "for (int w = 0; w < WARPS; w++) mx = fmaxf(mx, wm[w]);",
      "for (int w = 1; w < WARPS; w++) mx = fmaxf(mx, wm[w]);"),                       # warp 0's max ignored
+    ("attention_decode_bf16_rs_nm", "keep + __shfl_xor_sync(0xffffffffu, send, W)", "send + __shfl_xor_sync(0xffffffffu, keep, W)"),  # scatter halves swapped
+    ("attention_decode_f16_rs_nm", "__shfl_sync(0xffffffffu, w, hbase + h * U + u)", "__shfl_sync(0xffffffffu, w, hbase + h * U)"),  # one weight for all positions
+    ("attention_decode_f16_rs_nm", "for (; i0 + step_i < trips; i0 += step_i)", "for (; i0 < trips; i0 += step_i)"),  # unmasked past the split
     ("attention_merge_bf16_safe", "const int p = pb + WARPS * u;", "const int p = pb + WARPS * u + 1;"),  # split lost
     ("decode_advance_safe", "n[0] = p + 1;", "n[0] = p;"),                              # length one short
     ("gemm_mma_bf16", 'asm volatile("cp.async.wait_all;" ::: "memory");', ""),    # no wait: stale tiles

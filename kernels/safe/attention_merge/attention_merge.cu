@@ -5,7 +5,10 @@
 // (running max m, weight sum l, weighted row sum; base e): weight w_p = exp(lse_p - m); a split with
 // lse = -inf gets weight 0 and its row (read, in bounds) is selected away, never multiplied (no NaN from
 // whatever it holds). The warps' (m, l, sums) meet in shared memory after one barrier; thread t < 128
-// rescales them to the common max in a fixed order and owns out[h, t].
+// rescales them to the common max in a fixed order and owns out[h, t]. 4 warps (128 threads, 64
+// registers: P <= 36 in one round trip): under PDL the merge's blocks then fit on an SM beside two
+// decode blocks and wait there (15.81 vs 16.80 us per Qwen3-4B pair at 8192 on the H100 with 8 warps,
+// bench/results/attention_decode_dev_run1.txt).
 #include "kreg_own.cuh"
 #include "kreg_pdl.cuh"
 
@@ -14,7 +17,10 @@
 #ifndef KREG_U
 #define KREG_U 9          // splits per warp per iteration (their loads in flight together): P <= 72 in one pass
 #endif
-constexpr int WARPS = 8, D = 128, U = KREG_U;
+#ifndef KREG_WARPS
+#define KREG_WARPS 4      // warps per block (the launch's block: 32 * KREG_WARPS threads)
+#endif
+constexpr int WARPS = KREG_WARPS, D = 128, U = KREG_U;
 
 template <class T>
 __device__ __forceinline__ void merge(const float* __restrict__ o_part, const float* __restrict__ lse_part,
@@ -87,7 +93,7 @@ __device__ __forceinline__ void merge(const float* __restrict__ o_part, const fl
 }
 
 #define ENTRY(NAME, T)                                                                                             \
-    extern "C" __global__ void __launch_bounds__(256) NAME(const float* __restrict__ o_part,                       \
+    extern "C" __global__ void __launch_bounds__(32 * KREG_WARPS) NAME(const float* __restrict__ o_part,              \
                                                            const float* __restrict__ lse_part, T* __restrict__ out, \
                                                            int Hq, int P) {                                         \
         kreg::pdl_begin();   /* PDL: wait first (checker/pdl.py) */                                                \
