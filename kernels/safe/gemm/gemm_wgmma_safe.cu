@@ -194,7 +194,7 @@ __device__ __forceinline__ void gemm_wgs(const T* __restrict__ X, const T* __res
     if (N % 8 != 0) return;                              // gemm_wgs_ragged's case (uniform: before any barrier)
     const unsigned sraw = (unsigned)__cvta_generic_to_shared(gemm_wgs_smem);
     const unsigned s0 = (sraw + 1023) & ~1023u, s1 = s0 + STAGE_BYTES;   // the swizzle works on address bits 4-9
-    const int wg = threadIdx.x >> 7, lane = threadIdx.x & 31, warp = (threadIdx.x >> 5) & 3;
+    const int wg = threadIdx.x >> 7, lane = threadIdx.x & 31;
     const long long t0 = (long long)blockIdx.x * BM, n0 = (long long)blockIdx.y * BN;
     float acc[NACC];
 #pragma unroll
@@ -221,31 +221,39 @@ __device__ __forceinline__ void gemm_wgs(const T* __restrict__ X, const T* __res
     // the quad (round r: lane tq sends its word of tile tq ^ r to lane tq ^ r) leaves lane tq the 8 consecutive
     // columns of tile 4 jg + tq: one 16-byte store where they are inside N (all 8 or none: N % 8 == 0).
     const int g = lane >> 2, tq = lane & 3;
+    const int rw = 16 * (threadIdx.x >> 5) + g;          // 64 wg + 16 warp + g (one shift: the prover's integer view)
+    unsigned pk[BN / 4];                                 // word 2 j + h: tile j's row g + 8 h, columns 2 tq, + 1
 #pragma unroll
-    for (int h = 0; h < 2; h++)
+    for (int j = 0; j < BN / 8; j++)
 #pragma unroll
-        for (int jg = 0; jg < BN / 32; jg++) {
-            unsigned w[4], u[4] = {0, 0, 0, 0};
+        for (int h = 0; h < 2; h++) pk[2 * j + h] = kreg::Cvt<T>::pack(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+    // 32 columns an iteration (a loop, not unrolled: two stores for the prover instead of BN / 16), the next
+    // group's words moved down after it (static register indices)
+#pragma unroll 1
+    for (int jg = 0; jg < BN / 32; jg++) {
 #pragma unroll
-            for (int j = 0; j < 4; j++)
-                w[j] = kreg::Cvt<T>::pack(acc[4 * (4 * jg + j) + 2 * h], acc[4 * (4 * jg + j) + 2 * h + 1]);
+        for (int h = 0; h < 2; h++) {
+            unsigned u[4] = {0, 0, 0, 0};
 #pragma unroll
             for (int r = 0; r < 4; r++) {
                 int m = tq ^ r;
-                unsigned mine = m == 0 ? w[0] : m == 1 ? w[1] : m == 2 ? w[2] : w[3];
+                unsigned mine = m == 0 ? pk[h] : m == 1 ? pk[2 + h] : m == 2 ? pk[4 + h] : pk[6 + h];
                 unsigned got = r ? __shfl_xor_sync(0xffffffffu, mine, r) : mine;
                 u[0] = m == 0 ? got : u[0];
                 u[1] = m == 1 ? got : u[1];
                 u[2] = m == 2 ? got : u[2];
                 u[3] = m == 3 ? got : u[3];
             }
-            long long t = t0 + 64 * wg + 16 * warp + g + 8 * h, n = n0 + 32 * jg + 8 * tq;
+            long long t = t0 + rw + 8 * h, n = n0 + 32 * jg + 8 * tq;
             if (t < Tn) {
                 if (n + 8 <= N) {
                     st_global_v4(Y + t * N + n, u);
                 }
             }
         }
+#pragma unroll
+        for (int i = 0; i + 8 < BN / 4; i++) pk[i] = pk[i + 8];
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, KREG_MINB) gemm_wgs_bf16(const __nv_bfloat16* __restrict__ X,
