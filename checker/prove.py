@@ -341,6 +341,9 @@ def _prove_launch(variant, op, module, launch, timeout_ms, budget, n=0) -> dict[
     if len(ta.accesses) != len(tb.accesses) or len(ta.branches) != len(tb.branches):
         raise Unsupported("the two symbolic threads disagree")
     base = env.constraints + env.thread_constraints("A") + env.thread_constraints("B") + ta.defs + tb.defs
+    if any(ins.op == "wgmma" for ins in kernel.instrs):
+        from .semantics import shared_window
+        base += shared_window(env.buffers)
     approx = ta.approx | tb.approx
     solver = _Solver(base, timeout_ms, budget)
     solver.ints = _IntSolver(base, budget)

@@ -561,7 +561,6 @@ def _wgmma(ex, st, ins, guard):
     da, db = (ex.operand(st, x, 64)[0] for x in args[1:3])
     if any(ex.k.regs[x.name] not in ("b64", "u64", "s64") for x in args[1:3]):
         raise Unsupported(f"wgmma descriptor registers: {ins.text.strip()}")
-    _shared_window(ex)
     st.aseq = st.aseq + 1
     shared = {b.name for b in ex.env.buffers.values() if b.kind == "shared"}
     tag = shared.pop() if len(shared) == 1 else None     # a hint, trusted where proven (checker/prove.py _justify)
@@ -612,12 +611,15 @@ def _footprint(ex, desc, rows, ins):
     return lo, width
 
 
-def _shared_window(ex):
-    """Descriptors hold 18-bit shared addresses: the shared buffers lie below 2^18 (a hardware fact)."""
-    for b in ex.env.buffers.values():
+def shared_window(bufs) -> list:
+    """Descriptors hold 18-bit shared addresses: every shared buffer lies below 2^18 (a hardware fact; added
+    to a wgmma kernel's constraints once all its buffers are known, checker/prove.py)."""
+    out = []
+    for b in bufs.values():
         if b.kind == "shared":
             W = b.size.size()
-            ex.trace.defs.append(z3.ULE(z3.ZeroExt(W + 2 - 64, b.base) + z3.ZeroExt(2, b.size), SHARED_WINDOW))
+            out.append(z3.ULE(z3.ZeroExt(W + 2 - 64, b.base) + z3.ZeroExt(2, b.size), SHARED_WINDOW))
+    return out
 
 
 def _proxy_fence(ex, st, ins, guard):

@@ -27,7 +27,14 @@
 #ifndef KREG_MINB
 #define KREG_MINB 1    // __launch_bounds__' minimum blocks per SM of the gemm_wgs entries
 #endif
-constexpr int BM = 128, BN = KREG_BN, BK = 64, THREADS = 256;
+#ifndef KREG_ASYNC
+#define KREG_ASYNC 0   // 1: KREG_STAGES stages (static addresses, one loop iteration a round of them) filled by
+                       // cp.async STAGES - 1 steps ahead instead of the register-staged pair of stages
+#endif
+#ifndef KREG_STAGES
+#define KREG_STAGES 3
+#endif
+constexpr int BM = 128, BN = KREG_BN, BK = 64, THREADS = 256, STAGES = KREG_ASYNC ? KREG_STAGES : 2;
 constexpr int X_BYTES = BM * 128, STAGE_BYTES = (BM + BN) * 128;
 constexpr int XV = BM * 8 / THREADS, WV = BN * 8 / THREADS;     // 16-byte chunks of each tile per thread
 constexpr int NACC = BN / 2;                                     // fp32 accumulators a thread
@@ -186,6 +193,49 @@ __device__ __forceinline__ void st_global_v4(T* p, const unsigned (&u)[4]) {
                  : "memory");
 }
 
+__device__ __forceinline__ void cp_async16(unsigned dst, const void* src, bool valid) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(dst), "l"(src), "r"(valid ? 16 : 0) : "memory");
+}
+
+// KREG_ASYNC: this thread's chunks of the X and W tiles at k0 copied into the stage at st (zero-filled past T,
+// N or K, with X / W itself as the unread source there), one commit group.
+template <class T>
+__device__ __forceinline__ void copy_step(unsigned st, const T* __restrict__ X, const T* __restrict__ W, long long t0,
+                                          long long n0, int Tn, int N, int K, int k0) {
+#pragma unroll
+    for (int h = 0; h < XV; h++) {
+        int v = threadIdx.x + THREADS * h, r = v >> 3, k = k0 + 8 * (v & 7);
+        bool ok = t0 + r < Tn && k < K;
+        cp_async16(st + swz(r, v & 7), ok ? X + (t0 + r) * K + k : X, ok);
+    }
+#pragma unroll
+    for (int h = 0; h < WV; h++) {
+        int v = threadIdx.x + THREADS * h, r = v >> 3, k = k0 + 8 * (v & 7);
+        bool ok = n0 + r < N && k < K;
+        cp_async16(st + X_BYTES + swz(r, v & 7), ok ? W + (n0 + r) * K + k : W, ok);
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");
+}
+
+// KREG_ASYNC: one round of STAGES k steps from k0, step j on stage j: its copies landed (the round's first
+// step waits for every copy: the loop's header), fence.proxy.async, barrier (everyone's copies landed and
+// every wgmma of the step before retired), issue its wgmmas (none past K), copy step j + STAGES - 1 into the
+// stage the step before read, wait_group 0.
+template <bool BF, class T>
+__device__ __forceinline__ void async_round(float* acc, unsigned s0, const T* __restrict__ X, const T* __restrict__ W,
+                                            long long t0, long long n0, int Tn, int N, int K, int k0, int wg) {
+#pragma unroll
+    for (int j = 0; j < STAGES; j++) {
+        if (j == 0) asm volatile("cp.async.wait_all;" ::: "memory");
+        else asm volatile("cp.async.wait_group %0;" :: "n"(STAGES - 2) : "memory");
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+        __syncthreads();
+        if (k0 + j * BK < K) mma_step<BF>(acc, s0 + j * STAGE_BYTES, wg);
+        copy_step(s0 + ((j + STAGES - 1) % STAGES) * STAGE_BYTES, X, W, t0, n0, Tn, N, K, k0 + (j + STAGES - 1) * BK);
+        wgmma_wait0();
+    }
+}
+
 template <class T>
 __device__ __forceinline__ void gemm_wgs(const T* __restrict__ X, const T* __restrict__ W, T* __restrict__ Y,
                                          int Tn, int N, int K) {
@@ -199,6 +249,14 @@ __device__ __forceinline__ void gemm_wgs(const T* __restrict__ X, const T* __res
     float acc[NACC];
 #pragma unroll
     for (int i = 0; i < NACC; i++) acc[i] = 0.f;
+#if KREG_ASYNC
+#pragma unroll
+    for (int j = 0; j < STAGES - 1; j++) copy_step(s0 + j * STAGE_BYTES, X, W, t0, n0, Tn, N, K, j * BK);
+#pragma unroll 1
+    for (int k0 = 0; k0 < K; k0 += STAGES * BK) async_round<BF>(acc, s0, X, W, t0, n0, Tn, N, K, k0, wg);
+    asm volatile("cp.async.wait_all;" ::: "memory");      // the last (zero-filled) copies
+    (void)s1;
+#else
     uint4 xv[XV], wv[WV];
     load_step(xv, wv, X, W, t0, n0, Tn, N, K, 0);
     store_step(s0, xv, wv);
@@ -216,6 +274,7 @@ __device__ __forceinline__ void gemm_wgs(const T* __restrict__ X, const T* __res
         wgmma_wait0();
         __syncthreads();
     }
+#endif
     // accumulator 4 j + h2: row 16 warp + lane / 4 (+ 8 if h2 >= 2), column 8 j + 2 (lane % 4) + h2 % 2 of the
     // warpgroup's 64 x BN tile (mma.sync's m16n8 layout per 8-column tile j). A 4 x 4 transpose of words within
     // the quad (round r: lane tq sends its word of tile tq ^ r to lane tq ^ r) leaves lane tq the 8 consecutive
