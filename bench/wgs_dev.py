@@ -25,21 +25,24 @@ from torch_peer import linear_us  # noqa: E402
 
 LAYER = ("qwen3-4b-qkv", "qwen3-4b-o", "qwen3-4b-gate-up", "qwen3-4b-down")
 # (BN, blocks per SM[, cp.async stages]): register-staged pairs of stages, or KREG_ASYNC with that many stages
-CONFIGS = ((160, 1), (192, 1), (160, 1, 3), (192, 1, 3), (256, 1, 3), (128, 1, 4), (160, 1, 4), (192, 1, 4))
+CONFIGS = ((160, 1), (160, 1, -1), (192, 1, -1), (128, 1, -1), (160, 1, 3), (192, 1, 3), (256, 1, 3), (160, 1, 4))
 
 
 def wgs_config(v, bn: int, minb: int = 1, stages: int = 0):
     """gemm_wgs at block tile 128 x bn, at least minb blocks an SM (__launch_bounds__): two register-staged
-    stages, or (stages > 0) KREG_ASYNC with that many cp.async stages, each (128 + bn) 128 bytes, + 1 KiB;
-    the ragged launch unchanged."""
-    opts = tuple(o for o in v.options if not o.startswith(("-DKREG_BN", "-DKREG_MINB", "-DKREG_ASYNC", "-DKREG_STAGES")))
+    stages (stages -1: KREG_DEEP, loads two steps ahead), or (stages > 0) KREG_ASYNC with that many cp.async
+    stages, each (128 + bn) 128 bytes, + 1 KiB; the ragged launch unchanged."""
+    opts = tuple(o for o in v.options if not o.startswith(("-DKREG_BN", "-DKREG_MINB", "-DKREG_ASYNC", "-DKREG_STAGES",
+                                                           "-DKREG_DEEP")))
     opts += (f"-DKREG_BN={bn}", f"-DKREG_MINB={minb}")
-    if stages:
+    if stages == -1:
+        opts += ("-DKREG_DEEP=1",)
+    elif stages:
         opts += ("-DKREG_ASYNC=1", f"-DKREG_STAGES={stages}")
     ln = replace(v.launches[0], grid=(parse("cdiv(T, 128)"), parse(f"cdiv(N, {bn})")),
                  shared=parse(str(max(stages, 2) * (128 + bn) * 128 + 1024)))
     return replace(v, options=opts, launches=(ln,) + tuple(v.launches[1:]),
-                   name=f"wgs_bn{bn}_b{minb}" + (f"_cp{stages}" if stages else ""))
+                   name=f"wgs_bn{bn}_b{minb}" + ("_deep" if stages == -1 else f"_cp{stages}" if stages else ""))
 
 
 def ptx_of(v):
@@ -55,8 +58,8 @@ def numerics() -> None:
     cases = {k: d for k, d in op.cases.items() if k.startswith("ragged")}
     cases |= {k: op.cases[k] for k in ("qwen3-4b-qkv-t17", "qwen3-4b-o", "qwen3-8b-down")}
     base = {d: cat.find(f"gemm_wgs_{d}_safe").variant for d in ("bf16", "f16")}
-    plan = [base["bf16"], base["f16"]] + [wgs_config(base["bf16"], *c) for c in CONFIGS[2:]] \
-        + [wgs_config(base["f16"], *CONFIGS[2])]
+    plan = [base["bf16"], base["f16"]] + [wgs_config(base["bf16"], *c) for c in CONFIGS[1:]] \
+        + [wgs_config(base["f16"], *CONFIGS[1])]
     for v in plan:
         t0 = time.time()
         try:

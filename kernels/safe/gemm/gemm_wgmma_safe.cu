@@ -31,6 +31,9 @@
 #define KREG_ASYNC 0   // 1: KREG_STAGES stages (static addresses, one loop iteration a round of them) filled by
                        // cp.async STAGES - 1 steps ahead instead of the register-staged pair of stages
 #endif
+#ifndef KREG_DEEP
+#define KREG_DEEP 0    // 1: two register sets, each step's loads two steps ahead (stored one step later)
+#endif
 #ifndef KREG_STAGES
 #define KREG_STAGES 3
 #endif
@@ -256,6 +259,27 @@ __device__ __forceinline__ void gemm_wgs(const T* __restrict__ X, const T* __res
     for (int k0 = 0; k0 < K; k0 += STAGES * BK) async_round<BF>(acc, s0, X, W, t0, n0, Tn, N, K, k0, wg);
     asm volatile("cp.async.wait_all;" ::: "memory");      // the last (zero-filled) copies
     (void)s1;
+#elif KREG_DEEP
+    // at step s: stage s % 2 holds tile s, one register set tile s + 1; load tile s + 2 into the other set,
+    // issue the wgmmas, store tile s + 1 into the other stage (its loads were issued a step ago)
+    uint4 xa[XV], wa[WV], xb[XV], wb[WV];
+    load_step(xb, wb, X, W, t0, n0, Tn, N, K, 0);
+    store_step(s0, xb, wb);
+    load_step(xa, wa, X, W, t0, n0, Tn, N, K, BK);
+    __syncthreads();
+#pragma unroll 1
+    for (int k0 = 0; k0 < K; k0 += 2 * BK) {
+        load_step(xb, wb, X, W, t0, n0, Tn, N, K, k0 + 2 * BK);
+        mma_step<BF>(acc, s0, wg);
+        store_step(s1, xa, wa);
+        wgmma_wait0();
+        __syncthreads();
+        load_step(xa, wa, X, W, t0, n0, Tn, N, K, k0 + 3 * BK);
+        mma_step<BF>(acc, s1, wg);
+        store_step(s0, xb, wb);
+        wgmma_wait0();
+        __syncthreads();
+    }
 #else
     uint4 xv[XV], wv[WV];
     load_step(xv, wv, X, W, t0, n0, Tn, N, K, 0);
