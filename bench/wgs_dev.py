@@ -25,7 +25,9 @@ from torch_peer import linear_us  # noqa: E402
 
 LAYER = ("qwen3-4b-qkv", "qwen3-4b-o", "qwen3-4b-gate-up", "qwen3-4b-down")
 # (BN, blocks per SM[, cp.async stages]): register-staged pairs of stages, or KREG_ASYNC with that many stages
-CONFIGS = ((160, 1), (160, 1, -1), (192, 1, -1), (128, 1, -1), (160, 1, 3), (192, 1, 3), (256, 1, 3), (160, 1, 4))
+CONFIGS = ((160, 1), (160, 1, -1), (192, 1, -1), (256, 1, -1), (128, 1, -1), (160, 1, 3), (192, 1, 3), (256, 1, 3),
+           (160, 1, 4))
+NUMERICS = CONFIGS[1:4] + CONFIGS[5:7]      # the candidates for registration
 
 
 def wgs_config(v, bn: int, minb: int = 1, stages: int = 0):
@@ -58,8 +60,7 @@ def numerics() -> None:
     cases = {k: d for k, d in op.cases.items() if k.startswith("ragged")}
     cases |= {k: op.cases[k] for k in ("qwen3-4b-qkv-t17", "qwen3-4b-o", "qwen3-8b-down")}
     base = {d: cat.find(f"gemm_wgs_{d}_safe").variant for d in ("bf16", "f16")}
-    plan = [base["bf16"], base["f16"]] + [wgs_config(base["bf16"], *c) for c in CONFIGS[1:]] \
-        + [wgs_config(base["f16"], *CONFIGS[1])]
+    plan = [wgs_config(base["bf16"], *c) for c in NUMERICS] + [wgs_config(base["f16"], *c) for c in NUMERICS[:3]]
     for v in plan:
         t0 = time.time()
         try:

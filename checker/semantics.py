@@ -228,9 +228,11 @@ def execute(ex, st, ins: P.Instr, guard):
         a, b = vals
         r = a & b if op == "and" else a | b if op == "or" else a ^ b
         tag = "?" if any(tags) else None
-        if op != "xor" and (tags[0] is None) != (tags[1] is None):
+        if op != "xor" and ex.async_proxy and (tags[0] is None) != (tags[1] is None):
             tag = tags[0] or tags[1]     # a pointer aligned down (and) or an offset or-ed in: a hint, as every
-                                         # tag (trusted only where the access is proven inside that buffer)
+                                         # tag (trusted only where the access is proven inside that buffer);
+                                         # wgmma kernels only (their 1024-byte aligned stages), so that the
+                                         # other kernels' proofs stay as they were
     elif op == "not":
         r = ~vals[0]
     elif op in ("shl", "shr"):
