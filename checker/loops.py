@@ -291,7 +291,7 @@ def summarize(ex, st0, L: Loop, outer):
     tr = ex.trace
     inherited = _complete_at_header(ex, st0, hwait)     # copies pending on entry, at iteration 0's header wait
     for attempt in range(4):
-        marks = (len(tr.accesses), len(tr.branches), len(tr.obligations), len(tr.defs))
+        marks = (len(tr.accesses), len(tr.branches), len(tr.obligations), len(tr.defs), len(tr.collectives))
         first_sym = len(ex.created)
         widths = {r: P.TYPES[k.regs[r]] for r in ind}
         kw = 64 if any(w == 64 for w in widths.values()) else 32
@@ -356,7 +356,8 @@ def summarize(ex, st0, L: Loop, outer):
                     changed = True
         if not changed:
             break
-        del tr.accesses[marks[0]:], tr.branches[marks[1]:], tr.obligations[marks[2]:], tr.defs[marks[3]:]
+        del tr.accesses[marks[0]:], tr.branches[marks[1]:], tr.obligations[marks[2]:], tr.defs[marks[3]:], \
+            tr.collectives[marks[4]:]
     else:
         raise Unsupported(f"pointer provenance in loop at line {line} does not settle")
     if kbounds:

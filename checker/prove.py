@@ -353,7 +353,7 @@ def _prove_launch(variant, op, module, launch, timeout_ms, budget, n=0) -> dict[
     caveats = _caveats(ta.obligations, solver)
     bufs = env.buffers
     queries: dict[str, list[_Q]] = {p: [] for p in PROPS}
-    just, per_case = _justify(solver, ta.accesses, env, cases)
+    just, per_case = _justify(solver, ta.accesses, env, cases, singles=any(a.async_read for a in ta.accesses))
     disjoint = _disjoint(bufs)
     _in_bounds(queries["in_bounds"], ta.accesses, just, bufs, env, disjoint)
     _read_only(queries["read_only"], ta.accesses, just, bufs, disjoint)
@@ -594,9 +594,12 @@ def _inb(a, b, W):
     return z3.ULE(off + a.width, z3.ZeroExt(ww - W, b.size))
 
 
-def _justify(solver, accs, env, cases) -> tuple[set[int], bool]:
+def _justify(solver, accs, env, cases, singles=False) -> tuple[set[int], bool]:
     """Indices of the accesses proven inside the buffer their tag names: for all dims, or (second
-    result True) some for each named case only, so that what relies on them holds for those cases."""
+    result True) some for each named case only, so that what relies on them holds for those cases.
+    singles (wgmma kernels): a buffer whose accesses do not close at once has them tried one by one, and
+    the next buffers are still tried at once (disjunctions of their many guarded tile loads drown the
+    integer solver, one at a time each closes in a fraction of a second)."""
     qs = [(n, z3.And(a.pc, z3.Not(_inb(a, env.buffers[a.buffer], env.W))))
           for n, a in enumerate(accs) if env.buffers.get(a.buffer) is not None]
     if not qs:
@@ -604,17 +607,20 @@ def _justify(solver, accs, env, cases) -> tuple[set[int], bool]:
     groups: dict = {}
     for n, f in qs:
         groups.setdefault(accs[n].buffer, []).append((n, f))
-    out, per_case, left, combine = set(), False, [], True
+    out, per_case, left, combine, direct = set(), False, [], True, []
     for name, group in groups.items():        # as in _decide: a buffer's accesses at once
         if combine and len(group) > 1:
             if _closes(solver, z3.Or(*[f for _, f in group]), env.buffers[name]):
                 out |= {n for n, _ in group}
                 continue
+            if singles:
+                direct += group
+                continue
             combine = False
         left += group
     rest = _refute_together(solver, [f for _, f in left]) if left else set()
     out |= {n for x, (n, _) in enumerate(left) if x not in rest}      # refuted in a group
-    for n, f in (left[x] for x in sorted(rest)):
+    for n, f in [left[x] for x in sorted(rest)] + direct:
         if solver.ints.refutes(f, max(200, solver.timeout_ms // 6)):
             out.add(n)
             continue
