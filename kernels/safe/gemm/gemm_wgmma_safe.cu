@@ -13,7 +13,11 @@
 // 16-byte loads, zeros past T, N or K), issues its own four wgmmas on one stage and commits them, stores
 // the registers into the other stage (which no pending wgmma reads), fence.proxy.async (the stores are
 // generic-proxy writes, wgmma reads through the async proxy), wgmma.wait_group 0 (this step's reads are
-// retired), barrier. A pair past K computes on zero tiles.
+// retired), barrier. A pair past K computes on zero tiles. KREG_DEEP=1 (registered): two register sets, a
+// step loading the chunks of the step after next while it stores those of the next step (loaded a step
+// earlier): the loads' latency is hidden behind a whole step of wgmmas. KREG_ASYNC=1: KREG_STAGES stages
+// filled by cp.async STAGES - 1 steps ahead instead (faster in principle, not proven within the budget).
+// Proof (prover-0.11, 30 s budget): about 14 s of solver work for each dtype at 128 x 160.
 // Epilogue from registers: the accumulator layout per 8-column tile is mma.sync's m16n8 one, so the quads'
 // 4 x 4 word transpose of gemm_tc gives each lane 8 consecutive columns: 16-byte stores inside N.
 // gemm_wgs_ragged (N % 8 != 0; its blocks return at once otherwise): gemm_tc's 64 x 64 fp32 FMA tiles.
