@@ -25,9 +25,8 @@ from torch_peer import linear_us  # noqa: E402
 
 LAYER = ("qwen3-4b-qkv", "qwen3-4b-o", "qwen3-4b-gate-up", "qwen3-4b-down")
 # (BN, blocks per SM[, cp.async stages]): register-staged pairs of stages, or KREG_ASYNC with that many stages
-CONFIGS = ((160, 1), (160, 1, -1), (192, 1, -1), (256, 1, -1), (128, 1, -1), (160, 1, 3), (192, 1, 3), (256, 1, 3),
-           (160, 1, 4))
-NUMERICS = CONFIGS[1:4] + CONFIGS[5:7]      # the candidates for registration
+CONFIGS = ((160, 1), (160, 1, -3), (192, 1, -3), (128, 1, -3), (256, 1, -3), (160, 1, 4), (256, 1, 3))
+NUMERICS = CONFIGS[1:5]                     # the candidates for registration
 
 
 def wgs_config(v, bn: int, minb: int = 1, stages: int = 0):
@@ -39,12 +38,14 @@ def wgs_config(v, bn: int, minb: int = 1, stages: int = 0):
     opts += (f"-DKREG_BN={bn}", f"-DKREG_MINB={minb}")
     if stages == -1:
         opts += ("-DKREG_DEEP=1",)
+    elif stages == -3:
+        opts += ("-DKREG_DEEP=0", "-DKREG_TRI=1")
     elif stages:
         opts += ("-DKREG_ASYNC=1", f"-DKREG_STAGES={stages}")
     ln = replace(v.launches[0], grid=(parse("cdiv(T, 128)"), parse(f"cdiv(N, {bn})")),
-                 shared=parse(str(max(stages, 2) * (128 + bn) * 128 + 1024)))
+                 shared=parse(str((3 if stages == -3 else max(stages, 2)) * (128 + bn) * 128 + 1024)))
     return replace(v, options=opts, launches=(ln,) + tuple(v.launches[1:]),
-                   name=f"wgs_bn{bn}_b{minb}" + ("_deep" if stages == -1 else f"_cp{stages}" if stages else ""))
+                   name=f"wgs_bn{bn}_b{minb}" + {-1: "_deep", -3: "_tri", 0: ""}.get(stages, f"_cp{stages}"))
 
 
 def ptx_of(v):

@@ -28,9 +28,9 @@ def test_configuration_matches_reference_on_the_emulator(config):
 
 def _broken(tmp_path):
     src = ENTRY.variant.source_path.read_text()
-    old = "        mma_step<BF>(acc, s0, wg);\n        store_step(s1, xv, wv);"
+    old = "        mma_step<BF>(acc, s0, wg);\n        store_step(s1, xa, wa);"     # the registered KREG_DEEP path
     assert old in src
-    (tmp_path / "broken.cu").write_text(src.replace(old, "        mma_step<BF>(acc, s0, wg);\n        store_step(s0, xv, wv);"))
+    (tmp_path / "broken.cu").write_text(src.replace(old, "        mma_step<BF>(acc, s0, wg);\n        store_step(s0, xa, wa);"))
     return dataclasses.replace(ENTRY.variant, source="broken.cu", path=str(tmp_path / "broken.yaml"))
 
 

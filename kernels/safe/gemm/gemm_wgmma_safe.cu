@@ -38,6 +38,10 @@
 #ifndef KREG_DEEP
 #define KREG_DEEP 0    // 1: two register sets, each step's loads two steps ahead (stored one step later)
 #endif
+#ifndef KREG_TRI
+#define KREG_TRI 0     // 1: three register-staged stages, steps in triples, wgmma.wait_group 1 between the steps of a
+                       // triple (a step's wgmmas run on while the next are issued), 0 at its end
+#endif
 #ifndef KREG_STAGES
 #define KREG_STAGES 3
 #endif
@@ -193,6 +197,7 @@ __device__ __forceinline__ void mma_step(float* acc, unsigned st, int wg) {
 }
 
 __device__ __forceinline__ void wgmma_wait0() { asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory"); }
+__device__ __forceinline__ void wgmma_wait1() { asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory"); }
 
 template <class T>
 __device__ __forceinline__ void st_global_v4(T* p, const unsigned (&u)[4]) {
@@ -263,6 +268,34 @@ __device__ __forceinline__ void gemm_wgs(const T* __restrict__ X, const T* __res
     for (int k0 = 0; k0 < K; k0 += STAGES * BK) async_round<BF>(acc, s0, X, W, t0, n0, Tn, N, K, k0, wg);
     asm volatile("cp.async.wait_all;" ::: "memory");      // the last (zero-filled) copies
     (void)s1;
+#elif KREG_TRI
+    // step j of a triple on stage j: load tile j + 1, issue tile j's wgmmas (zero tiles past K: a wgmma skipped
+    // under a branch left the compiler moving accumulators still in flight), store tile j + 1 into
+    // stage j + 1 (read by the wgmmas of step j - 2, retired by step j - 1's wait_group 1 or the last triple's
+    // wait_group 0 before a barrier), fence.proxy.async, wait_group 1 (0 at the triple's end), barrier
+    const unsigned s2 = s1 + STAGE_BYTES;
+    uint4 xv[XV], wv[WV];
+    load_step(xv, wv, X, W, t0, n0, Tn, N, K, 0);
+    store_step(s0, xv, wv);
+    __syncthreads();
+#pragma unroll 1
+    for (int k0 = 0; k0 < K; k0 += 3 * BK) {
+        load_step(xv, wv, X, W, t0, n0, Tn, N, K, k0 + BK);
+        mma_step<BF>(acc, s0, wg);
+        store_step(s1, xv, wv);
+        wgmma_wait1();
+        __syncthreads();
+        load_step(xv, wv, X, W, t0, n0, Tn, N, K, k0 + 2 * BK);
+        mma_step<BF>(acc, s1, wg);
+        store_step(s2, xv, wv);
+        wgmma_wait1();
+        __syncthreads();
+        load_step(xv, wv, X, W, t0, n0, Tn, N, K, k0 + 3 * BK);
+        mma_step<BF>(acc, s2, wg);
+        store_step(s0, xv, wv);
+        wgmma_wait0();
+        __syncthreads();
+    }
 #elif KREG_DEEP
     // at step s: stage s % 2 holds tile s, one register set tile s + 1; load tile s + 2 into the other set,
     // issue the wgmmas, store tile s + 1 into the other stage (its loads were issued a step ago)
