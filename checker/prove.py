@@ -597,9 +597,9 @@ def _inb(a, b, W):
 def _justify(solver, accs, env, cases, singles=False) -> tuple[set[int], bool]:
     """Indices of the accesses proven inside the buffer their tag names: for all dims, or (second
     result True) some for each named case only, so that what relies on them holds for those cases.
-    singles (wgmma kernels): a buffer whose accesses do not close at once has them tried one by one, and
-    the next buffers are still tried at once (disjunctions of their many guarded tile loads drown the
-    integer solver, one at a time each closes in a fraction of a second)."""
+    singles (wgmma kernels): a global buffer of more than 8 accesses, or one whose accesses do not close at
+    once, has them tried one by one, and the next buffers are still tried at once (disjunctions of many
+    guarded tile loads drown the integer solver, one at a time each closes in a fraction of a second)."""
     qs = [(n, z3.And(a.pc, z3.Not(_inb(a, env.buffers[a.buffer], env.W))))
           for n, a in enumerate(accs) if env.buffers.get(a.buffer) is not None]
     if not qs:
@@ -609,6 +609,9 @@ def _justify(solver, accs, env, cases, singles=False) -> tuple[set[int], bool]:
         groups.setdefault(accs[n].buffer, []).append((n, f))
     out, per_case, left, combine, direct = set(), False, [], True, []
     for name, group in groups.items():        # as in _decide: a buffer's accesses at once
+        if singles and len(group) > 8 and env.buffers[name].kind != "shared":
+            direct += group
+            continue
         if combine and len(group) > 1:
             if _closes(solver, z3.Or(*[f for _, f in group]), env.buffers[name]):
                 out |= {n for n, _ in group}
@@ -786,7 +789,7 @@ def _by_buffer(qs) -> list[list]:
     return list(groups.values())
 
 
-WGMMA_CHUNK = 24    # shared-memory queries of a wgmma kernel closed together by the bitvector solver
+WGMMA_CHUNK = 32    # shared-memory queries of a wgmma kernel closed together by the bitvector solver
 
 
 def _wgmma_chunks(solver, group, buf) -> list:
