@@ -16,8 +16,10 @@
 // retired), barrier. A pair past K computes on zero tiles. KREG_DEEP=1 (registered): two register sets, a
 // step loading the chunks of the step after next while it stores those of the next step (loaded a step
 // earlier): the loads' latency is hidden behind a whole step of wgmmas. KREG_ASYNC=1: KREG_STAGES stages
-// filled by cp.async STAGES - 1 steps ahead instead (faster in principle, not proven within the budget).
-// Proof (prover-0.11, 30 s budget): about 14 s of solver work for each dtype at 128 x 160.
+// filled by cp.async STAGES - 1 steps ahead instead (not proven within the budget). KREG_TRI=1: three
+// register-staged stages, wgmma.wait_group 1 between the steps of a triple (fewer tensor-core bubbles).
+// H100, Qwen3-4B layer at T = 2048 (bench/results/gemm_wgs_dev_2026-11-24.txt): deep 128 x 160 55.0% of
+// cuBLAS. Proofs (prover-0.11, 30 s budget): deep 128 x 160 about 11 s of solver work a dtype, triple 26 s.
 // Epilogue from registers: the accumulator layout per 8-column tile is mma.sync's m16n8 one, so the quads'
 // 4 x 4 word transpose of gemm_tc gives each lane 8 consecutive columns: 16-byte stores inside N.
 // gemm_wgs_ragged (N % 8 != 0; its blocks return at once otherwise): gemm_tc's 64 x 64 fp32 FMA tiles.
