@@ -116,8 +116,11 @@ def inductions(k: P.Kernel, L: Loop, loops: dict[int, Loop]) -> dict:
     `mov r, rn`, step 0), each link executed exactly once per iteration, in that order, with
     loop-invariant steps (k * ntid for a block-stride loop)."""
     writers: dict[str, list] = {}
+    acc = [x.name for i in k.instrs if i.op == "wgmma" and i.args and isinstance(i.args[0], P.Vec)
+           for x in i.args[0].items if isinstance(x, P.Reg)]
     for b, ins in _instrs(k, L):
-        for r in dests(ins):
+        implicit = acc if ins.op == "wgmma" and ins.mods[:1] == ("wait_group",) else []   # accumulators retired there
+        for r in dests(ins) + implicit:
             writers.setdefault(r, []).append((b, ins))
     out = {}
     inner = {b for h, L2 in loops.items() if h != L.header and L2.body < L.body for b in L2.body}
@@ -288,7 +291,7 @@ def summarize(ex, st0, L: Loop, outer):
     tr = ex.trace
     inherited = _complete_at_header(ex, st0, hwait)     # copies pending on entry, at iteration 0's header wait
     for attempt in range(4):
-        marks = (len(tr.accesses), len(tr.branches), len(tr.obligations), len(tr.defs))
+        marks = (len(tr.accesses), len(tr.branches), len(tr.obligations), len(tr.defs), len(tr.collectives))
         first_sym = len(ex.created)
         widths = {r: P.TYPES[k.regs[r]] for r in ind}
         kw = 64 if any(w == 64 for w in widths.values()) else 32
@@ -340,6 +343,7 @@ def summarize(ex, st0, L: Loop, outer):
         elif BA:
             hs.aseq = st0.aseq + z3.ZeroExt(64 - kw, kk) * BA
         hs.pending = ()       # the others pending on entry stay pending through the loop (see the exits)
+        hs.wpending = hs.unfenced = ()   # so do wgmma reads and unfenced writes (nothing in the loop ends them)
         hs.pc = z3.And(st0.pc, ok, *inv)
         L2 = Loop(L.header, L.body, L.latches)
         ex.run(hs, L.header, -1, L2, enter=True)
@@ -352,7 +356,8 @@ def summarize(ex, st0, L: Loop, outer):
                     changed = True
         if not changed:
             break
-        del tr.accesses[marks[0]:], tr.branches[marks[1]:], tr.obligations[marks[2]:], tr.defs[marks[3]:]
+        del tr.accesses[marks[0]:], tr.branches[marks[1]:], tr.obligations[marks[2]:], tr.defs[marks[3]:], \
+            tr.collectives[marks[4]:]
     else:
         raise Unsupported(f"pointer provenance in loop at line {line} does not settle")
     if kbounds:
@@ -378,15 +383,25 @@ def summarize(ex, st0, L: Loop, outer):
     prev = z3.substitute(cont, *sub)
     history = [_counted_exit(ex, st0, L, ind, widths, kk, kw)]
     tr.defs.append(ok == z3.Or(kk == 0, z3.And(kk != 0, prev, *history)))
+    from .symbolic import merge_pending
     if inherited:             # pending on entry and not completed at the header: still pending after it
-        from .symbolic import merge_pending
         for _, st in L2.exits:
             st.pending = merge_pending([(z3.BoolVal(True), inherited), (z3.BoolVal(True), st.pending)])
+    # wgmma reads pending and writes unfenced on entry: still so after the loop (retired or fenced by nothing
+    # in it: their bounds come later, or never, which is the conservative side); those of an iteration that
+    # are pending at its back edge are dropped (unbounded: pending for ever)
+    if st0.wpending or st0.unfenced:
+        for _, st in L2.exits:
+            st.wpending = merge_pending([(z3.BoolVal(True), st0.wpending), (z3.BoolVal(True), st.wpending)])
+            st.unfenced = merge_pending([(z3.BoolVal(True), st0.unfenced), (z3.BoolVal(True), st.unfenced)])
     return L2.exits
 
 
 def _is_async_event(ins):
-    """An instruction that advances the async counter (symbolic State.aseq): a cp.async issue or wait."""
+    """An instruction that advances the async counter (symbolic State.aseq): a cp.async issue or wait, a
+    wgmma.mma_async or wgmma.wait_group."""
+    if ins.op == "wgmma":
+        return bool(ins.mods) and ins.mods[0] in ("mma_async", "wait_group")
     return ins.op == "cp" and "async" in ins.mods and "commit_group" not in ins.mods
 
 

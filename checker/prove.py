@@ -22,10 +22,12 @@ from . import toolchain
 from .env import AXES, LaunchEnv
 from .intabs import IntAbs
 from .loops import Unsupported
-from .symbolic import Executor, is_block_barrier, is_warp_sync
+from .symbolic import Executor, is_block_barrier, is_block_collective, is_warp_sync
 from .witness import replay
 
-CHECKER_VERSION = "prover-0.10"  # 0.10: x | y and x ^ y exact (as x + y) where no bit can be one in both (known-zero
+CHECKER_VERSION = "prover-0.11"  # 0.11: wgmma.mma_async (128-byte-swizzle descriptors): shared reads pending from issue to
+                                 # the wgmma.wait_group that retires them, generic writes invisible to them until the
+                                 # writer's fence.proxy.async, block-uniform control and agreeing descriptors; 0.10: x | y and x ^ y exact (as x + y) where no bit can be one in both (known-zero
                                  # bits through shifts, masks, sums); merged registers in a fixed order (the solver's work
                                  # followed the string hash seed); thread-block cluster forms (barrier.cluster,
                                  # mapa, shared::cluster accesses) unknown, never a block barrier; 0.9: the variant budget counts solver work (rlimit), not the clock; griddepcontrol
@@ -37,7 +39,8 @@ CHECKER_VERSION = "prover-0.10"  # 0.10: x | y and x ^ y exact (as x + y) where 
                                  # 0.4: per-query z3 resource limits (deterministic), wall clock only a guard
                                  # 0.3: address-based buffer attribution, early exits, __syncwarp, ...
 ASSUMPTIONS = ("pointer params are distinct, non-overlapping buffers of the sizes their shapes give, "
-               "256-byte aligned (extern shared arrays all alias the dynamic shared memory); launch geometry "
+               "256-byte aligned (extern shared arrays all alias the dynamic shared memory; with wgmma, a block's shared "
+               "addresses lie below 2^18, as on sm_90); launch geometry "
                "within CUDA limits; inputs (role in) are not modified by anyone else during the launch; the "
                "assembler translates the PTX as the PTX ISA says (its known exceptions are never proven: "
                "checker/toolchain.py)")
@@ -338,6 +341,9 @@ def _prove_launch(variant, op, module, launch, timeout_ms, budget, n=0) -> dict[
     if len(ta.accesses) != len(tb.accesses) or len(ta.branches) != len(tb.branches):
         raise Unsupported("the two symbolic threads disagree")
     base = env.constraints + env.thread_constraints("A") + env.thread_constraints("B") + ta.defs + tb.defs
+    if any(ins.op == "wgmma" for ins in kernel.instrs):
+        from .semantics import shared_window
+        base += shared_window(env.buffers)
     approx = ta.approx | tb.approx
     solver = _Solver(base, timeout_ms, budget)
     solver.ints = _IntSolver(base, budget)
@@ -347,7 +353,7 @@ def _prove_launch(variant, op, module, launch, timeout_ms, budget, n=0) -> dict[
     caveats = _caveats(ta.obligations, solver)
     bufs = env.buffers
     queries: dict[str, list[_Q]] = {p: [] for p in PROPS}
-    just, per_case = _justify(solver, ta.accesses, env, cases)
+    just, per_case = _justify(solver, ta.accesses, env, cases, singles=any(a.async_read for a in ta.accesses))
     disjoint = _disjoint(bufs)
     _in_bounds(queries["in_bounds"], ta.accesses, just, bufs, env, disjoint)
     _read_only(queries["read_only"], ta.accesses, just, bufs, disjoint)
@@ -355,7 +361,7 @@ def _prove_launch(variant, op, module, launch, timeout_ms, budget, n=0) -> dict[
         v = _decide("warp", _sync_queries(ta, tb, th, warp=True), solver, env, {}, approx)
         th.warp_sync = v.status == "proven" and v.scope == "all-dims"
     _races(queries["race_free"], ta.accesses, tb.accesses, just, bufs, disjoint, th, solver)
-    queries["barrier_safe"] = _sync_queries(ta, tb, th, warp=False)
+    queries["barrier_safe"] = _sync_queries(ta, tb, th, warp=False) + _collective_queries(ta, tb, th)
 
     out = {p: _decide(p, queries[p], solver, env, cases, approx) for p in PROPS}
     _dependencies(out, kernel, ta.accesses, bufs, just)
@@ -404,7 +410,7 @@ def _dependencies(out, kernel, accs, bufs, just) -> None:
     everything on inputs being read-only (their values are the same for every thread); and on the
     values read from inputs being those inputs' elements, i.e. on those reads being inside them.
     Barrier safety without block barriers holds whatever the values."""
-    has_bar = any(is_block_barrier(ins) for ins in kernel.instrs)
+    has_bar = any(is_block_collective(ins) for ins in kernel.instrs)
     if has_bar:
         out["race_free"] = _rely(out["race_free"], out["barrier_safe"], "barrier safety")
     deps = ("read_only", "race_free", "barrier_safe") if has_bar else ("read_only", "race_free")
@@ -443,6 +449,7 @@ class _Threads:
         def lin(t):
             return t[0] + t[1] * bx + t[2] * bx * by      # < 1024: no wrap
         self.same_warp = z3.And(self.same_block, z3.LShR(lin(tid_a), 5) == z3.LShR(lin(tid_b), 5))
+        self.same_warpgroup = z3.And(self.same_block, z3.LShR(lin(tid_a), 7) == z3.LShR(lin(tid_b), 7))
         self.same_thread = z3.And(self.same_block, *[tid_a[i] == tid_b[i] for i in range(3)])
         self.warp_sync = False      # full-mask bar.warp.sync proven to be executed convergently
 
@@ -480,6 +487,26 @@ class _Threads:
 
 def _end(a):
     return a.epoch if a.end is None else a.end
+
+
+def _collective_queries(ta, tb, th):
+    """wgmma operands agree across the warpgroup: two threads of one warpgroup at the same instance of a
+    wgmma (the same loop iterations, the same barrier epoch) with different descriptors."""
+    qs = []
+    for x, (ia, pca, ksa, epa, opa) in enumerate(ta.collectives):
+        for y, (ib, pcb, ksb, epb, opb) in enumerate(tb.collectives):
+            if ia.index != ib.index:
+                continue
+            ks = z3.And(*[u == v for u, v in zip(ksa, ksb)]) if x == y else z3.BoolVal(True)
+            f = z3.And(pca, pcb, th.distinct_in_block, th.same_warpgroup, epa == epb, ks,
+                       z3.Or(*[u != v for u, v in zip(opa, opb)]))
+            qs.append(_Q(f, "wgmma descriptors differ within a warpgroup", {"branch": (_Site(ia), None)}))
+    return qs
+
+
+@dataclass
+class _Site:
+    instr: P.Instr
 
 
 def _sync_queries(ta, tb, th, warp):
@@ -557,7 +584,7 @@ def _candidates(a, bufs, just, n):
     if n in just:
         b = bufs[a.buffer]
         return [b] + [c for c in bufs.values() if b.dynamic and c.dynamic and c is not b]
-    kinds = SPACE_KINDS.get(a.instr.space)
+    kinds = SPACE_KINDS.get(a.space or a.instr.space)
     return [b for b in bufs.values() if kinds is None or b.kind in kinds]
 
 
@@ -567,9 +594,12 @@ def _inb(a, b, W):
     return z3.ULE(off + a.width, z3.ZeroExt(ww - W, b.size))
 
 
-def _justify(solver, accs, env, cases) -> tuple[set[int], bool]:
+def _justify(solver, accs, env, cases, singles=False) -> tuple[set[int], bool]:
     """Indices of the accesses proven inside the buffer their tag names: for all dims, or (second
-    result True) some for each named case only, so that what relies on them holds for those cases."""
+    result True) some for each named case only, so that what relies on them holds for those cases.
+    singles (wgmma kernels): a global buffer of more than 8 accesses, or one whose accesses do not close at
+    once, has them tried one by one, and the next buffers are still tried at once (disjunctions of many
+    guarded tile loads drown the integer solver, one at a time each closes in a fraction of a second)."""
     qs = [(n, z3.And(a.pc, z3.Not(_inb(a, env.buffers[a.buffer], env.W))))
           for n, a in enumerate(accs) if env.buffers.get(a.buffer) is not None]
     if not qs:
@@ -577,17 +607,23 @@ def _justify(solver, accs, env, cases) -> tuple[set[int], bool]:
     groups: dict = {}
     for n, f in qs:
         groups.setdefault(accs[n].buffer, []).append((n, f))
-    out, per_case, left, combine = set(), False, [], True
+    out, per_case, left, combine, direct = set(), False, [], True, []
     for name, group in groups.items():        # as in _decide: a buffer's accesses at once
+        if singles and len(group) > 8 and env.buffers[name].kind != "shared":
+            direct += group
+            continue
         if combine and len(group) > 1:
             if _closes(solver, z3.Or(*[f for _, f in group]), env.buffers[name]):
                 out |= {n for n, _ in group}
+                continue
+            if singles:
+                direct += group
                 continue
             combine = False
         left += group
     rest = _refute_together(solver, [f for _, f in left]) if left else set()
     out |= {n for x, (n, _) in enumerate(left) if x not in rest}      # refuted in a group
-    for n, f in (left[x] for x in sorted(rest)):
+    for n, f in [left[x] for x in sorted(rest)] + direct:
         if solver.ints.refutes(f, max(200, solver.timeout_ms // 6)):
             out.add(n)
             continue
@@ -648,6 +684,7 @@ def _races(qs, ta, tb, just, bufs, disjoint, th, solver=None):
             ordered[key] = solver is not None and solver.ints.refutes(
                 z3.And(th.same_block, meet), max(200, solver.timeout_ms // 10))
         return ordered[key]
+    proxied = []         # pairs ordered by barriers: only the async-proxy visibility is left to check
     by_instr: dict[int, list] = {}
     for n, (a, b2) in enumerate(zip(ta, tb)):
         by_instr.setdefault(a.instr.index, []).append((n, a, b2))
@@ -661,16 +698,31 @@ def _races(qs, ta, tb, just, bufs, disjoint, th, solver=None):
                     # by symmetry of the two threads, B's access n is justified iff A's is
                     cb = {c.name for c in _candidates(b2, bufs, just, nb)}
                     for c in _candidates(a, bufs, just, na):
-                        if c.name not in cb or c.kind in ("local", "const") or c.kind == "shared" and apart(a, b2):
+                        if c.name not in cb or c.kind in ("local", "const"):
                             continue
-                        qs.append(_race(a, b2, c, na in just and nb in just, disjoint, th))
+                        tagged = na in just and nb in just
+                        proxy = [(w, r) for w, r in ((a, b2), (b2, a)) if w.vis is not None and r.async_read] \
+                            if c.kind == "shared" else []
+                        if c.kind == "shared" and apart(a, b2):
+                            proxied += [(w, r, c, tagged) for w, r in proxy]
+                            continue
+                        qs.append(_race(a, b2, c, tagged, disjoint, th, proxy))
+    # most are ordered by their epochs alone (the fence before the barrier): all of those at once, without
+    # paths or addresses; else each with them
+    if proxied and not (solver is not None and solver.ints.refutes(
+            z3.Or(*[_unfenced(w, r, th) for w, r, _, _ in proxied]), max(200, solver.timeout_ms // 10))):
+        qs += [_proxy_race(w, r, c, tagged, disjoint, th) for w, r, c, tagged in proxied]
 
 
-def _race(a, b2, c, tagged, disjoint, th):
+def _race(a, b2, c, tagged, disjoint, th, proxy=()):
+    """a and b2 unordered (or one thread's own pending access against its other one), or, for each (w, r)
+    in proxy, w not yet visible to the async proxy at r (_proxy_race's condition), on overlapping bytes."""
     ov = z3.And(z3.ULT(a.addr, b2.addr + b2.width), z3.ULT(b2.addr, a.addr + a.width))
     who = z3.And(th.unordered(a, b2, c.kind == "shared"), th.distinct)
     if a.end is not None or b2.end is not None:
         who = z3.Or(who, th.own_pending(a, b2))
+    if proxy:
+        who = z3.Or(who, *[_unfenced(w, r, th) for w, r in proxy])
     f = z3.And(a.pc, b2.pc, ov, who)
     info = {"acc": [a, b2], "buf": c}
     if tagged:
@@ -678,6 +730,24 @@ def _race(a, b2, c, tagged, disjoint, th):
     info["unknown"] = True
     return _Q(z3.And(f, disjoint, _hits(a, c), _hits(b2, c)), f"{a.kind}/{b2.kind} conflict on {c.name} "
               "(by address)", info)
+
+
+def _proxy_race(w, r, c, tagged, disjoint, th):
+    """A generic write w (of any thread of the block, r's own included) ordered before the wgmma read r
+    (an epoch no later than r's issue) but not yet visible to the async proxy there: no fence.proxy.async
+    of its thread after it landed, in an epoch before r's issue (a barrier between them)."""
+    ov = z3.And(z3.ULT(w.addr, r.addr + r.width), z3.ULT(r.addr, w.addr + w.width))
+    f = z3.And(w.pc, r.pc, ov, _unfenced(w, r, th))
+    info = {"acc": [w, r], "buf": c}
+    what = f"{w.kind} not made visible to the async proxy (fence.proxy.async) before a wgmma read of {c.name}"
+    if tagged:
+        return _Q(f, what, info)
+    info["unknown"] = True
+    return _Q(z3.And(f, disjoint, _hits(w, c), _hits(r, c)), what + " (by address)", info)
+
+
+def _unfenced(w, r, th):
+    return z3.And(th.same_block, z3.ULE(w.epoch, r.epoch), z3.ULE(r.epoch, w.vis))
 
 
 GROUP = 8           # queries refuted together (one disjunction) before any is tried alone
@@ -719,6 +789,21 @@ def _by_buffer(qs) -> list[list]:
     return list(groups.values())
 
 
+WGMMA_CHUNK = 32    # shared-memory queries of a wgmma kernel closed together by the bitvector solver
+
+
+def _wgmma_chunks(solver, group, buf) -> list:
+    """The queries of a shared buffer that wgmma reads (swizzled addresses: XOR, which the integer translation
+    loses) in chunks of WGMMA_CHUNK, each one disjunction for the bitvector solver; the queries of the chunks
+    that do not close are returned (to be tried one by one)."""
+    left = []
+    for i in range(0, len(group), WGMMA_CHUNK):
+        chunk = group[i:i + WGMMA_CHUNK]
+        if not _closes(solver, z3.Or(*[q.formula for q in chunk]), buf):
+            left += chunk
+    return left
+
+
 def _closes(solver, f, buf) -> bool:
     """f (a disjunction of one buffer's queries) is unsatisfiable. Shared-memory addresses are bit
     arithmetic on thread indices, which the bitvector solver takes natively; global ones products of
@@ -735,8 +820,12 @@ def _decide(prop, qs, solver, env, cases, approx) -> Verdict:
     # disjunction drown a solver when a kernel has hundreds of shared-memory pairs); after one group that
     # does not close, the rest go one by one, so this costs at most one failed attempt, as before
     for group in _by_buffer(qs):
+        buf = group[0].info.get("buf")
+        if buf is not None and buf.kind == "shared" and any(a.async_read for q in group for a in q.info["acc"]):
+            left += _wgmma_chunks(solver, group, buf)      # before the others: no failed attempt counted
+            continue
         if combine and len(group) > 1:
-            if _closes(solver, z3.Or(*[q.formula for q in group]), group[0].info.get("buf")):
+            if _closes(solver, z3.Or(*[q.formula for q in group]), buf):
                 continue
             combine = False
         left += group

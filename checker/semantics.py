@@ -100,6 +100,8 @@ def execute(ex, st, ins: P.Instr, guard):
     op = ins.op
     if _cluster_form(ins):
         raise Unsupported(f"thread-block clusters are not modelled: {ins.text.strip()}")
+    if op == "fence" and "proxy" in ins.mods:
+        return _proxy_fence(ex, st, ins, guard)
     if op in NOOP:
         return
     if op in ("ld", "ldu"):
@@ -122,7 +124,9 @@ def execute(ex, st, ins: P.Instr, guard):
         return _cp_async(ex, st, ins, guard)
     if op == "ldmatrix":
         return _ldmatrix(ex, st, ins, guard)
-    if op in ("wgmma", "setmaxnreg"):     # asynchronous shared reads (issue .. wait_group) are not modelled
+    if op == "wgmma":
+        return _wgmma(ex, st, ins, guard)
+    if op == "setmaxnreg":
         raise Unsupported(f"warpgroup instruction not modelled by the prover: {ins.text.strip()}")
     if op == "mma":          # a warp collective: each result depends on every lane's fragments
         return _havoc_dests(ex, st, ins, guard)
@@ -224,6 +228,11 @@ def execute(ex, st, ins: P.Instr, guard):
         a, b = vals
         r = a & b if op == "and" else a | b if op == "or" else a ^ b
         tag = "?" if any(tags) else None
+        if op != "xor" and ex.async_proxy and (tags[0] is None) != (tags[1] is None):
+            tag = tags[0] or tags[1]     # a pointer aligned down (and) or an offset or-ed in: a hint, as every
+                                         # tag (trusted only where the access is proven inside that buffer);
+                                         # wgmma kernels only (their 1024-byte aligned stages), so that the
+                                         # other kernels' proofs stay as they were
     elif op == "not":
         r = ~vals[0]
     elif op in ("shl", "shr"):
@@ -498,3 +507,137 @@ def _cp_async(ex, st, ins, guard):
     ex.record(st, ins, "read", stag, src, size, rguard)
     dst, dtag = _address(ex, st, ins.args[0])
     ex.record(st, ins, "write", dtag, dst, size, guard, pending=True)
+
+
+# ---- warpgroup MMA: asynchronous shared reads through matrix descriptors --------------------------------
+
+WGMMA_AB = ("bf16", "f16")
+SHARED_WINDOW = 1 << 18      # a block's shared addresses lie below 2^18 (sm_90: 227 KB + 1 KB reserved)
+
+
+def _wgmma(ex, st, ins, guard):
+    """wgmma.{fence, commit_group, wait_group, mma_async}.sync.aligned. mma_async (m64nNk16, f32 accumulators,
+    bf16 / f16 A and B both from shared memory through descriptors, K-major) reads each operand's footprint
+    (_footprint) as a pending read (Access.async_read), open until the wgmma.wait_group that retires its
+    commit group (wait_group N retires the groups closed before the last N; an operation not yet committed
+    stays pending); the accumulators become fresh values at issue and again at every wait (they are written
+    when the operation retires). The warpgroup must execute it together: a branch around it is checked like
+    one around a barrier (checker/symbolic.is_block_collective) and the warpgroup's descriptors must agree
+    (checker/prove.py, from Trace.collectives). Anything else: Unsupported."""
+    kind = ins.mods[0] if ins.mods else ""
+    if not {"sync", "aligned"} <= set(ins.mods):
+        raise Unsupported(f"wgmma form: {ins.text.strip()}")
+    if guard is not None:
+        raise Unsupported(f"predicated wgmma: {ins.text.strip()}")
+    if kind == "fence":           # orders register accesses only
+        return
+    if kind == "commit_group":
+        st.wpending = tuple((a, n + 1, c) for a, n, c in st.wpending)
+        return
+    if kind == "wait_group":
+        if len(ins.args) != 1 or not isinstance(ins.args[0], P.Imm):
+            raise Unsupported(f"wgmma.wait_group without an immediate: {ins.text.strip()}")
+        need = int(ins.args[0].value) + 1
+        st.aseq = st.aseq + 1
+        keep = []
+        for a, n, c in st.wpending:
+            if n >= need:
+                ex.retire(a, c, st.pc, st.epoch, st.aseq)
+            else:
+                keep.append((a, n, c))
+        st.wpending = tuple(keep)
+        for r in ex.wgmma_dests:      # whatever retired here (or earlier, in another iteration) wrote them
+            ex.write(st, r, ex.fresh(f"acc{ins.index}", P.TYPES[ex.k.regs[r.name]]), None, None)
+        return
+    if kind != "mma_async":
+        raise Unsupported(f"wgmma form: {ins.text.strip()}")
+    shape = next((m for m in ins.mods if m.startswith("m64n") and m.endswith("k16")), None)
+    types = [m for m in ins.mods if m in P.TYPES]
+    if shape is None or len(types) != 3 or types[0] != "f32" or types[1] not in WGMMA_AB or types[2] != types[1]:
+        raise Unsupported(f"wgmma shape or types: {ins.text.strip()}")
+    n = int(shape[4:-3])
+    args = ins.args
+    if len(args) != 8 or not isinstance(args[0], P.Vec) or not all(isinstance(x, P.Reg) for x in args[1:3]) \
+            or not all(isinstance(x, P.Imm) and not x.is_float and int(x.value) == 0 for x in args[6:8]):
+        raise Unsupported(f"wgmma operands (only A and B from shared memory, K-major): {ins.text.strip()}")
+    da, db = (ex.operand(st, x, 64)[0] for x in args[1:3])
+    if any(ex.k.regs[x.name] not in ("b64", "u64", "s64") for x in args[1:3]):
+        raise Unsupported(f"wgmma descriptor registers: {ins.text.strip()}")
+    st.aseq = st.aseq + 1
+    shared = {b.name for b in ex.env.buffers.values() if b.kind == "shared"}
+    tag = shared.pop() if len(shared) == 1 else None     # a hint, trusted where proven (checker/prove.py _justify)
+    for desc, rows in ((da, 64), (db, n)):
+        lo, width = _footprint(ex, desc, rows, ins)
+        if not _covered(ex, st, lo, width):
+            ex.record(st, ins, "read", tag, lo, width, None, async_read=True, space="shared")
+    ex.trace.collectives.append((ins, st.pc, st.loop_ks, st.epoch, (da, db)))
+    _havoc_dests(ex, st, ins, None)
+
+
+def _covered(ex, st, lo, width) -> bool:
+    """An uncommitted wgmma read of the same bytes, issued earlier on this path in this barrier epoch, is
+    pending: it retires with this one (the same commit group) and spans all this one does, so this one needs
+    no record of its own (the k16 steps of one tile read the same 128-byte rows)."""
+    for a, n, _ in st.wpending:
+        if n == 0 and a.width == width and a.pc is st.pc and a.epoch.eq(st.epoch) and \
+                (a.addr.eq(lo) or _always(ex, a.addr == lo)):
+            return True
+    return False
+
+
+def _field(desc, hi, lo, ins):
+    v = z3.simplify(z3.Extract(hi, lo, desc))
+    if not z3.is_bv_value(v):
+        raise Unsupported(f"wgmma descriptor bits {lo}-{hi} not a constant: {ins.text.strip()}")
+    return v.as_long()
+
+
+def _footprint(ex, desc, rows, ins):
+    """(first byte, bytes) of shared memory that a K-major operand of `rows` rows (8-row groups SBO apart)
+    under the 128-byte swizzle may read in one k16 step: from the 128-byte row holding the start address
+    (descriptor bits 0-13, in 16 bytes) to the end of the last 8-row group ((rows / 8 - 1) SBO + 1024 bytes);
+    the swizzle only permutes 16-byte chunks within a 128-byte row, and a row's 32 bytes that may cross into
+    the next 128-byte row add 128. LBO (unused by this layout), SBO and the mode must be constants, the
+    base offset 0; other layouts are Unsupported."""
+    if _field(desc, 63, 62, ins) != 1 or _field(desc, 51, 49, ins) != 0:
+        raise Unsupported(f"wgmma descriptor: only the 128-byte swizzle with base offset 0: {ins.text.strip()}")
+    _field(desc, 29, 16, ins)
+    sbo = _field(desc, 45, 32, ins) << 4
+    if sbo == 0 or rows % 8:
+        raise Unsupported(f"wgmma descriptor stride: {ins.text.strip()}")
+    start = z3.Concat(z3.Extract(13, 0, desc), bv(0, 4))          # 18-bit shared address
+    width = (rows // 8 - 1) * sbo + 1024
+    if not _always(ex, z3.ULE(z3.Extract(6, 0, start), bv(96, 7))):
+        width += 128
+    lo = z3.ZeroExt(46, start & bv(~127, 18))
+    return lo, width
+
+
+def shared_window(bufs) -> list:
+    """Descriptors hold 18-bit shared addresses: every shared buffer lies below 2^18 (a hardware fact; added
+    to a wgmma kernel's constraints once all its buffers are known, checker/prove.py)."""
+    out = []
+    for b in bufs.values():
+        if b.kind == "shared":
+            W = b.size.size()
+            out.append(z3.ULE(z3.ZeroExt(W + 2 - 64, b.base) + z3.ZeroExt(2, b.size), SHARED_WINDOW))
+    return out
+
+
+def _proxy_fence(ex, st, ins, guard):
+    """fence.proxy.async (all state spaces or .shared::cta): the thread's generic writes that have landed
+    (no cp.async still pending) become visible to the async proxy (wgmma reads) from this epoch on; any
+    other proxy fence orders nothing here."""
+    if "async" not in ins.mods or any(m not in ("proxy", "async", "shared::cta") for m in ins.mods):
+        return
+    pc = st.pc if guard is None else z3.And(st.pc, guard)
+    pend = {id(a): c for a, _, c in st.pending}
+    keep = []
+    for a, n, c in st.unfenced:
+        p = pend.get(id(a))
+        done = c if p is None else z3.And(c, z3.Not(p))
+        ex.fenced(a, done, pc, st.epoch)
+        rest = p if guard is None else (z3.Or(p, z3.Not(guard)) if p is not None else z3.Not(guard))
+        if rest is not None:
+            keep.append((a, n, z3.And(c, rest)))
+    st.unfenced = tuple(keep)

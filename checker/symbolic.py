@@ -48,6 +48,12 @@ class Access:
     # until the wait that completes it (end, aseq_end): fresh symbols, fixed where the wait is known
     end: z3.ExprRef = None
     aseq_end: z3.ExprRef = None
+    # a wgmma's shared read (async proxy) is pending the same way, from its issue to the wgmma.wait_group
+    # that retires it; a generic write (st, atom, cp.async) is visible to the async proxy from the epoch of
+    # the writing thread's first fence.proxy.async after it has landed: vis, a fresh symbol bounded there
+    async_read: bool = False
+    vis: z3.ExprRef = None
+    space: str | None = None      # the state space where the instruction names none (wgmma: shared)
 
 
 @dataclass
@@ -73,10 +79,12 @@ class State:
     aseq: z3.ExprRef = None
     pending: tuple = ()           # (Access of a cp.async shared write, commit groups closed since its issue,
                                   #  the condition under which it is still pending on this state's paths)
+    wpending: tuple = ()          # the same for wgmma shared reads (wgmma commit groups)
+    unfenced: tuple = ()          # (Access of a generic write, 0, condition): no fence.proxy.async since it landed
 
     def copy(self, pc=None):
         return State(dict(self.regs), dict(self.tags), self.pc if pc is None else pc, self.epoch, self.loop_ks,
-                     self.wepoch, self.aseq, self.pending)
+                     self.wepoch, self.aseq, self.pending, self.wpending, self.unfenced)
 
 
 @dataclass
@@ -87,6 +95,7 @@ class Trace:
     obligations: list = field(default_factory=list)   # (formula that must be unsat, reason)
     defs: list = field(default_factory=list)          # definitional constraints on fresh symbols
     approx: set = field(default_factory=set)          # names of over-approximated (havoc) symbols
+    collectives: list = field(default_factory=list)   # (instr, pc, loop_ks, epoch, operands): wgmma issues
     notes: list = field(default_factory=list)
 
 
@@ -115,7 +124,10 @@ class Executor:
         self.alts: list = []          # ("alt", i) tags: a pointer into one of several buffers
         self.loops = find_loops(kernel)
         ipdom = exit_ipdom(kernel)
-        self.bar_branches = sync_branches(kernel, ipdom)
+        self.bar_branches = sync_branches(kernel, ipdom, is_block_collective)
+        self.async_proxy = any(ins.op == "wgmma" for ins in kernel.instrs)
+        self.wgmma_dests = [x for ins in kernel.instrs if ins.op == "wgmma" and ins.args and isinstance(ins.args[0], P.Vec)
+                            for x in ins.args[0].items if isinstance(x, P.Reg)]
         self.warp_branches = sync_branches(kernel, ipdom, is_warp_sync)
         self.steps = 0
         sp = env.specials(thread)
@@ -257,7 +269,9 @@ class Executor:
             wp = s.wepoch if wp is None else (wp if wp.eq(s.wepoch) else z3.If(c, s.wepoch, wp))
             aq = s.aseq if aq is None else (aq if aq.eq(s.aseq) else z3.If(c, s.aseq, aq))
         ks = sel_states[0][1].loop_ks
-        return State(regs, tags, pc, ep, ks, wp, aq, merge_pending([(s.pc, s.pending) for _, s in sel_states]))
+        return State(regs, tags, pc, ep, ks, wp, aq, merge_pending([(s.pc, s.pending) for _, s in sel_states]),
+                     merge_pending([(s.pc, s.wpending) for _, s in sel_states]),
+                     merge_pending([(s.pc, s.unfenced) for _, s in sel_states]))
 
     def alt_tag(self, choices):
         """A tag for a value that points into buffer t_i when c_i holds (c_i disjoint)."""
@@ -363,17 +377,35 @@ class Executor:
         execute(self, st, ins, guard)
         return st
 
-    def record(self, st, ins, kind, buf, addr, width, guard, pending=False):
+    def record(self, st, ins, kind, buf, addr, width, guard, pending=False, async_read=False, space=None):
         """Record an access; pending: a cp.async shared write, which lands by the wait that completes it
-        (its end is fixed there, checker/semantics.py; left free, it may land any time later)."""
+        (its end is fixed there, checker/semantics.py; left free, it may land any time later); async_read: a
+        wgmma shared read, pending until the wgmma.wait_group that retires it (bounded there, else free).
+        A write's async-proxy visibility (vis) is bounded by the thread's next fence.proxy.async."""
         pc = st.pc if guard is None else z3.And(st.pc, guard)
         for c, b in self.resolve(buf):
             a = Access(ins, kind, b, addr, width, pc if c is None else z3.And(pc, c), st.epoch, st.wepoch, st.aseq,
-                       st.loop_ks)
-            if pending:
+                       st.loop_ks, async_read=async_read, space=space)
+            if pending or async_read:
                 a.end, a.aseq_end = self.fresh(f"cp_end{ins.index}", 64), self.fresh(f"cp_aseq{ins.index}", 64)
-                st.pending = st.pending + ((a, 0, a.pc),)
+                if pending:
+                    st.pending = st.pending + ((a, 0, a.pc),)
+                else:
+                    st.wpending = st.wpending + ((a, 0, a.pc),)
+            if kind != "read" and self.async_proxy and ins.space != "global":   # only async-proxy reads need it
+                a.vis = self.fresh(f"vis{ins.index}", 64)
+                st.unfenced = st.unfenced + ((a, 0, a.pc),)
             self.trace.accesses.append(a)
+
+    def retire(self, a, cond, pc, epoch, aseq):
+        """The pending wgmma read a is over by this point (epoch, aseq) wherever pc holds and it is still
+        pending (cond): upper bounds, so that no two of them can contradict each other."""
+        self.trace.defs.append(z3.Implies(z3.And(cond, pc), z3.And(z3.ULE(a.end, epoch), z3.ULE(a.aseq_end, aseq))))
+
+    def fenced(self, a, cond, pc, epoch):
+        """The generic write a is visible to the async proxy from this epoch on (a fence.proxy.async of its
+        thread after it landed) wherever pc and cond hold: an upper bound, as in retire."""
+        self.trace.defs.append(z3.Implies(z3.And(cond, pc), z3.ULE(a.vis, epoch)))
 
     def complete(self, a, cond, pc, epoch, aseq):
         """The pending copy a lands by this point (epoch, aseq) wherever pc holds and it is still pending
@@ -420,6 +452,12 @@ def exit_ipdom(k: P.Kernel) -> list[int]:
 
 def is_block_barrier(ins: P.Instr) -> bool:
     return ins.op in ("bar", "barrier") and "warp" not in ins.mods
+
+
+def is_block_collective(ins: P.Instr) -> bool:
+    """A block barrier or a warpgroup instruction (wgmma .sync.aligned: every thread of the warpgroup must
+    execute it; checked as block-uniform control flow, like a barrier)."""
+    return is_block_barrier(ins) or ins.op == "wgmma"
 
 
 def is_warp_sync(ins: P.Instr) -> bool:
