@@ -12,8 +12,11 @@ from kreg.registry.store import Store
 
 def test_ctrl_c_stops_at_once_and_keeps_what_was_decided(tmp_path):
     env = dict(os.environ, KREG_HOME=str(tmp_path))
+    # Ctrl-C live as in a terminal, also where this test runs with SIGINT ignored (a background job without
+    # job control: the child would inherit SIG_IGN, and Python then installs no KeyboardInterrupt handler)
     p = subprocess.Popen(["kreg", "verify", "--op", "add", "--op", "argmax", "--op", "rms_norm", "--json"], env=env,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     lines = []
     while not any(": safe" in ln or ": unsafe" in ln for ln in lines):     # one variant decided
         lines.append(p.stderr.readline())
