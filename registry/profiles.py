@@ -135,14 +135,19 @@ def _time_key(rows: list[dict]) -> str:
     return "engine_us" if all(has(r) for r in rows) else "median_us"
 
 
+def _common_and_every(rows: list[dict], key: str) -> tuple[set, set]:
+    """The named cases all these rows were timed at, and those any of them was."""
+    sets = [set(_case_times(r, key)) for r in rows]
+    return set.intersection(*sets), set.union(*sets)
+
+
 def _fastest(timed: list[tuple], key: str) -> tuple[tuple, str]:
     """The fastest (time, entry, row) and the basis of the ranking: the least geometric mean of times over
     the named cases all were timed at, when there are several (one shape class must not decide for all: a
     kernel fastest at the largest case may be slowest at a model's own shapes), else the least time at the
     largest case. The basis names the cases left out because only some candidates were timed there (a
     `kreg verify --max-case-mb` run, say): `kreg verify --speed-cases all` of every candidate closes it."""
-    sets = [set(_case_times(r, key)) for _, _, r in timed]
-    common, every = set.intersection(*sets), set.union(*sets)
+    common, every = _common_and_every([r for _, _, r in timed], key)
     how = " as the engine runs it" if key == "engine_us" else ""
     if every - common:
         how += (f"; {len(every - common)} named case(s) left out, timed for only some candidates: "
@@ -184,10 +189,9 @@ def uneven_timing(catalog: Catalog, store: Store, device: str, ops: set[str]) ->
     notes = []
     for (op, types), timed in sorted(groups.items()):
         key = _time_key([row for _, row in timed])
-        sets = {e.name: set(_case_times(row, key)) for e, row in timed}
-        every, common = set.union(*sets.values()), set.intersection(*sets.values())
+        common, every = _common_and_every([row for _, row in timed], key)
         if len(timed) > 1 and every != common:
-            short = sorted(n for n, s in sets.items() if s != every)
+            short = sorted(e.name for e, row in timed if set(_case_times(row, key)) != every)
             notes.append(f"{op} {' '.join(v for _, v in types)}: {len(every - common)} named case(s) timed for only "
                          f"some variants (not for {', '.join(short[:4])}{', ..' if len(short) > 4 else ''}); profiles rank "
                          f"on the {len(common)} common ones: `kreg verify --speed-cases all` without --max-case-mb "
