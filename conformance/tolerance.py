@@ -29,14 +29,15 @@ def tolerance_for(op: Op, dtype: str, dims: dict[str, int]) -> dict | None:
     return None if tol is None else {**tol, "gamma": gamma(op, dims)}
 
 
-def error_scales(op: Op, inputs: dict, dims: dict[str, int], scalars: dict | None = None) -> dict[str, np.ndarray]:
+def error_scales(op: Op, inputs: dict, dims: dict[str, int], scalars: dict | None = None,
+                 matmul=np.matmul) -> dict[str, np.ndarray]:
     """sum_k |term_k| per element of each output, for an op with an accumulation entry (else empty)."""
     if not op.accumulation:
         return {}
     fn = ERROR_SCALES.get(op.reference)
     if fn is None:
         raise KeyError(f"op {op.name} has an accumulation entry but no error scale named {op.reference!r}")
-    return fn(**inputs, **dims, **(scalars or {}))
+    return fn(**inputs, **dims, **(scalars or {}), matmul=matmul)
 
 
 def bound(tol: dict, want_abs: np.ndarray, scale: np.ndarray | None = None) -> np.ndarray:

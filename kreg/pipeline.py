@@ -235,7 +235,8 @@ def _decide(res: VariantReport, got: isolate.Outcome) -> VariantReport:
 
 
 def _failed(stage: str, got: isolate.Outcome) -> str:
-    return f"{stage}: {got.error}" + (" (a hang?)" if got.status == "timeout" else "")
+    return f"{stage}: {got.error}" + (" (a hung kernel, or more work than the limit allows: large cases' float64 "
+                                      "references; --timeout raises it)" if got.status == "timeout" else "")
 
 
 def _take_proofs(res: VariantReport, verdicts: dict) -> None:

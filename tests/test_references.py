@@ -204,3 +204,51 @@ def test_gemm_matches_fsum_dot_products():
     X2[1] += 1.0
     Y2 = REFERENCES["gemm"](X=X2, W=W, T=T, N=N, K=K)["Y"]
     assert np.array_equal(Y2[[0, 2]], Y[[0, 2]]) and not np.array_equal(Y2[1], Y[1])
+
+
+@pytest.mark.parametrize("T, Hq, Hkv, start", [(1, 8, 8, 0), (9, 16, 8, 4), (23, 40, 8, 0), (5, 10, 2, 11)])
+def test_attention_prefill_is_causal_softmax_per_row(T, Hq, Hkv, start):
+    """Against a direct per (query, head) softmax; cache rows past start + T never matter."""
+    n, D = start + T, 128
+    q = rng.standard_normal((T, Hq, D))
+    k, v = rng.standard_normal((n + 6, Hkv, D)), rng.standard_normal((n + 6, Hkv, D))
+    out = REFERENCES["attention_prefill"](q=q, k_cache=k, v_cache=v, T=T, Hq=Hq, Hkv=Hkv, start=start)["out"]
+    scale = float(np.float32(1 / math.sqrt(D)))
+    for t in range(T):
+        for h in range(Hq):
+            g, m = h // (Hq // Hkv), start + t + 1
+            s = scale * (k[:m, g] @ q[t, h])
+            p = np.exp(s - s.max())
+            np.testing.assert_allclose(out[t, h], p @ v[:m, g] / p.sum(), rtol=1e-12, atol=1e-12)
+    k2, v2 = k.copy(), v.copy()
+    k2[n:], v2[n:] = 1e3, -1e3
+    again = REFERENCES["attention_prefill"](q=q, k_cache=k2, v_cache=v2, T=T, Hq=Hq, Hkv=Hkv, start=start)["out"]
+    assert np.array_equal(again, out)
+
+
+def test_references_take_the_devices_matmul():
+    """gemm, its error scale and prefill do their products through `matmul` (the GPU's when conformance runs there)."""
+    calls = []
+
+    def matmul(a, b):
+        calls.append((a.shape, b.shape))
+        return np.matmul(a, b)
+    X, W = rng.standard_normal((4, 16)), rng.standard_normal((6, 16))
+    assert np.array_equal(REFERENCES["gemm"](X=X, W=W, matmul=matmul)["Y"], X @ W.T) and calls == [((4, 16), (16, 6))]
+    q, k = rng.standard_normal((3, 8, 128)), rng.standard_normal((5, 8, 128))
+    REFERENCES["attention_prefill"](q=q, k_cache=k, v_cache=k, T=3, Hq=8, Hkv=8, start=2, matmul=matmul)
+    assert len(calls) == 3
+
+
+@pytest.mark.gpu
+def test_gpu_matmul64_agrees_with_the_hosts():
+    from kreg.conformance.devices import open_device
+    dev = open_device("gpu")
+    a, b = rng.standard_normal((300, 2560)), rng.standard_normal((2560, 700))
+    got, want = dev.matmul64(a, b), a @ b
+    assert got.dtype == np.float64
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-11)
+    q, k = rng.standard_normal((40, 32, 128)), rng.standard_normal((60, 8, 128))
+    kw = dict(q=q, k_cache=k, v_cache=-k, T=40, Hq=32, Hkv=8, start=20)
+    np.testing.assert_allclose(REFERENCES["attention_prefill"](**kw, matmul=dev.matmul64)["out"],
+                               REFERENCES["attention_prefill"](**kw)["out"], rtol=1e-11, atol=1e-12)
