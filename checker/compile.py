@@ -98,7 +98,7 @@ def compile_cuda(source: str, name: str = "kernel.cu", options=(), use_cache: bo
         raise SourceRefused(name, why)
     nvrtc = _nvrtc()
     opts = nvrtc_options(options)
-    key = hashlib.sha256(b"\0".join([source.encode(), include_bytes(), *(o.encode() for o in options),
+    key = hashlib.sha256(b"\0".join([source.encode(), include_bytes(source), *(o.encode() for o in options),
                                      repr(NVRTC_VERSION).encode(), ARCH.encode()])).hexdigest()
     entry = PtxCache(_home() / "cache" / "ptx", key)
     if use_cache:

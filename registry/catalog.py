@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .schema import Op, SchemaError, Variant, load_op, load_variant
+from .source_policy import kreg_includes
 
 BUILTIN = Path(__file__).resolve().parent.parent / "kernels"
 
@@ -17,16 +18,21 @@ def home() -> Path:
     return Path(os.environ.get("KREG_HOME", Path.home() / ".kreg"))
 
 
-def include_bytes() -> bytes:
-    """The project's own headers (kernels/include), which belong to every kernel's identity."""
-    return b"".join(p.name.encode() + p.read_bytes() for p in sorted((BUILTIN / "include").glob("*")) if p.is_file())
+def include_bytes(source: str | None = None) -> bytes:
+    """The project's own headers (kernels/include) that belong to a kernel's identity: those the source
+    includes (directly or through each other), or all of them when no source is given or its includes
+    are not known (a source the policy refuses)."""
+    names = kreg_includes(source) if source is not None else None
+    return b"".join(p.name.encode() + p.read_bytes() for p in sorted((BUILTIN / "include").glob("*"))
+                    if p.is_file() and (names is None or p.name in names))
 
 
 def variant_hash(v: Variant) -> str:
     meta = json.dumps(v.raw, sort_keys=True, default=str).encode()
     if v.vendor:
         return hashlib.sha256(b"\0kreg\0".join([b"vendor:" + v.library.encode(), meta])).hexdigest()
-    parts = [v.source_path.read_bytes(), meta, json.dumps(list(v.options)).encode(), include_bytes()]
+    source = v.source_path.read_bytes()
+    parts = [source, meta, json.dumps(list(v.options)).encode(), include_bytes(source.decode("utf-8", "replace"))]
     return hashlib.sha256(b"\0kreg\0".join(parts)).hexdigest()
 
 

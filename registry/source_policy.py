@@ -48,6 +48,23 @@ def source_problem(text: str) -> str | None:
     return None
 
 
+def kreg_includes(text: str) -> frozenset[str] | None:
+    """The kreg headers this source can pull in, directly or through each other (every include that
+    names one, in code or in a comment: a superset); None if the source breaks the policy (then no
+    set of headers is known to be complete)."""
+    if source_problem(text):
+        return None
+    seen, todo = set(), [text]
+    while todo:
+        for m in _LENIENT.finditer(_splice(todo.pop())[0]):
+            h = _HEADER.match(_NAIVE_COMMENT.sub(" ", m[1]))
+            name = h and (h[2] if h[2] is not None else h[3])
+            if name in kreg_headers() and name not in seen:
+                seen.add(name)
+                todo.append((KREG_INCLUDE_DIR / name).read_text())
+    return frozenset(seen)
+
+
 def allowed_header(name: str) -> bool:
     """A plain relative path naming a kreg header or a file of the CUDA headers' folder."""
     parts = name.split("/")

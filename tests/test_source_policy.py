@@ -90,3 +90,20 @@ def test_a_huge_compile_log_is_cut():
     with pytest.raises(CompileError) as e:
         compile_cuda(bad, "noisy.cu", use_cache=False)
     assert len(str(e.value)) < 21_000 and "more characters)" in str(e.value)
+
+
+def test_a_kernels_identity_takes_only_the_kreg_headers_it_can_include():
+    from kreg.registry.catalog import include_bytes
+    from kreg.registry.source_policy import KREG_INCLUDE_DIR, kreg_headers, kreg_includes
+    assert kreg_includes("__global__ void k() {}") == frozenset() and include_bytes("__global__ void k() {}") == b""
+    # through each other: every header a kreg header includes comes along
+    for h in kreg_headers():
+        got = kreg_includes(f'#include "{h}"\n')
+        inner = {m for m in kreg_headers() if f'"{m}"' in (KREG_INCLUDE_DIR / h).read_text()}
+        assert h in got and inner <= got
+    own = kreg_includes('#include <cuda_bf16.h>\n#include "kreg_own.cuh"\n')
+    assert "kreg_own.cuh" in own and include_bytes('#include "kreg_own.cuh"\n').startswith(b"kreg_own.cuh")
+    assert len(kreg_headers()) > len(own)            # the others are not part of this kernel's identity
+    # a source the policy refuses: its includes are not known, every header counts
+    assert kreg_includes('#include "/etc/passwd"\n') is None
+    assert include_bytes('#include "/etc/passwd"\n') == include_bytes()
