@@ -152,19 +152,6 @@ class CpuDevice(Device):
     def load(self, ptx: str):
         return self.rt.load(ptx)
 
-    def matmul64(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """a @ b in float64 on the GPU (IEEE double FMAs, another summation order than the host's: the
-        two differ by float64 rounding only), in a turn; on the host if the GPU lacks the memory."""
-        cp = self.cp
-        try:
-            with self.turn:
-                try:
-                    return cp.asnumpy(cp.matmul(cp.asarray(a, dtype=cp.float64), cp.asarray(b, dtype=cp.float64)))
-                finally:
-                    cp.get_default_memory_pool().free_all_blocks()
-        except cp.cuda.memory.OutOfMemoryError:
-            return np.matmul(a, b)
-
     def launch(self, module, bl: BoundLaunch) -> None:
         threads = int(np.prod(bl.grid, dtype=np.int64)) * int(np.prod(bl.block, dtype=np.int64))
         budget = min(self.max_cost, step_budget(threads, self.work_elements))
@@ -256,6 +243,19 @@ class GpuDevice(Device):
 
     def load(self, ptx: str):
         return self.rt.load(ptx)
+
+    def matmul64(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """a @ b in float64 on the GPU (IEEE double FMAs, another summation order than the host's: the
+        two differ by float64 rounding only), in a turn; on the host if the GPU lacks the memory."""
+        cp = self.cp
+        try:
+            with self.turn:
+                try:
+                    return cp.asnumpy(cp.matmul(cp.asarray(a, dtype=cp.float64), cp.asarray(b, dtype=cp.float64)))
+                finally:
+                    cp.get_default_memory_pool().free_all_blocks()
+        except cp.cuda.memory.OutOfMemoryError:
+            return np.matmul(a, b)
 
     def launch(self, module, bl: BoundLaunch) -> None:
         with self.turn:            # the launch and its end inside one turn

@@ -16,6 +16,7 @@ from kreg.conformance.references import REFERENCES
 from kreg.conformance.shapes import ragged_dims
 from kreg.conformance.tolerance import bound, error_scales, tolerance_for
 from kreg.registry.catalog import load_catalog
+from kreg.registry.source_policy import KREG_INCLUDE_DIR, kreg_includes
 
 CAT = load_catalog()
 ENTRIES = CAT.kernels            # every variant of the registry: a new op needs no edit here
@@ -65,6 +66,19 @@ def run_variant(entry, dims, seed=0, variant=None):
         else:
             got[name] = decode(raw, dt).reshape(op.shape(name, dims))
     return got, want, op, error_scales(op, exact, dims, scalars)
+
+
+def mutated(src: str, old: str, new: str) -> str:
+    """The source with `old` replaced by `new`, where the kernel's code may sit in a kreg header it
+    includes (that header is then pasted in place of its include)."""
+    if old not in src:
+        for h in sorted(kreg_includes(src) or ()):
+            text = (KREG_INCLUDE_DIR / h).read_text()
+            if old in text:
+                src = src.replace(f'#include "{h}"', text.replace("#pragma once\n", ""))
+                break
+    assert old in src
+    return src.replace(old, new)
 
 
 def mismatches(entry, dims, variant=None):
@@ -127,9 +141,7 @@ def test_every_op_has_a_safe_and_an_unsafe_variant_per_dtype(opname):
 ])
 def test_a_broken_kernel_is_caught(tmp_path, name, old, new):
     entry = next(e for e in ENTRIES if e.name == name)
-    src = entry.variant.source_path.read_text()
-    assert old in src
-    (tmp_path / "broken.cu").write_text(src.replace(old, new))
+    (tmp_path / "broken.cu").write_text(mutated(entry.variant.source_path.read_text(), old, new))
     broken = dataclasses.replace(entry.variant, source="broken.cu", path=str(tmp_path / "broken.yaml"))
     assert any(mismatches(entry, dims, broken) for dims in shapes(entry))
 

@@ -1,5 +1,5 @@
 """The tensor-core prefill's registered builds: the unsafe longest-rows-first variant compiles the safe
-kernel's very source (its copy beside its YAML may not drift), and the -D paths the registry uses differ
+kernel's very source (kernels/include/kreg_prefill_tc.cuh), and the -D paths the registry uses differ
 from the block-order build only where they should (emulated outputs identical to the registered safe
 variant's on a ragged shape after a cached prefix: the order of the row tiles, the mask compares kept to the
 diagonal tiles and the rescale skipped on an unchanged max change no arithmetic)."""
@@ -18,14 +18,18 @@ from kreg.registry.catalog import load_catalog
 from kreg.runtime import parsed
 
 CAT = load_catalog()
-NOTE_LINES = 2          # the copy's own note above the safe source
 
 
-def test_the_unsafe_copy_is_the_safe_source():
-    safe = CAT.find("attention_prefill_tc_bf16_safe").variant.source_path.read_text()
-    for dt in ("bf16", "f16"):
-        copy = CAT.find(f"attention_prefill_tc_lf_{dt}").variant.source_path.read_text()
-        assert copy.split("\n", NOTE_LINES)[NOTE_LINES] == safe
+def _code(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("//")]
+
+
+def test_the_unsafe_build_compiles_the_safe_kernel():
+    """Both sources are the one include of the shared kernel: the unsafe build differs only by its options."""
+    for name in ("attention_prefill_tc_bf16_safe", "attention_prefill_tc_lf_bf16", "attention_prefill_tc_lf_f16"):
+        assert _code(CAT.find(name).variant.source_path.read_text()) == ['#include "kreg_prefill_tc.cuh"']
+    assert "-DKREG_LONGEST_FIRST=1" in CAT.find("attention_prefill_tc_lf_bf16").variant.options
+    assert "-DKREG_LONGEST_FIRST=1" not in CAT.find("attention_prefill_tc_bf16_safe").variant.options
 
 
 def _out_bits(v, dims, seed=3) -> np.ndarray:
@@ -57,11 +61,10 @@ def test_the_unsafe_build_computes_what_the_safe_one_does(dt):
 def test_a_rescale_skipped_for_one_row_half_is_caught(tmp_path):
     """The vote that skips the rescale must cover both row halves of the warp: over several key tiles
     (the small shapes of test_kernels_emulated have one), a max change seen only in row gr + 8 is lost."""
-    from test_kernels_emulated import mismatches
+    from test_kernels_emulated import mismatches, mutated
     entry = CAT.find("attention_prefill_tc_f16_safe")
     src = entry.variant.source_path.read_text()
-    assert "mx0 == m0 && mx1 == m1" in src
-    (tmp_path / "broken.cu").write_text(src.replace("mx0 == m0 && mx1 == m1", "mx0 == m0"))
+    (tmp_path / "broken.cu").write_text(mutated(src, "mx0 == m0 && mx1 == m1", "mx0 == m0"))
     broken = dataclasses.replace(entry.variant, source="broken.cu", path=str(tmp_path / "broken.yaml"))
     dims = {"T": 130, "Hq": 2, "Hkv": 1, "S": 150, "start": 20}
     assert not mismatches(entry, dims)

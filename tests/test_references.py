@@ -252,3 +252,9 @@ def test_gpu_matmul64_agrees_with_the_hosts():
     kw = dict(q=q, k_cache=k, v_cache=-k, T=40, Hq=32, Hkv=8, start=20)
     np.testing.assert_allclose(REFERENCES["attention_prefill"](**kw, matmul=dev.matmul64)["out"],
                                REFERENCES["attention_prefill"](**kw)["out"], rtol=1e-11, atol=1e-12)
+
+
+def test_the_cpu_device_takes_its_products_on_the_host():
+    from kreg.conformance.devices import CpuDevice
+    a, b = rng.standard_normal((5, 7)), rng.standard_normal((7, 3))
+    assert np.array_equal(CpuDevice().matmul64(a, b), a @ b)
