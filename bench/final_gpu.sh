@@ -20,7 +20,7 @@ verify)
     names=${VERIFY_NAMES:-$(kreg list --json | python3 -c 'import json, sys
 ops = sys.argv[1:]
 print(" ".join(r["name"] for r in json.load(sys.stdin) if r["op"] in ops and "bf16" in r["types"].values()))' ${VERIFY_OPS:-$ENGINE_OPS})}
-    export VERIFY_ARGS="--jobs 4 --timeout ${VERIFY_CASE_TIMEOUT:-120} --speed-cases all ${VERIFY_EXTRA:-} $names"
+    export VERIFY_ARGS="--jobs ${VERIFY_JOBS:-4} --timeout ${VERIFY_CASE_TIMEOUT:-120} --speed-cases all ${VERIFY_EXTRA:-} $names"
     OUT=$OUT STEPS="verify save-store" VERIFY_TIMEOUT=${VERIFY_TIMEOUT:-540} bash bench/session_gpu.sh ;;
 gemv)
     . bench/device_env.sh
