@@ -4,7 +4,7 @@ data + guard bytes whose pointer is the data start, so a write before or after a
 that is checked afterwards."""
 from __future__ import annotations
 
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 
 import numpy as np
@@ -101,10 +101,6 @@ class Device:
     def load(self, ptx: str):
         raise NotImplementedError
 
-    def matmul64(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """a @ b in float64 (the float64 references' matrix products), on the host."""
-        return np.matmul(a, b)
-
     def load_variant(self, variant, op, ptx: str | None):
         """What the variant launches: its PTX, or for a vendor variant its library's routines."""
         if not variant.vendor:
@@ -120,6 +116,15 @@ class Device:
 
     def sync(self) -> None:
         pass
+
+    @contextmanager
+    def arrays(self):
+        """The array module the float64 references compute in while the context is open: NumPy here."""
+        yield np
+
+    def to_host(self, arrays: dict) -> dict:
+        """The references' outputs as NumPy arrays."""
+        return arrays
 
     def describe(self) -> str:
         return self.name
@@ -244,18 +249,19 @@ class GpuDevice(Device):
     def load(self, ptx: str):
         return self.rt.load(ptx)
 
-    def matmul64(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """a @ b in float64 on the GPU (IEEE double FMAs, another summation order than the host's: the
-        two differ by float64 rounding only), in a turn; on the host if the GPU lacks the memory."""
-        cp = self.cp
-        try:
-            with self.turn:
-                try:
-                    return cp.asnumpy(cp.matmul(cp.asarray(a, dtype=cp.float64), cp.asarray(b, dtype=cp.float64)))
-                finally:
-                    cp.get_default_memory_pool().free_all_blocks()
-        except cp.cuda.memory.OutOfMemoryError:
-            return np.matmul(a, b)
+    @contextmanager
+    def arrays(self):
+        """CuPy, in a turn (the GPU is the references' while a variant may be timed elsewhere); its memory
+        pool is emptied afterwards."""
+        with self.turn:
+            try:
+                yield self.cp
+            finally:
+                self.rt.sync()
+                self.cp.get_default_memory_pool().free_all_blocks()
+
+    def to_host(self, arrays: dict) -> dict:
+        return {k: self.cp.asnumpy(a) if isinstance(a, self.cp.ndarray) else a for k, a in arrays.items()}
 
     def launch(self, module, bl: BoundLaunch) -> None:
         with self.turn:            # the launch and its end inside one turn

@@ -232,12 +232,15 @@ class CaseRun:
         fn = self.references.get(self.op.reference)
         if fn is None:
             raise KeyError(f"no float64 reference named {self.op.reference!r}")
-        return fn(**input_values(bits, self.op, self.v), **self.dims, **host_scalars(self.op), matmul=self.device.matmul64)
+        with self.device.arrays() as xp:
+            return self.device.to_host(fn(**input_values(bits, self.op, self.v), **self.dims, **host_scalars(self.op),
+                                          xp=xp))
 
     def scales(self, bits: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """sum_k |term_k| per output element, for an op with an accumulation entry (else empty)."""
-        return error_scales(self.op, input_values(bits, self.op, self.v), self.dims, host_scalars(self.op),
-                            self.device.matmul64)
+        with self.device.arrays() as xp:
+            return self.device.to_host(error_scales(self.op, input_values(bits, self.op, self.v), self.dims,
+                                                    host_scalars(self.op), xp))
 
     def check_outputs(self, when: str, want: dict[str, np.ndarray], poison: int, stats: dict | None = None,
                       scales: dict | None = None) -> list[str]:

@@ -2,8 +2,9 @@
 (NumPy arrays of exact values, by param name: any float type, converted to float64 before any
 arithmetic, or integers), the dims and the scalars, and returns the expected outputs by param name
 (float64; an inout param under its own name); @reference registers it under its name. Row-wise ones run block by block of rows on the
-conformance thread pool (each row's arithmetic is the same as on the whole array). The matrix products of the large
-ones go through `matmul` (a float64 matmul of NumPy arrays: NumPy's, or the GPU's when conformance runs there)."""
+conformance thread pool (each row's arithmetic is the same as on the whole array). The large ones (gemm, prefill) take
+`xp`, the array module to compute in: NumPy, or CuPy when conformance runs on the GPU (IEEE float64 there too, in
+another summation order); they may return its arrays (the caller brings them to the host)."""
 from __future__ import annotations
 
 import numpy as np
@@ -117,15 +118,20 @@ def rms_norm_gemv_swiglu_abs(W, x, w, I, eps=1e-6, **_):
     return {"out": np.abs(sig * (1.0 + g * (1.0 - sig)) * u) * S[:I] + np.abs(g * sig) * S[I:]}
 
 
+def _on(xp, x):
+    """x in float64 as an array of xp (converted there: a float32 input crosses to the GPU at its own size)."""
+    return xp.asarray(x).astype(xp.float64)
+
+
 @reference
-def gemm(X, W, matmul=np.matmul, **_):
-    return {"Y": matmul(_f64(X), _f64(W).T)}
+def gemm(X, W, xp=np, **_):
+    return {"Y": _on(xp, X) @ _on(xp, W).T}
 
 
 @error_scale
-def gemm_abs(X, W, matmul=np.matmul, **_):
+def gemm_abs(X, W, xp=np, **_):
     """sum_k |X[t, k] W[n, k]| = (|X| |W|^T)[t, n], exact in float64 up to its own rounding (~2^-53 relative)."""
-    return {"Y": matmul(np.abs(_f64(X)), np.abs(_f64(W)).T)}
+    return {"Y": xp.abs(_on(xp, X)) @ xp.abs(_on(xp, W)).T}
 
 
 @reference
@@ -257,24 +263,27 @@ def attention_merge(o_part, lse_part, **_):
 # ---- attention -------------------------------------------------------------------------------------
 
 @reference
-def attention_prefill(q, k_cache, v_cache, T, Hq, Hkv, start, scale=0.08838834764831845, matmul=np.matmul, **_):
+def attention_prefill(q, k_cache, v_cache, T, Hq, Hkv, start, scale=0.08838834764831845, xp=np, **_):
     """Causal GQA attention: query t (position start + t) of head h against cache rows 0 .. start + t
-    of kv head h // (Hq // Hkv); exact softmax in float64. Blocks of query rows on the thread pool, each
-    against the keys its last row sees (the rest are masked for every row of the block)."""
+    of kv head h // (Hq // Hkv); exact softmax in float64. Blocks of query rows (on the thread pool with
+    NumPy), each against the keys its last row sees (the rest are masked for every row of the block)."""
     scale = float(np.float32(scale))           # the value the kernel receives
     G, n = Hq // Hkv, start + T
-    k = _f64(np.asarray(k_cache)[:n]).transpose(1, 2, 0)          # [Hkv, 128, n]
-    v = _f64(np.asarray(v_cache)[:n]).transpose(1, 0, 2)          # [Hkv, n, 128]
+    k = _on(xp, np.asarray(k_cache)[:n]).transpose(1, 2, 0)       # [Hkv, 128, n]
+    v = _on(xp, np.asarray(v_cache)[:n]).transpose(1, 0, 2)       # [Hkv, n, 128]
     q = np.asarray(q)
 
     def rows(lo, hi):
         t, m = hi - lo, start + hi                                # m: the keys row hi - 1 sees
-        qb = _f64(q[lo:hi]).reshape(t, Hkv, G, HEAD_DIM).transpose(1, 0, 2, 3).reshape(Hkv, t * G, HEAD_DIM)
-        s = matmul(qb, k[:, :, :m]).reshape(Hkv, t, G, m) * scale
-        masked = np.arange(m)[None, :] > (start + np.arange(lo, hi))[:, None]           # [t, m]
-        s = np.where(masked[None, :, None, :], -np.inf, s)
-        p = np.exp(s - s.max(axis=-1, keepdims=True))
-        o = matmul(p.reshape(Hkv, t * G, m), v[:, :m]).reshape(Hkv, t, G, HEAD_DIM) / p.sum(axis=-1)[..., None]
+        qb = _on(xp, q[lo:hi]).reshape(t, Hkv, G, HEAD_DIM).transpose(1, 0, 2, 3).reshape(Hkv, t * G, HEAD_DIM)
+        s = (qb @ k[:, :, :m]).reshape(Hkv, t, G, m) * scale
+        masked = xp.arange(m)[None, :] > (start + xp.arange(lo, hi))[:, None]           # [t, m]
+        s = xp.where(masked[None, :, None, :], -xp.inf, s)
+        p = xp.exp(s - s.max(axis=-1, keepdims=True))
+        o = (p.reshape(Hkv, t * G, m) @ v[:, :m]).reshape(Hkv, t, G, HEAD_DIM) / p.sum(axis=-1)[..., None]
         return o.transpose(1, 0, 2, 3).reshape(t, Hq, HEAD_DIM)
-    step = max(1, (1 << 22) // max(1, Hq * n))     # about 4M scores per block
-    return {"out": np.concatenate(chunk_map(rows, T, step))}
+    if xp is np:
+        step = max(1, (1 << 22) // max(1, Hq * n))     # about 4M scores per block
+        return {"out": np.concatenate(chunk_map(rows, T, step))}
+    step = max(1, (1 << 26) // max(1, Hq * n))         # 64M: 0.5 GB of scores a block on the GPU
+    return {"out": xp.concatenate([rows(lo, min(T, lo + step)) for lo in range(0, T, step)])}

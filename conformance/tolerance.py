@@ -30,14 +30,15 @@ def tolerance_for(op: Op, dtype: str, dims: dict[str, int]) -> dict | None:
 
 
 def error_scales(op: Op, inputs: dict, dims: dict[str, int], scalars: dict | None = None,
-                 matmul=np.matmul) -> dict[str, np.ndarray]:
-    """sum_k |term_k| per element of each output, for an op with an accumulation entry (else empty)."""
+                 xp=np) -> dict:
+    """sum_k |term_k| per element of each output, for an op with an accumulation entry (else empty); in
+    the array module xp (references.py)."""
     if not op.accumulation:
         return {}
     fn = ERROR_SCALES.get(op.reference)
     if fn is None:
         raise KeyError(f"op {op.name} has an accumulation entry but no error scale named {op.reference!r}")
-    return fn(**inputs, **dims, **(scalars or {}), matmul=matmul)
+    return fn(**inputs, **dims, **(scalars or {}), xp=xp)
 
 
 def bound(tol: dict, want_abs: np.ndarray, scale: np.ndarray | None = None) -> np.ndarray:
