@@ -2,8 +2,8 @@
 (NumPy arrays of exact values, by param name: any float type, converted to float64 before any
 arithmetic, or integers), the dims and the scalars, and returns the expected outputs by param name
 (float64; an inout param under its own name); @reference registers it under its name. Row-wise ones run block by block of rows on the
-conformance thread pool (each row's arithmetic is the same as on the whole array). The large ones (gemm, prefill) take
-`xp`, the array module to compute in: NumPy, or CuPy when conformance runs on the GPU (IEEE float64 there too, in
+conformance thread pool (each row's arithmetic is the same as on the whole array). The large ones (the gemv family, gemm, prefill)
+take `xp`, the array module to compute in: NumPy, or CuPy when conformance runs on the GPU (IEEE float64 there too, in
 another summation order); they may return its arrays (the caller brings them to the host)."""
 from __future__ import annotations
 
@@ -76,51 +76,57 @@ def silu_mul(gate_up, I, **_):
     return _by_rows(lambda gate_up: _silu_mul(gate_up, I), gate_up=gate_up)
 
 
-@reference
-def gemv(W, x, **_):
-    # one BLAS call (it runs on every core itself): BLAS calls from the chunk pool's threads would each
-    # start their own threads, which on a 16-core host made a gemm reference take minutes
-    return {"y": _f64(W) @ _f64(x)}
+def _on(xp, x):
+    """x in float64 as an array of xp (converted there: a float32 input crosses to the GPU at its own size)."""
+    return xp.asarray(x).astype(xp.float64)
+
+
+def _matvec(xp, W, v, absolute=False):
+    """W @ v (|W| @ |v| with absolute) in float64, computed in xp, back on the host. One BLAS call (it runs
+    on every core itself): BLAS calls from the chunk pool's threads would each start their own threads."""
+    W, v = _on(xp, W), _on(xp, v)
+    y = xp.abs(W) @ xp.abs(v) if absolute else W @ v
+    return y if xp is np else xp.asnumpy(y)
 
 
 @reference
-def gemv_swiglu(W, gate_up, I, **_):
+def gemv(W, x, xp=np, **_):
+    return {"y": _matvec(xp, W, x)}
+
+
+@reference
+def gemv_swiglu(W, gate_up, I, xp=np, **_):
     """y = W (silu(g) * u): the activation in float64, not rounded (as the fused kernel keeps it in fp32)."""
-    return {"y": _f64(W) @ _silu_mul(np.asarray(gate_up)[:2 * I], I)["out"]}
+    return {"y": _matvec(xp, W, _silu_mul(np.asarray(gate_up)[:2 * I], I)["out"])}
 
 
 @reference
-def rms_norm_gemv(W, x, w, eps=1e-6, **_):
+def rms_norm_gemv(W, x, w, eps=1e-6, xp=np, **_):
     """y = W xhat, xhat = x w / sqrt(mean(x^2) + eps) in float64 (not rounded, as the fused kernel)."""
-    return {"y": _f64(W) @ _rms(x, w, eps)}
+    return {"y": _matvec(xp, W, _rms(x, w, eps))}
 
 
 @reference
-def gemv_residual(W, x, r, **_):
-    return {"r": _f64(r) + _f64(W) @ _f64(x)}
+def gemv_residual(W, x, r, xp=np, **_):
+    return {"r": _f64(r) + _matvec(xp, W, x)}
 
 
 @reference
-def rms_norm_gemv_swiglu(W, x, w, I, eps=1e-6, **_):
+def rms_norm_gemv_swiglu(W, x, w, I, eps=1e-6, xp=np, **_):
     """out = silu(g) * u, (g, u) = W xhat (the gate rows, then the up rows), nothing rounded in between."""
-    return _silu_mul(_f64(W)[:2 * I] @ _rms(x, w, eps), I)
+    return _silu_mul(_matvec(xp, np.asarray(W)[:2 * I], _rms(x, w, eps)), I)
 
 
 @error_scale
-def rms_norm_gemv_swiglu_abs(W, x, w, I, eps=1e-6, **_):
+def rms_norm_gemv_swiglu_abs(W, x, w, I, eps=1e-6, xp=np, **_):
     """|silu'(g) u| S_g + |silu(g)| S_u, S = |W| |xhat| per row: the first-order reach of the fp32 errors
     of g and u (each <= gamma S) into out (the op's yaml)."""
-    W, h = _f64(W)[:2 * I], _rms(x, w, eps)
-    gu, S = W @ h, np.abs(W) @ np.abs(h)
+    W, h = np.asarray(W)[:2 * I], _rms(x, w, eps)
+    gu, S = _matvec(xp, W, h), _matvec(xp, W, h, absolute=True)
     g, u = gu[:I], gu[I:]
     with np.errstate(over="ignore"):
         sig = 1.0 / (1.0 + np.exp(-g))
     return {"out": np.abs(sig * (1.0 + g * (1.0 - sig)) * u) * S[:I] + np.abs(g * sig) * S[I:]}
-
-
-def _on(xp, x):
-    """x in float64 as an array of xp (converted there: a float32 input crosses to the GPU at its own size)."""
-    return xp.asarray(x).astype(xp.float64)
 
 
 @reference

@@ -228,7 +228,7 @@ def test_attention_prefill_is_causal_softmax_per_row(T, Hq, Hkv, start):
 
 @pytest.mark.gpu
 def test_the_gpu_references_agree_with_the_hosts():
-    """gemm, its error scale and prefill computed in CuPy on the GPU (as conformance runs them there) equal
+    """The gemv family, gemm, their error scales and prefill computed in CuPy on the GPU (as conformance runs them there) equal
     the NumPy ones up to float64 rounding, and come back as NumPy arrays."""
     from kreg.conformance.devices import open_device
     from kreg.conformance.references import ERROR_SCALES
@@ -236,7 +236,10 @@ def test_the_gpu_references_agree_with_the_hosts():
     X, W = rng.standard_normal((300, 2560)).astype(np.float32), rng.standard_normal((700, 2560)).astype(np.float32)
     q, k = rng.standard_normal((40, 32, 128)), rng.standard_normal((60, 8, 128)).astype(np.float32)
     cases = [(REFERENCES["gemm"], dict(X=X, W=W)), (ERROR_SCALES["gemm"], dict(X=X, W=W)),
-             (REFERENCES["attention_prefill"], dict(q=q, k_cache=k, v_cache=-k, T=40, Hq=32, Hkv=8, start=20))]
+             (REFERENCES["attention_prefill"], dict(q=q, k_cache=k, v_cache=-k, T=40, Hq=32, Hkv=8, start=20)),
+             (REFERENCES["gemv_residual"], dict(W=W, x=X[0], r=X[1, :700])),
+             (REFERENCES["rms_norm_gemv_swiglu"], dict(W=W, x=X[0], w=X[1], I=350)),
+             (ERROR_SCALES["rms_norm_gemv_swiglu"], dict(W=W, x=X[0], w=X[1], I=350))]
     for fn, kw in cases:
         with dev.arrays() as xp:
             got = dev.to_host(fn(**kw, xp=xp))
