@@ -11,7 +11,7 @@ bench/dev_fa3.sh runs each mode in its own process:
                                                       # build at the small cases and qwen3-4b-t2048
     python3 bench/prefill_wg_dev.py speed OUT.txt CFG...     # Qwen3-4B heads at T = 2048, 8192: SDPA flash, the
                                                       # registered tc_lf, each build (conformance timing)
-CFG: BN,STAGES[,MINB] (e.g. 64,2 128,2 64,3); bf16 unless DT=f16 in the environment.
+CFG: BN,STAGES[,PIPE[,MINB]] (e.g. 64,2 128,2 64,3,1); bf16 unless DT=f16 in the environment.
 """
 from __future__ import annotations
 
@@ -41,13 +41,13 @@ def shared_bytes(bn: int, stages: int) -> int:
 
 
 def build(v, cfg: str):
-    """The registered variant v at BN, STAGES[, MINB] = cfg."""
+    """The registered variant v at BN, STAGES[, PIPE[, MINB]] = cfg."""
     bn, stages, *rest = (int(x) for x in cfg.split(","))
-    minb = rest[0] if rest else 1
-    opts = tuple(o for o in v.options if not o.startswith(("-DKREG_BN", "-DKREG_STAGES", "-DKREG_MINB")))
-    opts += (f"-DKREG_BN={bn}", f"-DKREG_STAGES={stages}", f"-DKREG_MINB={minb}")
+    pipe, minb = (rest + [0, 1][len(rest):])[:2]
+    opts = tuple(o for o in v.options if not o.startswith(("-DKREG_BN", "-DKREG_STAGES", "-DKREG_MINB", "-DKREG_PIPE")))
+    opts += (f"-DKREG_BN={bn}", f"-DKREG_STAGES={stages}", f"-DKREG_PIPE={pipe}", f"-DKREG_MINB={minb}")
     ln = replace(v.launches[0], shared=parse(str(shared_bytes(bn, stages))))
-    return replace(v, options=opts, launches=(ln,), name=f"wg_bn{bn}_s{stages}_b{minb}_{v.types['DT']}")
+    return replace(v, options=opts, launches=(ln,), name=f"wg_bn{bn}_s{stages}_p{pipe}_b{minb}_{v.types['DT']}")
 
 
 def ptx_of(v):

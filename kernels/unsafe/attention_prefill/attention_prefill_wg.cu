@@ -35,6 +35,9 @@ namespace {
 #ifndef KREG_SKIPRESCALE
 #define KREG_SKIPRESCALE 1    // o and l rescaled only when a row max of the warp moved (bit-identical)
 #endif
+#ifndef KREG_PIPE
+#define KREG_PIPE 0           // 1: S of tile j issued before P V of tile j - 1, softmax while P V runs (STAGES >= 3)
+#endif
 #ifndef KREG_MINB
 #define KREG_MINB 1
 #endif
@@ -44,7 +47,7 @@ constexpr int KH = BN * 128;                 // bytes of one 64-dim half of a K 
 constexpr int STAGE = 4 * KH;                // K halves, then V halves
 constexpr int SHARED = 2 * QH + STAGES * STAGE + 1024;
 static_assert(BN == 64 || BN == 128, "key tile");
-static_assert(STAGES >= 2, "stages");
+static_assert(STAGES >= 2 + KREG_PIPE, "stages: the pipelined loop keeps two tiles' stages busy");
 #define KREG_INF __int_as_float(0x7f800000)
 
 // D[64][64] += A (shared, K-major) x B (shared, K-major): one m64n64k16 step
@@ -145,6 +148,99 @@ __device__ __forceinline__ void pv(float* o, const unsigned (*ph)[4], const unsi
     }
 }
 
+// Online softmax of one tile's scores s (this thread's rows: qpos0 and qpos1 = qpos0 + 8; s[4 jj + e] at
+// row qpos0 (e < 2) or qpos1, key key0 + 8 jj + (e & 1), key0 = the tile's first key + 2 tq): to base 2,
+// causal mask where diag, the running max (m) and sum (l) updated, P in two DT parts into ph / pl (the A
+// fragments of the k16 steps: step jj / 2, register 2 (jj & 1) + row half). Returns whether o must be
+// multiplied by (c0, c1) (warp-uniform: not where no row max of the warp moved, KREG_SKIPRESCALE).
+template <class T>
+__device__ __forceinline__ bool softmax_tile(float* s, int key0, bool diag, int qpos0, int qpos1, float sl2,
+                                             float& m0, float& m1, float& l0, float& l1, float& c0, float& c1,
+                                             unsigned (*ph)[4], unsigned (*pl)[4]) {
+    float mx0 = m0, mx1 = m1;
+    if (diag) {
+#pragma unroll
+        for (int jj = 0; jj < BN / 8; jj++)
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                const int key = key0 + 8 * jj + e;
+                s[4 * jj + e] = key <= qpos0 ? s[4 * jj + e] * sl2 : -KREG_INF;
+                s[4 * jj + 2 + e] = key <= qpos1 ? s[4 * jj + 2 + e] * sl2 : -KREG_INF;
+            }
+    } else {
+#pragma unroll
+        for (int i = 0; i < BN / 2; i++) s[i] *= sl2;
+    }
+#pragma unroll
+    for (int jj = 0; jj < BN / 8; jj++) {
+        mx0 = fmaxf(mx0, fmaxf(s[4 * jj], s[4 * jj + 1]));
+        mx1 = fmaxf(mx1, fmaxf(s[4 * jj + 2], s[4 * jj + 3]));
+    }
+#pragma unroll
+    for (int x = 1; x <= 2; x <<= 1) {
+        mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, x));
+        mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, x));
+    }
+    const float b0 = mx0 == -KREG_INF ? 0.f : mx0, b1 = mx1 == -KREG_INF ? 0.f : mx1;
+    c0 = exp2f(m0 - b0);
+    c1 = exp2f(m1 - b1);
+#if KREG_SKIPRESCALE
+    const bool moved = !__all_sync(0xffffffffu, mx0 == m0 && mx1 == m1);   // else c0 = c1 = 1 (or o, l still 0)
+#else
+    const bool moved = true;
+#endif
+    if (moved) {
+        l0 *= c0;
+        l1 *= c1;
+    }
+    m0 = mx0;
+    m1 = mx1;
+#pragma unroll
+    for (int jj = 0; jj < BN / 8; jj++) {
+        const float p0 = exp2f(s[4 * jj] - b0), p1 = exp2f(s[4 * jj + 1] - b0);
+        const float p2 = exp2f(s[4 * jj + 2] - b1), p3 = exp2f(s[4 * jj + 3] - b1);
+        l0 += p0 + p1;
+        l1 += p2 + p3;
+        const unsigned h01 = kreg::Cvt<T>::pack(p0, p1), h23 = kreg::Cvt<T>::pack(p2, p3);
+        const float2 r01 = kreg::Cvt<T>::unpack(h01), r23 = kreg::Cvt<T>::unpack(h23);
+        ph[jj >> 1][(jj & 1) * 2 + 0] = h01;
+        ph[jj >> 1][(jj & 1) * 2 + 1] = h23;
+        pl[jj >> 1][(jj & 1) * 2 + 0] = kreg::Cvt<T>::pack(p0 - r01.x, p1 - r01.y);
+        pl[jj >> 1][(jj & 1) * 2 + 1] = kreg::Cvt<T>::pack(p2 - r23.x, p3 - r23.y);
+    }
+    return moved;
+}
+
+__device__ __forceinline__ void rescale(float* o, float c0, float c1) {
+#pragma unroll
+    for (int d = 0; d < 16; d++) {
+        o[4 * d] *= c0;
+        o[4 * d + 1] *= c0;
+        o[4 * d + 2] *= c1;
+        o[4 * d + 3] *= c1;
+    }
+}
+
+// S = Q K^T of one K tile (shared address ks) for warpgroup rows at qa: 8 wgmmas into s (zeroed here).
+template <bool BF> __device__ __forceinline__ void scores(float* s, unsigned qa, unsigned ks) {
+#pragma unroll
+    for (int i = 0; i < BN / 2; i++) s[i] = 0.f;
+    wg_fence();
+#pragma unroll
+    for (int hf = 0; hf < 2; hf++)
+#pragma unroll
+        for (int kk = 0; kk < 4; kk++)
+            wgmma_s<BF>(s, sw128_desc(qa + hf * QH + 32 * kk, 16), sw128_desc(ks + hf * KH + 32 * kk, 16));
+    wg_commit();
+}
+
+// Keeps v's registers live (and unmoved) up to here: the A operands of a wgmma in flight until its wait.
+__device__ __forceinline__ void keep(unsigned (*v)[4]) {
+#pragma unroll
+    for (int i = 0; i < BN / 16; i++)
+        asm volatile("" : "+r"(v[i][0]), "+r"(v[i][1]), "+r"(v[i][2]), "+r"(v[i][3]) :: "memory");
+}
+
 template <class T>
 __device__ __forceinline__ void prefill(const T* __restrict__ q, const T* __restrict__ kc, const T* __restrict__ vc,
                                         float scale, T* __restrict__ out, int n_q, int Hq, int Hkv, int start) {
@@ -158,8 +254,9 @@ __device__ __forceinline__ void prefill(const T* __restrict__ q, const T* __rest
     const int n_keys = start + min(t0 + BM, n_q);            // keys 0 .. n_keys - 1 are seen by some row
     const int tiles = (n_keys + BN - 1) / BN;
     const float sl2 = scale * 1.4426950408889634f;
+    constexpr int AHEAD = KREG_PIPE ? STAGES - 2 : STAGES - 1;   // tiles in flight beyond the current one's
 
-    // Q rows t0 .. t0 + 127 (zeros past T), with K/V tiles 0 .. STAGES - 2 in the first commit groups
+    // Q rows t0 .. t0 + 127 (zeros past T), with K/V tiles 0 .. AHEAD - 1 in the first commit groups
 #pragma unroll
     for (int p = 0; p < BM * 16 / NT; p++) {
         const int v = tid + NT * p, r = v >> 4, ch = v & 15;
@@ -167,118 +264,95 @@ __device__ __forceinline__ void prefill(const T* __restrict__ q, const T* __rest
         cp_async16(qs + (ch >> 3) * QH + swz(r, ch & 7), q + (ok ? ((long long)(t0 + r) * Hq + h) * D + 8 * ch : 0), ok);
     }
 #pragma unroll
-    for (int s = 0; s < STAGES - 1; s++) {
+    for (int s = 0; s < AHEAD; s++) {
         if (s < tiles) {
             load_kv<T>(kvs + s * STAGE, kc, s * BN, n_keys, Hkv, g, tid);
             load_kv<T>(kvs + s * STAGE + 2 * KH, vc, s * BN, n_keys, Hkv, g, tid);
         }
         cp_commit();
     }
+    // tile j's copies landed (wait until AHEAD - 1 groups are pending), visible to the async proxy; every
+    // warpgroup past the barrier; then tile j + AHEAD's copies into its stage (read last by tile j + AHEAD - STAGES)
+    auto next_tile = [&](int j) {
+        if constexpr (AHEAD >= 2) cp_wait<AHEAD - 1>();
+        else cp_wait<0>();
+        proxy_fence();
+        __syncthreads();
+        const int nx = j + AHEAD;
+        if (nx < tiles) {
+            const unsigned st = kvs + (nx % STAGES) * STAGE;
+            load_kv<T>(st, kc, nx * BN, n_keys, Hkv, g, tid);
+            load_kv<T>(st + 2 * KH, vc, nx * BN, n_keys, Hkv, g, tid);
+        }
+        cp_commit();
+    };
 
     const int r0 = t0 + 64 * wg + 16 * w + gr;               // this thread's rows r0 and r0 + 8
     const int qpos0 = start + r0, qpos1 = qpos0 + 8;
     const int wlo = start + t0 + 64 * wg;                     // the warpgroup's first query position
     const int wlo_warp = wlo + 16 * w;                        // the warp's
+    const int live = min(tiles, (wlo + 63) / BN + 1);         // tiles 0 .. live - 1 hold a key the warpgroup sees
     float o[64];
 #pragma unroll
     for (int i = 0; i < 64; i++) o[i] = 0.f;
-    float m0 = -KREG_INF, m1 = -KREG_INF, l0 = 0.f, l1 = 0.f;
+    float m0 = -KREG_INF, m1 = -KREG_INF, l0 = 0.f, l1 = 0.f, c0, c1;
     const unsigned qa = qs + wg * 64 * 128;
+    unsigned ph[BN / 16][4], pl[BN / 16][4];
 
+#if !KREG_PIPE
 #pragma unroll 1
     for (int j = 0; j < tiles; j++) {
-        cp_wait<STAGES - 2>();
-        proxy_fence();
-        __syncthreads();                                     // tile j landed; every warpgroup done with tile j - 1
-        {
-            const int nx = j + STAGES - 1;
-            if (nx < tiles) {
-                const unsigned st = kvs + (nx % STAGES) * STAGE;
-                load_kv<T>(st, kc, nx * BN, n_keys, Hkv, g, tid);
-                load_kv<T>(st + 2 * KH, vc, nx * BN, n_keys, Hkv, g, tid);
-            }
-            cp_commit();
-        }
+        next_tile(j);
         const unsigned ks = kvs + (j % STAGES) * STAGE, vs = ks + 2 * KH;
-        if (j * BN > wlo + 63) continue;                     // warpgroup-uniform: no key of the tile visible
-        const bool diag = j * BN + BN - 1 > wlo_warp;        // warp-uniform: the tile reaches past the warp's first row
+        if (j >= live) continue;                             // warpgroup-uniform
         float s[BN / 2];
-#pragma unroll
-        for (int i = 0; i < BN / 2; i++) s[i] = 0.f;
-        wg_fence();
-#pragma unroll
-        for (int hf = 0; hf < 2; hf++)
-#pragma unroll
-            for (int kk = 0; kk < 4; kk++)
-                wgmma_s<BF>(s, sw128_desc(qa + hf * QH + 32 * kk, 16), sw128_desc(ks + hf * KH + 32 * kk, 16));
-        wg_commit();
+        scores<BF>(s, qa, ks);
         wg_wait0();
-
-        // s[4 jj + e]: row r0 (e < 2) or r0 + 8, key j BN + 8 jj + 2 tq + (e & 1)
-        const int key0 = j * BN + 2 * tq;
-        float mx0 = m0, mx1 = m1;
-        if (diag) {
-#pragma unroll
-            for (int jj = 0; jj < BN / 8; jj++)
-#pragma unroll
-                for (int e = 0; e < 2; e++) {
-                    const int key = key0 + 8 * jj + e;
-                    s[4 * jj + e] = key <= qpos0 ? s[4 * jj + e] * sl2 : -KREG_INF;
-                    s[4 * jj + 2 + e] = key <= qpos1 ? s[4 * jj + 2 + e] * sl2 : -KREG_INF;
-                }
-        } else {
-#pragma unroll
-            for (int i = 0; i < BN / 2; i++) s[i] *= sl2;
-        }
-#pragma unroll
-        for (int jj = 0; jj < BN / 8; jj++) {
-            mx0 = fmaxf(mx0, fmaxf(s[4 * jj], s[4 * jj + 1]));
-            mx1 = fmaxf(mx1, fmaxf(s[4 * jj + 2], s[4 * jj + 3]));
-        }
-#pragma unroll
-        for (int x = 1; x <= 2; x <<= 1) {
-            mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, x));
-            mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, x));
-        }
-        const float b0 = mx0 == -KREG_INF ? 0.f : mx0, b1 = mx1 == -KREG_INF ? 0.f : mx1;
-        const float c0 = exp2f(m0 - b0), c1 = exp2f(m1 - b1);
-#if KREG_SKIPRESCALE
-        if (!__all_sync(0xffffffffu, mx0 == m0 && mx1 == m1)) {   // else c0 = c1 = 1 (or o, l still 0)
-#endif
-            l0 *= c0;
-            l1 *= c1;
-#pragma unroll
-            for (int d = 0; d < 16; d++) {
-                o[4 * d] *= c0;
-                o[4 * d + 1] *= c0;
-                o[4 * d + 2] *= c1;
-                o[4 * d + 3] *= c1;
-            }
-#if KREG_SKIPRESCALE
-        }
-#endif
-        m0 = mx0;
-        m1 = mx1;
-        // P in two DT parts as A fragments of the k16 steps: step kv, register 2 (jj & 1) + (row half)
-        unsigned ph[BN / 16][4], pl[BN / 16][4];
-#pragma unroll
-        for (int jj = 0; jj < BN / 8; jj++) {
-            const float p0 = exp2f(s[4 * jj] - b0), p1 = exp2f(s[4 * jj + 1] - b0);
-            const float p2 = exp2f(s[4 * jj + 2] - b1), p3 = exp2f(s[4 * jj + 3] - b1);
-            l0 += p0 + p1;
-            l1 += p2 + p3;
-            const unsigned h01 = kreg::Cvt<T>::pack(p0, p1), h23 = kreg::Cvt<T>::pack(p2, p3);
-            const float2 r01 = kreg::Cvt<T>::unpack(h01), r23 = kreg::Cvt<T>::unpack(h23);
-            ph[jj >> 1][(jj & 1) * 2 + 0] = h01;
-            ph[jj >> 1][(jj & 1) * 2 + 1] = h23;
-            pl[jj >> 1][(jj & 1) * 2 + 0] = kreg::Cvt<T>::pack(p0 - r01.x, p1 - r01.y);
-            pl[jj >> 1][(jj & 1) * 2 + 1] = kreg::Cvt<T>::pack(p2 - r23.x, p3 - r23.y);
-        }
+        if (softmax_tile<T>(s, j * BN + 2 * tq, j * BN + BN - 1 > wlo_warp, qpos0, qpos1, sl2, m0, m1, l0, l1, c0, c1, ph, pl))
+            rescale(o, c0, c1);
         wg_fence();
         pv<BF>(o, ph, pl, vs);
         wg_commit();
         wg_wait0();
     }
+#else
+    // step j: S(j) = Q K(j)^T issued, then O += P(j - 1) V(j - 1) issued (P in registers); S(j) retired
+    // (wait_group 1), softmax of tile j into the second P buffer while P V runs; P V retired, o rescaled
+#pragma unroll 1
+    for (int j = 0; j <= tiles; j++) {
+        const bool s_live = j < live, pv_live = j >= 1 && j - 1 < live;
+        if (j < tiles) next_tile(j);
+        float s[BN / 2];
+        if (s_live) scores<BF>(s, qa, kvs + (j % STAGES) * STAGE);
+        if (pv_live) {
+            wg_fence();
+            pv<BF>(o, ph, pl, kvs + ((j - 1) % STAGES) * STAGE + 2 * KH);
+            wg_commit();
+        }
+        if (s_live) {
+            if (pv_live) asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
+            else wg_wait0();
+            unsigned nh[BN / 16][4], nl[BN / 16][4];
+            const bool moved = softmax_tile<T>(s, j * BN + 2 * tq, j * BN + BN - 1 > wlo_warp, qpos0, qpos1, sl2,
+                                               m0, m1, l0, l1, c0, c1, nh, nl);
+            wg_wait0();
+            keep(ph);
+            keep(pl);
+            if (moved) rescale(o, c0, c1);
+#pragma unroll
+            for (int i = 0; i < BN / 16; i++)
+#pragma unroll
+                for (int k = 0; k < 4; k++) {
+                    ph[i][k] = nh[i][k];
+                    pl[i][k] = nl[i][k];
+                }
+        } else if (pv_live) {
+            wg_wait0();
+            keep(ph);
+            keep(pl);
+        }
+    }
+#endif
     cp_wait<0>();
 
 #pragma unroll
