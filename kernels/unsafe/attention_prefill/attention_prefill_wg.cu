@@ -38,6 +38,10 @@ namespace {
 #ifndef KREG_PIPE
 #define KREG_PIPE 0           // 1: S of tile j issued before P V of tile j - 1, softmax while P V runs (STAGES >= 3)
 #endif
+#ifndef KREG_PINGPONG
+#define KREG_PINGPONG 0       // 1 (with KREG_PIPE): the warpgroups take turns issuing their wgmmas (named barriers
+                              // 1 and 2), so that one's softmax overlaps the other's tensor work (FA3's schedule)
+#endif
 #ifndef KREG_MINB
 #define KREG_MINB 1
 #endif
@@ -47,6 +51,7 @@ constexpr int KH = BN * 128;                 // bytes of one 64-dim half of a K 
 constexpr int STAGE = 4 * KH;                // K halves, then V halves
 constexpr int SHARED = 2 * QH + STAGES * STAGE + 1024;
 static_assert(BN == 64 || BN == 128, "key tile");
+static_assert(!KREG_PINGPONG || KREG_PIPE, "ping-pong is a schedule of the pipelined loop");
 static_assert(STAGES >= 2 + KREG_PIPE, "stages: the pipelined loop keeps two tiles' stages busy");
 #define KREG_INF __int_as_float(0x7f800000)
 
@@ -116,6 +121,12 @@ template <int N> __device__ __forceinline__ void cp_wait() { asm volatile("cp.as
 __device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
 __device__ __forceinline__ void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
 __device__ __forceinline__ void wg_wait0() { asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory"); }
+__device__ __forceinline__ void named_sync(int id, int count) {
+    asm volatile("bar.sync %0, %1;" :: "r"(id), "r"(count) : "memory");
+}
+__device__ __forceinline__ void named_arrive(int id, int count) {
+    asm volatile("bar.arrive %0, %1;" :: "r"(id), "r"(count) : "memory");
+}
 __device__ __forceinline__ void proxy_fence() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 
 // Rows key0 .. key0 + BN - 1 of one K or V cache (kv head g) into the two halves at shared address dst,
@@ -317,18 +328,29 @@ __device__ __forceinline__ void prefill(const T* __restrict__ q, const T* __rest
     }
 #else
     // step j: S(j) = Q K(j)^T issued, then O += P(j - 1) V(j - 1) issued (P in registers); S(j) retired
-    // (wait_group 1), softmax of tile j into the second P buffer while P V runs; P V retired, o rescaled
+    // (wait_group 1), softmax of tile j into the second P buffer while P V runs; P V retired, o rescaled.
+    // KREG_PINGPONG: warpgroup g issues after barrier 1 + g, which the other warpgroup arrives at after its
+    // issue (warpgroup 1 once before the loop, warpgroup 0 syncs once after it: every arrival consumed)
+#if KREG_PINGPONG
+    if (wg == 1) named_arrive(1, 256);
+#endif
 #pragma unroll 1
     for (int j = 0; j <= tiles; j++) {
         const bool s_live = j < live, pv_live = j >= 1 && j - 1 < live;
         if (j < tiles) next_tile(j);
         float s[BN / 2];
+#if KREG_PINGPONG
+        named_sync(1 + wg, 256);
+#endif
         if (s_live) scores<BF>(s, qa, kvs + (j % STAGES) * STAGE);
         if (pv_live) {
             wg_fence();
             pv<BF>(o, ph, pl, kvs + ((j - 1) % STAGES) * STAGE + 2 * KH);
             wg_commit();
         }
+#if KREG_PINGPONG
+        named_arrive(2 - wg, 256);
+#endif
         if (s_live) {
             if (pv_live) asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
             else wg_wait0();
@@ -352,6 +374,9 @@ __device__ __forceinline__ void prefill(const T* __restrict__ q, const T* __rest
             keep(pl);
         }
     }
+#if KREG_PINGPONG
+    if (wg == 0) named_sync(1, 256);
+#endif
 #endif
     cp_wait<0>();
 
