@@ -129,15 +129,19 @@ DIMS = {"T": 130, "Hq": 2, "Hkv": 1, "S": 200, "start": 70}   # two row tiles, a
 
 
 @pytest.mark.parametrize("opts", [("-DKREG_BN=64", "-DKREG_STAGES=2", "-DKREG_PIPE=0"),
-                                  ("-DKREG_BN=64", "-DKREG_STAGES=3", "-DKREG_PIPE=1")], ids=["plain", "pipelined"])
+                                  ("-DKREG_BN=64", "-DKREG_STAGES=3", "-DKREG_PIPE=1"),
+                                  ("-DKREG_BN=128", "-DKREG_STAGES=3", "-DKREG_PIPE=1", "-DKREG_PINGPONG=1")],
+                         ids=["plain", "pipelined", "ping-pong"])
 def test_prefill_within_one_rounding_of_the_reference(opts):
     out, ref = _prefill(SRC.read_text(), opts, DIMS)
     assert np.all(np.abs(out - ref) <= 1e-4 + 2.0 ** -8 * np.abs(ref))
 
 
 @pytest.mark.parametrize("old,new,why", [
-    ("            wg_wait0();\n            keep(ph);\n            keep(pl);\n            if (moved)",
-     "            keep(ph);\n            keep(pl);\n            if (moved)", "o rescaled while P V is in flight"),
+    ("        wg_wait0();\n        keep(ph);\n        keep(pl);\n        if (moved)",
+     "        keep(ph);\n        keep(pl);\n        if (moved)", "o rescaled while P V is in flight"),
+    ('asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");\n        unsigned nh', "unsigned nh",
+     "scores read before S retires"),
     ("const unsigned st = kvs + (nx % STAGES) * STAGE;", "const unsigned st = kvs + ((nx + 1) % STAGES) * STAGE;",
      "tiles copied into a stage still read"),
 ])
