@@ -11,7 +11,7 @@ bench/dev_fa3.sh runs each mode in its own process:
                                                       # build at the small cases (the first also at qwen3-4b-t2048)
     python3 bench/prefill_wg_dev.py speed OUT.txt CFG...     # Qwen3-4B heads at T = 2048, 8192: SDPA flash, the
                                                       # registered tc_lf, each build (conformance timing)
-CFG: BN,STAGES[,PIPE[,MINB[,PINGPONG]]] (e.g. 64,2 128,2 64,3,1 128,3,1,1,1); bf16 unless DT=f16 in the environment.
+CFG: BN,STAGES[,PIPE[,MINB[,PINGPONG[,QREG]]]] (e.g. 64,2 128,2 64,3,1 128,3,1,1,1 64,4,1,1,0,1); bf16 unless DT=f16 in the environment.
 """
 from __future__ import annotations
 
@@ -37,21 +37,21 @@ SPEED = {"qwen3-4b-t2048": {"T": 2048, "Hq": 32, "Hkv": 8, "S": 2048, "start": 0
          "qwen3-4b-t8192": {"T": 8192, "Hq": 32, "Hkv": 8, "S": 8192, "start": 0}}
 
 
-def shared_bytes(bn: int, stages: int) -> int:
-    return 2 * 128 * 128 + stages * 4 * bn * 128 + 1024
+def shared_bytes(bn: int, stages: int, qreg: int = 0) -> int:
+    return (0 if qreg else 2 * 128 * 128) + stages * 4 * bn * 128 + 1024
 
 
 def build(v, cfg: str):
-    """The registered variant v at BN, STAGES[, PIPE[, MINB[, PINGPONG]]] = cfg."""
+    """The registered variant v at BN, STAGES[, PIPE[, MINB[, PINGPONG[, QREG]]]] = cfg."""
     bn, stages, *rest = (int(x) for x in cfg.split(","))
-    pipe, minb, pp = (rest + [0, 1, 0][len(rest):])[:3]
+    pipe, minb, pp, qreg = (rest + [0, 1, 0, 0][len(rest):])[:4]
     opts = tuple(o for o in v.options if not o.startswith(("-DKREG_BN", "-DKREG_STAGES", "-DKREG_MINB", "-DKREG_PIPE",
-                                                           "-DKREG_PINGPONG")))
+                                                           "-DKREG_PINGPONG", "-DKREG_QREG")))
     opts += (f"-DKREG_BN={bn}", f"-DKREG_STAGES={stages}", f"-DKREG_PIPE={pipe}", f"-DKREG_MINB={minb}",
-             f"-DKREG_PINGPONG={pp}")
-    ln = replace(v.launches[0], shared=parse(str(shared_bytes(bn, stages))))
+             f"-DKREG_PINGPONG={pp}", f"-DKREG_QREG={qreg}")
+    ln = replace(v.launches[0], shared=parse(str(shared_bytes(bn, stages, qreg))))
     return replace(v, options=opts, launches=(ln,),
-                   name=f"wg_bn{bn}_s{stages}_p{pipe}{'_pp' if pp else ''}_b{minb}_{v.types['DT']}")
+                   name=f"wg_bn{bn}_s{stages}_p{pipe}{'_pp' if pp else ''}{'_qr' if qreg else ''}_b{minb}_{v.types['DT']}")
 
 
 def ptx_of(v):
@@ -169,7 +169,9 @@ def speed(out_path: str, cfgs: list[str]) -> None:
     safe_v = cat.find(f"attention_prefill_tc_{DT}_safe").variant
     dev = open_device("gpu")
     bw = copy_bandwidth(dev)
-    builds = {"tc_safe": safe_v, "tc_lf": ref_v} | {cfg: build(v0, cfg) for cfg in cfgs}
+    builds = {"tc_lf": ref_v} | {cfg: build(v0, cfg) for cfg in cfgs}
+    if os.environ.get("FA3_SAFE"):
+        builds = {"tc_safe": safe_v} | builds
     mods = {}
     for k, v in builds.items():
         try:

@@ -116,7 +116,8 @@ def _prefill(src: str, opts: tuple, dims: dict, seed: int = 0):
     po = mem.alloc(T * Hq * 128 * 2)
     bn = int(next(o for o in opts if o.startswith("-DKREG_BN=")).split("=")[1])
     stages = int(next(o for o in opts if o.startswith("-DKREG_STAGES=")).split("=")[1])
-    launch(parsed(ptx), "attention_prefill_wg_bf16", ((T + 127) // 128, Hq), 256, 2 * 128 * 128 + stages * 4 * bn * 128 + 1024,
+    q_bytes = 0 if "-DKREG_QREG=1" in opts else 2 * 128 * 128
+    launch(parsed(ptx), "attention_prefill_wg_bf16", ((T + 127) // 128, Hq), 256, q_bytes + stages * 4 * bn * 128 + 1024,
            [np.uint64(ptrs[0]), np.uint64(ptrs[1]), np.uint64(ptrs[2]), np.float32(128 ** -0.5), np.uint64(po),
             np.int32(T), np.int32(Hq), np.int32(Hkv), np.int32(start)], mem)
     out = (np.frombuffer(mem.read(po, T * Hq * 128 * 2), np.uint16).astype(np.uint32) << 16).view(np.float32)
@@ -130,8 +131,9 @@ DIMS = {"T": 130, "Hq": 2, "Hkv": 1, "S": 200, "start": 70}   # two row tiles, a
 
 @pytest.mark.parametrize("opts", [("-DKREG_BN=64", "-DKREG_STAGES=2", "-DKREG_PIPE=0"),
                                   ("-DKREG_BN=64", "-DKREG_STAGES=3", "-DKREG_PIPE=1"),
-                                  ("-DKREG_BN=128", "-DKREG_STAGES=3", "-DKREG_PIPE=1", "-DKREG_PINGPONG=1")],
-                         ids=["plain", "pipelined", "ping-pong"])
+                                  ("-DKREG_BN=128", "-DKREG_STAGES=3", "-DKREG_PIPE=1", "-DKREG_PINGPONG=1"),
+                                  ("-DKREG_BN=64", "-DKREG_STAGES=4", "-DKREG_PIPE=1", "-DKREG_PINGPONG=1", "-DKREG_QREG=1")],
+                         ids=["plain", "pipelined", "ping-pong", "q-registers"])
 def test_prefill_within_one_rounding_of_the_reference(opts):
     out, ref = _prefill(SRC.read_text(), opts, DIMS)
     assert np.all(np.abs(out - ref) <= 1e-4 + 2.0 ** -8 * np.abs(ref))

@@ -42,14 +42,16 @@ namespace {
 #define KREG_PINGPONG 0       // 1 (with KREG_PIPE): the warpgroups take turns issuing their wgmmas (named barriers
                               // 1 and 2), so that one's softmax overlaps the other's tensor work (FA3's schedule)
 #endif
+#ifndef KREG_QREG
+#define KREG_QREG 0           // 1: Q as A fragments in registers (S by register-A wgmma; no Q tile in shared memory)
+#endif
 #ifndef KREG_MINB
 #define KREG_MINB 1
 #endif
 constexpr int BM = 128, BN = KREG_BN, D = 128, STAGES = KREG_STAGES, NT = 256;
-constexpr int QH = BM * 128;                 // bytes of one 64-dim half of the Q tile
+constexpr int QH = KREG_QREG ? 0 : BM * 128; // bytes of one 64-dim half of the Q tile (none: Q in registers)
 constexpr int KH = BN * 128;                 // bytes of one 64-dim half of a K or V tile
 constexpr int STAGE = 4 * KH;                // K halves, then V halves
-constexpr int SHARED = 2 * QH + STAGES * STAGE + 1024;
 static_assert(BN == 64 || BN == 128, "key tile");
 static_assert(!KREG_PINGPONG || KREG_PIPE, "ping-pong is a schedule of the pipelined loop");
 static_assert(STAGES >= 2 + KREG_PIPE, "stages: the pipelined loop keeps two tiles' stages busy");
@@ -94,10 +96,40 @@ template <bool BF> __device__ __forceinline__ void wgmma_rs_n128(float* d, const
                      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
                      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db));
 }
+// D[64][64] += A (registers a[0..3]) x B (shared, K-major: transpose-b 0): one m64n64k16 step
+template <bool BF> __device__ __forceinline__ void wgmma_rsk_n64(float* d, const unsigned* a, unsigned long long db) {
+    if constexpr (BF)
+        asm volatile("{.reg .pred p; setp.ne.b32 p, 1, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, {%32,%33,%34,%35}, %36, p, 1, 1, 0;}"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db));
+    else
+        asm volatile("{.reg .pred p; setp.ne.b32 p, 1, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, {%32,%33,%34,%35}, %36, p, 1, 1, 0;}"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db));
+}
+// D[64][128] += A (registers a[0..3]) x B (shared, K-major: transpose-b 0): one m64n128k16 step
+template <bool BF> __device__ __forceinline__ void wgmma_rsk_n128(float* d, const unsigned* a, unsigned long long db) {
+    if constexpr (BF)
+        asm volatile("{.reg .pred p; setp.ne.b32 p, 1, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, {%64,%65,%66,%67}, %68, p, 1, 1, 0;}"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db));
+    else
+        asm volatile("{.reg .pred p; setp.ne.b32 p, 1, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, {%64,%65,%66,%67}, %68, p, 1, 1, 0;}"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db));
+}
 
 template <bool BF> __device__ __forceinline__ void wgmma_s(float* d, unsigned long long da, unsigned long long db) {
     if constexpr (BN == 128) wgmma_ss_n128<BF>(d, da, db);
     else wgmma_ss_n64<BF>(d, da, db);
+}
+template <bool BF> __device__ __forceinline__ void wgmma_s(float* d, const unsigned* a, unsigned long long db) {
+    if constexpr (BN == 128) wgmma_rsk_n128<BF>(d, a, db);
+    else wgmma_rsk_n64<BF>(d, a, db);
 }
 
 template <class T> struct IsBf16 { static constexpr bool value = false; };
@@ -245,6 +277,18 @@ template <bool BF> __device__ __forceinline__ void scores(float* s, unsigned qa,
     wg_commit();
 }
 
+// The same with Q as A fragments qf[8 k16 steps][4] in registers.
+template <bool BF> __device__ __forceinline__ void scores(float* s, const unsigned (*qf)[4], unsigned ks) {
+#pragma unroll
+    for (int i = 0; i < BN / 2; i++) s[i] = 0.f;
+    wg_fence();
+#pragma unroll
+    for (int hf = 0; hf < 2; hf++)
+#pragma unroll
+        for (int kk = 0; kk < 4; kk++) wgmma_s<BF>(s, qf[4 * hf + kk], sw128_desc(ks + hf * KH + 32 * kk, 16));
+    wg_commit();
+}
+
 // Keeps v's registers live (and unmoved) up to here: the A operands of a wgmma in flight until its wait.
 __device__ __forceinline__ void keep(unsigned (*v)[4]) {
 #pragma unroll
@@ -269,7 +313,7 @@ __device__ __forceinline__ void prefill(const T* __restrict__ q, const T* __rest
 
     // Q rows t0 .. t0 + 127 (zeros past T), with K/V tiles 0 .. AHEAD - 1 in the first commit groups
 #pragma unroll
-    for (int p = 0; p < BM * 16 / NT; p++) {
+    for (int p = 0; p < (KREG_QREG ? 0 : BM * 16 / NT); p++) {
         const int v = tid + NT * p, r = v >> 4, ch = v & 15;
         const bool ok = t0 + r < n_q;
         cp_async16(qs + (ch >> 3) * QH + swz(r, ch & 7), q + (ok ? ((long long)(t0 + r) * Hq + h) * D + 8 * ch : 0), ok);
@@ -307,7 +351,24 @@ __device__ __forceinline__ void prefill(const T* __restrict__ q, const T* __rest
 #pragma unroll
     for (int i = 0; i < 64; i++) o[i] = 0.f;
     float m0 = -KREG_INF, m1 = -KREG_INF, l0 = 0.f, l1 = 0.f, c0, c1;
+#if KREG_QREG
+    // Q of rows r0, r0 + 8 as the A fragments of the 8 k16 steps (dims 16 kk + 2 tq (+ 1, + 8)); zeros past T
+    unsigned qa[8][4];
+    {
+        const bool in0 = r0 < n_q, in1 = r0 + 8 < n_q;
+        const unsigned* q0 = reinterpret_cast<const unsigned*>(q + ((long long)(in0 ? r0 : 0) * Hq + h) * D);
+        const unsigned* q1 = reinterpret_cast<const unsigned*>(q + ((long long)(in1 ? r0 + 8 : 0) * Hq + h) * D);
+#pragma unroll
+        for (int kk = 0; kk < 8; kk++) {
+            qa[kk][0] = in0 ? q0[kk * 8 + tq] : 0u;
+            qa[kk][1] = in1 ? q1[kk * 8 + tq] : 0u;
+            qa[kk][2] = in0 ? q0[kk * 8 + 4 + tq] : 0u;
+            qa[kk][3] = in1 ? q1[kk * 8 + 4 + tq] : 0u;
+        }
+    }
+#else
     const unsigned qa = qs + wg * 64 * 128;
+#endif
     unsigned ph[BN / 16][4], pl[BN / 16][4];
 
 #if !KREG_PIPE
