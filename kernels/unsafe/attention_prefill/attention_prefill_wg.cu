@@ -200,19 +200,23 @@ template <class T>
 __device__ __forceinline__ bool softmax_tile(float* s, int key0, bool diag, int qpos0, int qpos1, float sl2,
                                              float& m0, float& m1, float& l0, float& l1, float& c0, float& c1,
                                              unsigned (*ph)[4], unsigned (*pl)[4]) {
-    float mx0 = m0, mx1 = m1;
+    // the mask on the raw scores, their row max scaled once (the max of the scaled scores where sl2 >= 0;
+    // a negative scale is applied first), each p = 2^(s sl2 - max) with one fma
+    if (sl2 < 0.f) {
+#pragma unroll
+        for (int i = 0; i < BN / 2; i++) s[i] *= sl2;
+        sl2 = 1.f;
+    }
+    float mx0 = -KREG_INF, mx1 = -KREG_INF;
     if (diag) {
 #pragma unroll
         for (int jj = 0; jj < BN / 8; jj++)
 #pragma unroll
             for (int e = 0; e < 2; e++) {
                 const int key = key0 + 8 * jj + e;
-                s[4 * jj + e] = key <= qpos0 ? s[4 * jj + e] * sl2 : -KREG_INF;
-                s[4 * jj + 2 + e] = key <= qpos1 ? s[4 * jj + 2 + e] * sl2 : -KREG_INF;
+                s[4 * jj + e] = key <= qpos0 ? s[4 * jj + e] : -KREG_INF;
+                s[4 * jj + 2 + e] = key <= qpos1 ? s[4 * jj + 2 + e] : -KREG_INF;
             }
-    } else {
-#pragma unroll
-        for (int i = 0; i < BN / 2; i++) s[i] *= sl2;
     }
 #pragma unroll
     for (int jj = 0; jj < BN / 8; jj++) {
@@ -224,6 +228,8 @@ __device__ __forceinline__ bool softmax_tile(float* s, int key0, bool diag, int 
         mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, x));
         mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, x));
     }
+    mx0 = fmaxf(m0, mx0 * sl2);
+    mx1 = fmaxf(m1, mx1 * sl2);
     const float b0 = mx0 == -KREG_INF ? 0.f : mx0, b1 = mx1 == -KREG_INF ? 0.f : mx1;
     c0 = exp2f(m0 - b0);
     c1 = exp2f(m1 - b1);
@@ -240,8 +246,8 @@ __device__ __forceinline__ bool softmax_tile(float* s, int key0, bool diag, int 
     m1 = mx1;
 #pragma unroll
     for (int jj = 0; jj < BN / 8; jj++) {
-        const float p0 = exp2f(s[4 * jj] - b0), p1 = exp2f(s[4 * jj + 1] - b0);
-        const float p2 = exp2f(s[4 * jj + 2] - b1), p3 = exp2f(s[4 * jj + 3] - b1);
+        const float p0 = exp2f(fmaf(s[4 * jj], sl2, -b0)), p1 = exp2f(fmaf(s[4 * jj + 1], sl2, -b0));
+        const float p2 = exp2f(fmaf(s[4 * jj + 2], sl2, -b1)), p3 = exp2f(fmaf(s[4 * jj + 3], sl2, -b1));
         l0 += p0 + p1;
         l1 += p2 + p3;
         const unsigned h01 = kreg::Cvt<T>::pack(p0, p1), h23 = kreg::Cvt<T>::pack(p2, p3);
