@@ -18,6 +18,11 @@
 //   the V tile's rows are keys, dims contiguous, as in the cache), descriptor LBO = the distance of the
 //   two 64-dim halves, SBO = 1024 (8 keys), start advanced 2048 bytes (16 keys) a k16 step.
 // Epilogue: o / l rounded to DT, a 4 x 4 word transpose within each quad, one 16-byte store per row slice.
+// Options: KREG_BN (64 or 128 keys a tile), KREG_STAGES; KREG_PIPE=1: S of tile j issued before P V of tile
+// j - 1 and the softmax of tile j run while P V is in flight (two P buffers; the wgmma commits and waits
+// unconditional, so ptxas keeps the wgmmas asynchronous); KREG_PINGPONG=1: the warpgroups take turns issuing
+// (named barriers), one's softmax under the other's tensor work; KREG_QREG=1: Q as register A fragments
+// (S by register-A wgmma, K K-major; no Q tile in shared memory, more stages fit).
 // Unproven: the prover does not model the register-A / transposed wgmma (verdict unknown).
 // Entries attention_prefill_wg_probe_{bf16,f16}: the layout check of the RS / transposed form (bench/prefill_wg_dev.py,
 // tests/test_emu_wgmma_rs.py): one warpgroup, A [64][BN] from global into A fragments, B [BN][128] into a V
