@@ -140,9 +140,9 @@ def test_prefill_within_one_rounding_of_the_reference(opts):
 
 
 @pytest.mark.parametrize("old,new,why", [
-    ("        wg_wait0();\n        keep(ph);\n        keep(pl);\n        if (moved)",
-     "        keep(ph);\n        keep(pl);\n        if (moved)", "o rescaled while P V is in flight"),
-    ('asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");\n        unsigned nh', "unsigned nh",
+    ("            wg_wait0();\n            keep(ph);\n            keep(pl);\n            if (moved)",
+     "            keep(ph);\n            keep(pl);\n            if (moved)", "o rescaled while P V is in flight"),
+    ('asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");\n            unsigned nh', "unsigned nh",
      "scores read before S retires"),
     ("const unsigned st = kvs + (nx % STAGES) * STAGE;", "const unsigned st = kvs + ((nx + 1) % STAGES) * STAGE;",
      "tiles copied into a stage still read"),

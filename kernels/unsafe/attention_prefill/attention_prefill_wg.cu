@@ -399,44 +399,49 @@ __device__ __forceinline__ void prefill(const T* __restrict__ q, const T* __rest
         wg_wait0();
     }
 #else
-    // step j: S(j) = Q K(j)^T issued (j < live), then O += P(j - 1) V(j - 1) (P in registers; 1 <= j <= live),
-    // each its own commit group; S(j) retired (wait_group 1), softmax of tile j into the second P buffer
-    // while P V runs; P V retired, o rescaled. The commits and waits are unconditional (empty groups where
-    // nothing was issued), the one barrier site shared by every step (bar.sync is .aligned).
-    // KREG_PINGPONG: warpgroup g issues after barrier 1 + g, which the other warpgroup arrives at after its
-    // issue (warpgroup 1 once before the loop, warpgroup 0 syncs once after it: every arrival consumed)
+    // tile 0: S(0), softmax into P. Step j = 1 .. live - 1: S(j) = Q K(j)^T issued, then O += P(j - 1) V(j - 1)
+    // (P in registers), each its own commit group; S(j) retired (wait_group 1), softmax of tile j into the
+    // second P buffer while P V runs; P V retired, o rescaled. Step live: the last P V. Every branch issues
+    // and retires its own wgmmas (ptxas keeps them asynchronous: nothing in flight across a divergent path);
+    // every thread passes the same barrier sites equally often (bar.sync is .aligned).
+    // KREG_PINGPONG: each turn (tile 0, then one per step j = 1 .. tiles) of warpgroup g issues after barrier
+    // 1 + g, which the other warpgroup arrives at after its issue (warpgroup 1 once before the first turn,
+    // warpgroup 0 syncs once after the last: every arrival consumed)
 #if KREG_PINGPONG
     if (wg == 1) named_arrive(1, 256);
+#define KREG_TURN_BEGIN named_sync(1 + wg, 256)
+#define KREG_TURN_END named_arrive(2 - wg, 256)
+#else
+#define KREG_TURN_BEGIN
+#define KREG_TURN_END
 #endif
-#pragma unroll 1
-    for (int j = 0; j <= tiles; j++) {
-        const bool s_live = j < live, pv_live = j >= 1 && j <= live;
-        if (j < tiles) next_tile(j);
+    {
         float s[BN / 2];
-#if KREG_PINGPONG
-        named_sync(1 + wg, 256);
-#endif
-        if (s_live) scores<BF>(s, qa, kvs + (j % STAGES) * STAGE);
-        else wg_commit();
-        if (pv_live) {
-            wg_fence();
-            pv<BF>(o, ph, pl, kvs + ((j - 1) % STAGES) * STAGE + 2 * KH);
-        }
-        wg_commit();
-#if KREG_PINGPONG
-        named_arrive(2 - wg, 256);
-#endif
-        asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
-        unsigned nh[BN / 16][4], nl[BN / 16][4];
-        bool moved = false;
-        if (s_live)
-            moved = softmax_tile<T>(s, j * BN + 2 * tq, j * BN + BN - 1 > wlo_warp, qpos0, qpos1, sl2,
-                                    m0, m1, l0, l1, c0, c1, nh, nl);
+        next_tile(0);
+        KREG_TURN_BEGIN;
+        scores<BF>(s, qa, kvs);
+        KREG_TURN_END;
         wg_wait0();
-        keep(ph);
-        keep(pl);
-        if (moved) rescale(o, c0, c1);
-        if (s_live) {
+        softmax_tile<T>(s, 2 * tq, BN - 1 > wlo_warp, qpos0, qpos1, sl2, m0, m1, l0, l1, c0, c1, ph, pl);
+    }
+#pragma unroll 1
+    for (int j = 1; j <= tiles; j++) {
+        if (j < tiles) next_tile(j);
+        KREG_TURN_BEGIN;
+        if (j < live) {
+            float s[BN / 2];
+            scores<BF>(s, qa, kvs + (j % STAGES) * STAGE);
+            pv<BF>(o, ph, pl, kvs + ((j - 1) % STAGES) * STAGE + 2 * KH);
+            wg_commit();
+            KREG_TURN_END;
+            asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
+            unsigned nh[BN / 16][4], nl[BN / 16][4];
+            const bool moved = softmax_tile<T>(s, j * BN + 2 * tq, j * BN + BN - 1 > wlo_warp, qpos0, qpos1, sl2,
+                                               m0, m1, l0, l1, c0, c1, nh, nl);
+            wg_wait0();
+            keep(ph);
+            keep(pl);
+            if (moved) rescale(o, c0, c1);
 #pragma unroll
             for (int i = 0; i < BN / 16; i++)
 #pragma unroll
@@ -444,11 +449,23 @@ __device__ __forceinline__ void prefill(const T* __restrict__ q, const T* __rest
                     ph[i][k] = nh[i][k];
                     pl[i][k] = nl[i][k];
                 }
+        } else if (j == live) {
+            wg_fence();
+            pv<BF>(o, ph, pl, kvs + ((j - 1) % STAGES) * STAGE + 2 * KH);
+            wg_commit();
+            KREG_TURN_END;
+            wg_wait0();
+            keep(ph);
+            keep(pl);
+        } else {
+            KREG_TURN_END;
         }
     }
 #if KREG_PINGPONG
     if (wg == 0) named_sync(1, 256);
 #endif
+#undef KREG_TURN_BEGIN
+#undef KREG_TURN_END
 #endif
     cp_wait<0>();
 
