@@ -16,6 +16,6 @@ step() {  # step SECONDS NAME CMD...: run with a time limit, log exit code, time
     tail -n 8 /tmp/fa3_err.txt >> "$E"
 }
 step 30 probe python3 bench/prefill_wg_dev.py probe "$OUT/fa3_probe.txt"
-step 75 speed python3 bench/prefill_wg_dev.py speed "$OUT/fa3_speed.txt" 64,2 128,2 64,3,1 64,3,1,1,1 64,3,1,1,0,1 64,4,1,1,1,1 128,3,1,1,1
-step 45 numerics python3 bench/prefill_wg_dev.py numerics "$OUT/fa3_speed.txt" 64,2 64,3,1,1,1 64,4,1,1,1,1 128,3,1,1,1
+step 75 speed python3 bench/prefill_wg_dev.py speed "$OUT/fa3_speed.txt" 64,3,1,1,1 64,4,1,1,1,1 128,3,1,1,1 128,3,1,1,1,1 64,2 128,2 64,3,1 64,3,1,1,0,1
+step 45 numerics python3 bench/prefill_wg_dev.py numerics "$OUT/fa3_speed.txt" 64,3,1,1,1 64,4,1,1,1,1 128,3,1,1,1 128,3,1,1,1,1 64,2
 cat "$OUT/fa3_probe.txt" "$OUT/fa3_speed.txt" "$E"

@@ -179,21 +179,24 @@ def speed(out_path: str, cfgs: list[str]) -> None:
         except Exception as ex:                  # noqa: BLE001
             print(f"{k}: load failed {ex}", flush=True)
     tdt = {"bf16": torch.bfloat16, "f16": torch.float16}[DT]
-    lines = [f"# attention_prefill {DT} wg builds vs SDPA flash: {dev.describe()}  {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC"]
-    print(lines[0], flush=True)
+    f = open(out_path, "a")
+
+    def say(text):                           # each figure as it comes (the run may be cut short)
+        print(text, flush=True)
+        f.write(text + "\n")
+        f.flush()
+    say(f"# attention_prefill {DT} wg builds vs SDPA flash: {dev.describe()}  {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC")
     for case, dims in SPEED.items():
         ref, _ = sdpa_us(torch, dims, tdt)
         flops = float(op.flops(dims))
-        row = f"{case:15s} SDPA {ref:8.1f} us ({flops / ref / 1e6:5.1f} TF/s)"
+        say(f"{case:15s} SDPA flash {ref:8.1f} us ({flops / ref / 1e6:5.1f} TF/s)")
         for k in mods:
             try:
                 t = time_case(dev, mods[k], builds[k], op, dims, bw)["median_us"]
-                row += f" | {k}: {t:8.1f} us x{t / ref:5.2f}"
+                say(f"  {case:15s} {k:14s} {t:8.1f} us  x SDPA {t / ref:5.2f}  ({flops / t / 1e6:5.1f} TF/s)")
             except Exception as ex:              # noqa: BLE001
-                row += f" | {k}: failed {str(ex)[:80]}"
-        print(row, flush=True)
-        lines.append(row)
-    open(out_path, "a").write("\n".join(lines) + "\n")
+                say(f"  {case:15s} {k:14s} failed {str(ex)[:100]}")
+    f.close()
 
 
 if __name__ == "__main__":
