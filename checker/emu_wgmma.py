@@ -1,14 +1,23 @@
 """Hopper warpgroup MMA in the PTX emulator: wgmma.fence / commit_group / wait_group / mma_async
-(.sync.aligned), the forms a shared-memory-operand GEMM uses: wgmma.mma_async.sync.aligned.m64nNk16.f32
-.{bf16,f16}.{bf16,f16} {d}, a-desc, b-desc, scale-d, imm-scale-a, imm-scale-b, 0, 0 (A [64][16] and
-B [N][16], both K-major, read from shared memory through 64-bit matrix descriptors).
+(.sync.aligned), m64nNk16.f32.{bf16,f16}.{bf16,f16} in both operand forms:
+  SS: {d}, a-desc, b-desc, scale-d, imm-scale-a, imm-scale-b, imm-trans-a, imm-trans-b (A [64][16] and
+      B [N][16] read from shared memory through 64-bit matrix descriptors);
+  RS: {d}, {a0, a1, a2, a3}, b-desc, scale-d, imm-scale-a, imm-scale-b, imm-trans-b (A from registers).
+imm-trans 0: the operand K-major (k contiguous), 1: MN-major (its rows m or n contiguous, the transpose).
 
 Descriptor (PTX ISA, "matrix descriptor"): start address >> 4 in bits 0-13, leading-dimension byte
 offset >> 4 in bits 16-29, stride-dimension byte offset >> 4 in bits 32-45, base offset in 49-51 (must
-be 0 here), swizzle mode in 62-63 (0 none, 1 128-byte; 64- and 32-byte are refused). Element (row r, k)
-of an operand is at start + (r / 8) SBO + (r % 8) 16 + (k / 8) LBO + 2 (k % 8) without swizzle (8 x 16-byte
-core matrices), and at start + (r / 8) SBO + (r % 8) 128 + 2 k with its address bits 4-6 XORed with bits
-7-9 under the 128-byte swizzle (tiles aligned to 1024 bytes; the start advanced by 32 bytes a k16 step).
+be 0 here), swizzle mode in 62-63 (0 none, 1 128-byte; 64- and 32-byte are refused). K-major: element
+(row r, k) of an operand is at start + (r / 8) SBO + (r % 8) 16 + (k / 8) LBO + 2 (k % 8) without swizzle
+(8 x 16-byte core matrices), and at start + (r / 8) SBO + (r % 8) 128 + 2 k under the 128-byte swizzle.
+MN-major (the ISA's canonical layouts, in 16-byte units ((T,1,m),(8,k)):((1,T,SBO),(1T,LBO)) without
+swizzle and ((T,8,m),(8,k)):((1,T,LBO),(8T,SBO)) under the 128-byte one, T = 8 elements): (r, k) at
+start + (r / 8) SBO + 2 (r % 8) + (k % 8) 16 + (k / 8) LBO without swizzle, and at start + (r / 64) LBO
++ 2 (r % 64) + (k % 8) 128 + (k / 8) SBO under the 128-byte swizzle (rows of 64 elements, k-rows of 128
+bytes). The 128-byte swizzle XORs address bits 4-6 with bits 7-9 (tiles aligned to 1024 bytes).
+A from registers (the ISA's m64nNk16 A fragment, 16-bit types): thread t of the warpgroup (warp w, lane l)
+holds in register i (two elements, the low half first) row 16 w + l / 4 + 8 (i % 2), columns
+8 (i / 2) + 2 (l % 4) + 0, 1 -- word for word the accumulator fragment of a 16-column slice of D below.
 Accumulators (the ISA's m64nNk16 D fragment): thread t of the warpgroup (warp w = t / 32, lane l) holds
 d[4 j + h] at row 16 w + l / 4 + 8 (h / 2), column 8 j + 2 (l % 4) + h % 2, for j < N / 8.
 
@@ -16,8 +25,9 @@ Warpgroup-collective: the four warps of a warpgroup (threads 128 g .. 128 g + 12
 all arrive (like bar.sync for those 128 threads), and the operands (descriptors, scale-d) must agree
 across them. Asynchrony as late as the ISA allows: at issue the accumulators' values are saved and the
 registers become NaN (undefined until the wait_group that retires the operation: a kernel reading them
-early sees NaN); the shared operands are read, and D written, when a wgmma.wait_group of the warpgroup
-retires the operation's commit group, so a store to a stage before that wait changes the product (the
+early sees NaN); the shared operands and A's registers are read, and D written, when a wgmma.wait_group
+of the warpgroup retires the operation's commit group (the ISA leaves A's registers undefined to touch
+before then: a kernel that rewrites them early gets a product of the new values), so a store to a stage before that wait changes the product (the
 ISA makes it a race). A mma_async issued while an earlier one on the same accumulator registers is
 pending chains onto that one's result, as the hardware does. Operations never retired are dropped.
 
@@ -29,7 +39,10 @@ Numerics (the ISA leaves them open): each k16 step as fitted to the H100's bits 
 bench/results/wgmma_probe_h100.txt: 99.7% of the registers bit-identical over 16 chained steps, the rest
 within a few ulps): C and the 16 exact products aligned to the largest exponent among them with 26 bits
 kept below it (truncated toward zero), summed exactly, the sum truncated toward zero to f32. Within the
-op's documented tensor-core bound (kernels/ops/gemm.yaml) in any case."""
+op's documented tensor-core bound (kernels/ops/gemm.yaml) in any case. The register-A / MN-major form
+against the H100 (attention_prefill_wg_probe_*, 4 or 8 chained steps of normals, bench/results/
+attention_prefill_wg_dev_2026-11-24.txt): the layout exact, 99.5% of the registers bit-identical in bf16,
+94% in f16 (the fit is bf16's), the rest within the bound."""
 from __future__ import annotations
 
 import numpy as np
@@ -68,24 +81,30 @@ def _uniform(self, vals, threads, what):
     return v[0]
 
 
-def _operand_addresses(self, desc: int, rows: int) -> np.ndarray:
-    """Shared byte addresses [rows][16] of a K-major operand's elements (row, k) under descriptor desc."""
+def _operand_addresses(self, desc: int, rows: int, mn_major: bool = False) -> np.ndarray:
+    """Shared byte addresses [rows][16] of an operand's elements (row, k) under descriptor desc, K-major
+    or MN-major (the transposed form, imm-trans 1)."""
     start = (desc & 0x3FFF) << 4
     lbo, sbo = ((desc >> 16) & 0x3FFF) << 4, ((desc >> 32) & 0x3FFF) << 4
     base_off, mode = (desc >> 49) & 7, desc >> 62
     r = np.arange(rows, dtype=np.int64)[:, None]
     k = np.arange(16, dtype=np.int64)[None, :]
     if mode == SWIZZLE_128B and base_off == 0:
-        a = start + (r // 8) * sbo + (r % 8) * 128 + 2 * k
+        if mn_major:
+            a = start + (r // 64) * lbo + 2 * (r % 64) + (k % 8) * 128 + (k // 8) * sbo
+        else:
+            a = start + (r // 8) * sbo + (r % 8) * 128 + 2 * k
         return a ^ (((a >> 7) & 7) << 4)
     if mode == NO_SWIZZLE and base_off == 0:
+        if mn_major:
+            return start + (r // 8) * sbo + 2 * (r % 8) + (k % 8) * 16 + (k // 8) * lbo
         return start + (r // 8) * sbo + (r % 8) * 16 + (k // 8) * lbo + 2 * (k % 8)
     raise self.err("unsupported", f"wgmma descriptor with swizzle mode {mode} and base offset {base_off}")
 
 
-def _read_operand(self, ins, desc: int, rows: int, fmt: str, thread: int) -> np.ndarray:
+def _read_operand(self, ins, desc: int, rows: int, fmt: str, thread: int, mn_major: bool = False) -> np.ndarray:
     """The operand's elements as float64 [rows][16], read from the block of `thread` (recorded as its reads)."""
-    addrs = _operand_addresses(self, desc, rows).reshape(-1).astype(np.uint64)
+    addrs = _operand_addresses(self, desc, rows, mn_major).reshape(-1).astype(np.uint64)
     idx = np.full(addrs.size, thread, np.int64)
     bits = np.zeros(addrs.size, np.uint16)
     for buf, pos, off, sp, ta in self.mem_locate(ins, "shared", addrs, idx, 2, "read"):
@@ -102,22 +121,44 @@ def _fragment(n: int):
     return 16 * w + lane // 4 + 8 * (h // 2), 8 * j + 2 * (lane % 4) + h % 2
 
 
+def _a_fragment():
+    """(row, column) [128 threads][4 registers][2 halves] of the m64k16 A register fragment (16-bit types)."""
+    t = np.arange(128)[:, None, None]
+    i = np.arange(4)[None, :, None]
+    e = np.arange(2)[None, None, :]
+    w, lane = t // 32, t % 32
+    return (np.broadcast_to(16 * w + lane // 4 + 8 * (i % 2), (128, 4, 2)),
+            np.broadcast_to(8 * (i // 2) + 2 * (lane % 4) + e, (128, 4, 2)))
+
+
+def _read_a_registers(self, items, threads, fmt: str) -> np.ndarray:
+    """A [64][16] (float64) from the four b32 registers of the warpgroup's threads (low half first)."""
+    words = np.stack([np.asarray(self.get(r, "b32")).astype(np.uint32)[threads] for r in items], axis=1)   # [128][4]
+    halves = np.stack([words & 0xFFFF, words >> 16], axis=2)                                                # [128][4][2]
+    rows, cols = _a_fragment()
+    A = np.zeros((64, 16))
+    A[rows, cols] = F.to_f64(halves.astype(np.uint32), fmt)
+    return A
+
+
 def _mma_async(self, ins, ready):
     shape = next((x for x in ins.mods if x.startswith("m64n") and x.endswith("k16")), None)
     ts = ins.types
     d = ins.args[0]
+    rs = len(ins.args) > 1 and hasattr(ins.args[1], "items")            # A from registers
     if shape is None or len(ts) != 3 or ts[0] != "f32" or ts[1] != ts[2] or ts[1] not in ("bf16", "f16") \
-            or len(ins.args) != 8 or not hasattr(d, "items") or hasattr(ins.args[1], "items"):
+            or len(ins.args) != (7 if rs else 8) or not hasattr(d, "items") or (rs and len(ins.args[1].items) != 4):
         raise self.err("unsupported", f"wgmma.{'.'.join(ins.mods)} (only m64nNk16 f32 += bf16/f16 x bf16/f16, "
-                       "both operands from shared-memory descriptors)")
+                       "A from a shared-memory descriptor or four registers, B from a descriptor)")
     n = int(shape[4:-3])
     if n % 8 or not 8 <= n <= 256 or len(d.items) != n // 2:
         raise self.err("unsupported", f"wgmma shape {shape} with {len(d.items)} accumulators")
-    trans = [int(self.get(a, "u32")) for a in ins.args[6:8]]
-    if any(trans):
-        raise self.err("unsupported", "wgmma with transposed (MN-major) operands")
+    trans = [0 if rs else int(self.get(ins.args[6], "u32")), int(self.get(ins.args[-1], "u32"))]
+    if any(t not in (0, 1) for t in trans):
+        raise self.err("unsupported", f"wgmma transpose immediates {trans}")
     scales = [int(np.int32(self.get(a, "s32"))) for a in ins.args[4:6]]
-    da, db = (np.broadcast_to(np.asarray(self.get(a, "b64")), (self.N,)).astype(np.uint64) for a in ins.args[1:3])
+    da = None if rs else np.broadcast_to(np.asarray(self.get(ins.args[1], "b64")), (self.N,)).astype(np.uint64)
+    db = np.broadcast_to(np.asarray(self.get(ins.args[2], "b64")), (self.N,)).astype(np.uint64)
     sd = np.broadcast_to(np.asarray(self.get(ins.args[3], "pred")), (self.N,))
     names = tuple(r.name for r in d.items)
     for g in np.unique(self.wg_of[ready]):
@@ -126,7 +167,8 @@ def _mma_async(self, ins, ready):
         chained = any(p["names"] == names for p in pend)
         C = np.stack([np.asarray(self.get(r, "f32"))[threads] for r in d.items], axis=1).astype(np.float32)
         pend.append({"names": names, "items": d.items, "n": n, "fmt": ts[1], "ins": ins, "threads": threads,
-                     "a": int(_uniform(self, da, threads, "A descriptor")), "b": int(_uniform(self, db, threads, "B descriptor")),
+                     "a": ins.args[1].items if rs else int(_uniform(self, da, threads, "A descriptor")),
+                     "b": int(_uniform(self, db, threads, "B descriptor")), "trans": trans,
                      "scale_d": bool(_uniform(self, sd, threads, "scale-d")), "scales": scales,
                      "chained": chained, "C": C, "group": int(self.wg_commits[g])})
         mask = np.zeros(self.N, bool)
@@ -155,8 +197,11 @@ def _retire(self, p, later) -> None:
     """Compute a pending operation: into the next pending one chained on the same accumulators (whose
     registers stay undefined), or else into the registers."""
     threads, n, ins = p["threads"], p["n"], p["ins"]
-    A = _read_operand(self, ins, p["a"], 64, p["fmt"], int(threads[0]))
-    B = _read_operand(self, ins, p["b"], n, p["fmt"], int(threads[0]))
+    if isinstance(p["a"], int):
+        A = _read_operand(self, ins, p["a"], 64, p["fmt"], int(threads[0]), bool(p["trans"][0]))
+    else:
+        A = _read_a_registers(self, p["a"], threads, p["fmt"])
+    B = _read_operand(self, ins, p["b"], n, p["fmt"], int(threads[0]), bool(p["trans"][1]))
     rows, cols = _fragment(n)
     if p["chained"]:                     # its predecessor is gone (never happens for retirement in order)
         C = np.stack([np.asarray(self.get(r, "f32"))[threads] for r in p["items"]], axis=1).astype(np.float32)
