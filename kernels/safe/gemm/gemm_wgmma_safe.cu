@@ -44,10 +44,20 @@
 #define KREG_TRI 0     // 1: three register-staged stages, steps in triples, wgmma.wait_group 1 between the steps of a
                        // triple (a step's wgmmas run on while the next are issued), 0 at its end
 #endif
+#ifndef KREG_PIPE
+#define KREG_PIPE 0    // 1: KREG_STAGES static stages filled by cp.async STAGES - 2 steps ahead, one barrier a step,
+                       // wgmma.wait_group 1 every step (a step's wgmmas run on while the next are issued)
+#endif
+#ifndef KREG_RS
+#define KREG_RS 0      // 1: three register-staged stages, two register sets (loads two steps ahead), six steps an
+                       // iteration, one barrier a step, wgmma.wait_group 1 every step
+#endif
 #ifndef KREG_STAGES
 #define KREG_STAGES 3
 #endif
-constexpr int BM = 128, BN = KREG_BN, BK = 64, THREADS = 256, STAGES = KREG_ASYNC ? KREG_STAGES : 2;
+constexpr int BM = 128, BN = KREG_BN, BK = 64, THREADS = 256,
+              STAGES = (KREG_ASYNC || KREG_PIPE) ? KREG_STAGES : (KREG_RS || KREG_TRI) ? 3 : 2;
+static_assert(!KREG_PIPE || STAGES >= 3, "a stage is refilled two steps after the wgmmas that read it were issued");
 constexpr int X_BYTES = BM * 128, STAGE_BYTES = (BM + BN) * 128;
 constexpr int XV = BM * 8 / THREADS, WV = BN * 8 / THREADS;     // 16-byte chunks of each tile per thread
 constexpr int NACC = BN / 2;                                     // fp32 accumulators a thread
@@ -250,6 +260,40 @@ __device__ __forceinline__ void async_round(float* acc, unsigned s0, const T* __
     }
 }
 
+// KREG_PIPE: one round of STAGES k steps from k0, step j on stage j: this thread's copies of tile j landed
+// (cp.async.wait_group STAGES - 3), fence.proxy.async, barrier (every thread's copies of tile j landed and are
+// visible to the async proxy; every warpgroup's wait_group 1 of the step before retired the wgmmas of step
+// j - 2), copy tile j + STAGES - 2 into stage (j - 2) mod STAGES, issue tile j's wgmmas (zero tiles past K),
+// wgmma.wait_group 1 (the step before's are retired; this step's run on).
+template <bool BF, class T>
+__device__ __forceinline__ void pipe_round(float* acc, unsigned s0, const T* __restrict__ X, const T* __restrict__ W,
+                                           long long t0, long long n0, int Tn, int N, int K, int k0, int wg) {
+#pragma unroll
+    for (int j = 0; j < STAGES; j++) {
+        asm volatile("cp.async.wait_group %0;" :: "n"(STAGES - 3) : "memory");
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+        __syncthreads();
+        copy_step(s0 + ((j + STAGES - 2) % STAGES) * STAGE_BYTES, X, W, t0, n0, Tn, N, K, k0 + (j + STAGES - 2) * BK);
+        mma_step<BF>(acc, s0 + j * STAGE_BYTES, wg);
+        wgmma_wait1();
+    }
+}
+
+// KREG_RS: step j of six (global step s = k0 / BK + j) on stage j % 3: register set j % 2 takes tile s + 2, issue
+// tile s's wgmmas, store set (j + 1) % 2 (tile s + 1, loaded a step ago) into stage (j + 1) % 3 (read by the
+// wgmmas of step s - 2, retired by the wait_group 1 of step s - 1 before its barrier), fence.proxy.async,
+// wgmma.wait_group 1, barrier.
+template <bool BF, class T>
+__device__ __forceinline__ void rs_step(float* acc, unsigned s0, uint4 (&xl)[XV], uint4 (&wl)[WV], const uint4 (&xs)[XV],
+                                        const uint4 (&ws)[WV], const T* __restrict__ X, const T* __restrict__ W,
+                                        long long t0, long long n0, int Tn, int N, int K, int k, int j, int wg) {
+    load_step(xl, wl, X, W, t0, n0, Tn, N, K, k + 2 * BK);
+    mma_step<BF>(acc, s0 + (j % 3) * STAGE_BYTES, wg);
+    store_step(s0 + ((j + 1) % 3) * STAGE_BYTES, xs, ws);
+    wgmma_wait1();
+    __syncthreads();
+}
+
 template <class T>
 __device__ __forceinline__ void gemm_wgs(const T* __restrict__ X, const T* __restrict__ W, T* __restrict__ Y,
                                          int Tn, int N, int K) {
@@ -269,6 +313,31 @@ __device__ __forceinline__ void gemm_wgs(const T* __restrict__ X, const T* __res
 #pragma unroll 1
     for (int k0 = 0; k0 < K; k0 += STAGES * BK) async_round<BF>(acc, s0, X, W, t0, n0, Tn, N, K, k0, wg);
     asm volatile("cp.async.wait_all;" ::: "memory");      // the last (zero-filled) copies
+    (void)s1;
+#elif KREG_PIPE
+#pragma unroll
+    for (int j = 0; j < STAGES - 2; j++) copy_step(s0 + j * STAGE_BYTES, X, W, t0, n0, Tn, N, K, j * BK);
+#pragma unroll 1
+    for (int k0 = 0; k0 < K; k0 += STAGES * BK) pipe_round<BF>(acc, s0, X, W, t0, n0, Tn, N, K, k0, wg);
+    wgmma_wait0();
+    asm volatile("cp.async.wait_all;" ::: "memory");      // the last (zero-filled) copies
+    (void)s1;
+#elif KREG_RS
+    uint4 xa[XV], wa[WV], xb[XV], wb[WV];
+    load_step(xa, wa, X, W, t0, n0, Tn, N, K, 0);
+    store_step(s0, xa, wa);
+    load_step(xb, wb, X, W, t0, n0, Tn, N, K, BK);
+    __syncthreads();
+#pragma unroll 1
+    for (int k0 = 0; k0 < K; k0 += 6 * BK) {
+        rs_step<BF>(acc, s0, xa, wa, xb, wb, X, W, t0, n0, Tn, N, K, k0, 0, wg);
+        rs_step<BF>(acc, s0, xb, wb, xa, wa, X, W, t0, n0, Tn, N, K, k0 + BK, 1, wg);
+        rs_step<BF>(acc, s0, xa, wa, xb, wb, X, W, t0, n0, Tn, N, K, k0 + 2 * BK, 2, wg);
+        rs_step<BF>(acc, s0, xb, wb, xa, wa, X, W, t0, n0, Tn, N, K, k0 + 3 * BK, 3, wg);
+        rs_step<BF>(acc, s0, xa, wa, xb, wb, X, W, t0, n0, Tn, N, K, k0 + 4 * BK, 4, wg);
+        rs_step<BF>(acc, s0, xb, wb, xa, wa, X, W, t0, n0, Tn, N, K, k0 + 5 * BK, 5, wg);
+    }
+    wgmma_wait0();
     (void)s1;
 #elif KREG_TRI
     // step j of a triple on stage j: load tile j + 1, issue tile j's wgmmas (zero tiles past K: a wgmma skipped
