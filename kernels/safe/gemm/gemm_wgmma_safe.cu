@@ -222,7 +222,7 @@ __device__ __forceinline__ void cp_async16(unsigned dst, const void* src, bool v
 }
 
 // KREG_ASYNC: this thread's chunks of the X and W tiles at k0 copied into the stage at st (zero-filled past T,
-// N or K, with X / W itself as the unread source there), one commit group.
+// N or K, with X / W itself as the unread source there: an offset selected, no branch), one commit group.
 template <class T>
 __device__ __forceinline__ void copy_step(unsigned st, const T* __restrict__ X, const T* __restrict__ W, long long t0,
                                           long long n0, int Tn, int N, int K, int k0) {
@@ -230,13 +230,13 @@ __device__ __forceinline__ void copy_step(unsigned st, const T* __restrict__ X, 
     for (int h = 0; h < XV; h++) {
         int v = threadIdx.x + THREADS * h, r = v >> 3, k = k0 + 8 * (v & 7);
         bool ok = t0 + r < Tn && k < K;
-        cp_async16(st + swz(r, v & 7), ok ? X + (t0 + r) * K + k : X, ok);
+        cp_async16(st + swz(r, v & 7), X + (ok ? (t0 + r) * K + k : 0), ok);
     }
 #pragma unroll
     for (int h = 0; h < WV; h++) {
         int v = threadIdx.x + THREADS * h, r = v >> 3, k = k0 + 8 * (v & 7);
         bool ok = n0 + r < N && k < K;
-        cp_async16(st + X_BYTES + swz(r, v & 7), ok ? W + (n0 + r) * K + k : W, ok);
+        cp_async16(st + X_BYTES + swz(r, v & 7), W + (ok ? (n0 + r) * K + k : 0), ok);
     }
     asm volatile("cp.async.commit_group;" ::: "memory");
 }
