@@ -24,19 +24,22 @@ from kreg.registry.expr import parse
 
 LAYER = ("qwen3-4b-qkv", "qwen3-4b-o", "qwen3-4b-gate-up", "qwen3-4b-down")
 SAFE_DROP = ("-DKREG_BN", "-DKREG_MINB", "-DKREG_ASYNC", "-DKREG_STAGES", "-DKREG_DEEP", "-DKREG_TRI", "-DKREG_PIPE",
-             "-DKREG_RS")
-# (name, BN, structure, stages): safe gemm_wgs configurations
-SAFE = (("pipe_bn160_s4", 160, "pipe", 4), ("pipe_bn160_s3", 160, "pipe", 3), ("pipe_bn160_s5", 160, "pipe", 5),
-        ("pipe_bn192_s4", 192, "pipe", 4), ("pipe_bn256_s4", 256, "pipe", 4), ("rs_bn160", 160, "rs", 3))
+             "-DKREG_RS", "-DKREG_MMA_FIRST")
+# (name, BN, structure, stages[, extra -D]): safe gemm_wgs configurations (run1: pipe 3/4/5 stages at 160, 4 at 192
+# and 256, rs; run2: the registered pipe 256 x 4 against 160 x 5 and the wgmmas issued before the copies)
+SAFE = (("pipe_bn160_s5", 160, "pipe", 5), ("pipe_bn256_s4_mf", 256, "pipe", 4, "-DKREG_MMA_FIRST=1"),
+        ("pipe_bn160_s5_mf", 160, "pipe", 5, "-DKREG_MMA_FIRST=1"), ("pipe_bn192_s4", 192, "pipe", 4),
+        ("pipe_bn160_s4", 160, "pipe", 4), ("pipe_bn160_s3", 160, "pipe", 3), ("rs_bn160", 160, "rs", 3))
+SPEED = ("pipe_bn160_s5", "pipe_bn256_s4_mf", "pipe_bn160_s5_mf", "pipe_bn192_s4")
 # (name, BN, stages, wait_group 0): the unsafe gemm_wgmma (cp.async, rotating stage index, one barrier a step)
-UNSAFE = (("wgmma_bn160_s5_wait0", 160, 5, True), ("wgmma_bn160_s4", 160, 4, False),
-          ("wgmma_bn160_s3", 160, 3, False), ("wgmma_bn160_s4_wait0", 160, 4, True))
-NUMERICS = ("pipe_bn160_s4", "pipe_bn160_s5", "rs_bn160")
+UNSAFE = (("wgmma_bn256_s4", 256, 4, False),)
+NUMERICS = ("pipe_bn256_s4_mf",)
 
 
-def safe_config(v, name, bn, kind, stages):
+def safe_config(v, name, bn, kind, stages, *extra):
     opts = tuple(o for o in v.options if not o.startswith(SAFE_DROP)) + (f"-DKREG_BN={bn}",)
-    opts += ("-DKREG_PIPE=1", f"-DKREG_STAGES={stages}") if kind == "pipe" else ("-DKREG_RS=1",)
+    opts += ("-DKREG_PIPE=1", f"-DKREG_STAGES={stages}") if kind == "pipe" else ("-DKREG_DEEP=0", "-DKREG_RS=1")
+    opts += extra
     ln = replace(v.launches[0], grid=(parse("cdiv(T, 128)"), parse(f"cdiv(N, {bn})")),
                  shared=parse(str(stages * (128 + bn) * 128 + 1024)))
     return replace(v, options=opts, launches=(ln,) + tuple(v.launches[1:]), name=name)
@@ -54,10 +57,9 @@ def ptx_of(v):
     return None if v.vendor else compile_cuda(v.source_path.read_text(), v.source_path.name, v.options).ptx
 
 
-def plan(cat, dt="bf16", names=None):
+def plan(cat, dt="bf16", names=SPEED):
     wgs = cat.find(f"gemm_wgs_{dt}_safe").variant
-    out = [safe_config(wgs, f"{n}_{dt}", *c) for n, *c in SAFE if names is None or n in names]
-    return out
+    return [safe_config(wgs, f"{n}_{dt}", *c) for n, *c in SAFE if n in names]
 
 
 def numerics(where: str = "gpu") -> None:
@@ -69,7 +71,7 @@ def numerics(where: str = "gpu") -> None:
     cases = {k: d for k, d in op.cases.items() if k.startswith("ragged")}
     if where == "gpu":
         cases |= {k: op.cases[k] for k in ("qwen3-4b-qkv-t17", "qwen3-4b-o", "qwen3-8b-down")}
-    vs = plan(cat, "bf16", NUMERICS) + plan(cat, "f16", NUMERICS[:1])
+    vs = [cat.find(f"gemm_wgs_{dt}_safe").variant for dt in ("bf16", "f16")] + plan(cat, "bf16", NUMERICS)
     for v in vs:
         t0 = time.time()
         try:

@@ -3,23 +3,26 @@
 // through 128-byte-swizzle matrix descriptors), one rounding to DT. Written for a proof that closes for
 // all dims (checker/semantics.py models wgmma's shared reads as pending from issue to the wait_group that
 // retires them, and generic writes as invisible to them until a fence.proxy.async):
-// gemm_wgs (N % 8 == 0; returns at once otherwise): block (bx, by) of two warpgroups owns the 128 x BN
-// tile of Y at rows t0 = 128 bx (T tiles fastest: the blocks in flight share W tiles), columns n0 = BN by;
-// warpgroup g rows 64 g .. 64 g + 63, all BN columns (BN / 2 accumulators a thread). Two stages in dynamic
-// shared memory (launch shared = 2 (128 + BN) 128 + 1024 bytes: X [128][64] and W [BN][64] a stage, rows of
-// 128 bytes in the canonical K-major 128-byte-swizzle layout, 16-byte chunk c of row r at chunk c ^ (r & 7),
-// stages 1024-byte aligned). K in steps of 64, in pairs (stage 0 then stage 1: static addresses, no stage
-// index for the prover to track): a step loads the next step's X and W chunks into registers (plain guarded
-// 16-byte loads, zeros past T, N or K), issues its own four wgmmas on one stage and commits them, stores
-// the registers into the other stage (which no pending wgmma reads), fence.proxy.async (the stores are
-// generic-proxy writes, wgmma reads through the async proxy), wgmma.wait_group 0 (this step's reads are
-// retired), barrier. A pair past K computes on zero tiles. KREG_DEEP=1 (registered): two register sets, a
-// step loading the chunks of the step after next while it stores those of the next step (loaded a step
-// earlier): the loads' latency is hidden behind a whole step of wgmmas. KREG_ASYNC=1: KREG_STAGES stages
-// filled by cp.async STAGES - 1 steps ahead instead (not proven within the budget). KREG_TRI=1: three
-// register-staged stages, wgmma.wait_group 1 between the steps of a triple (fewer tensor-core bubbles).
-// H100, Qwen3-4B layer at T = 2048 (bench/results/gemm_wgs_dev_2026-11-24.txt): deep 128 x 160 55.0% of
-// cuBLAS. Proofs (prover-0.11, 30 s budget): deep 128 x 160 about 11 s of solver work a dtype, triple 26 s.
+// gemm_wgs (N % 8 == 0; returns at once otherwise): block (bx, by) of two warpgroups owns the 128 x BN tile of Y
+// at rows t0 = 128 bx (T tiles fastest: the blocks in flight share W tiles), columns n0 = BN by; warpgroup g
+// rows 64 g .. 64 g + 63, all BN columns (BN / 2 accumulators a thread). Stages in dynamic shared memory
+// (X [128][64] and W [BN][64] a stage, rows of 128 bytes in the canonical K-major 128-byte-swizzle layout,
+// 16-byte chunk c of row r at chunk c ^ (r & 7), stages 1024-byte aligned at static addresses: one loop
+// iteration a round of steps, no stage index for the prover to track); K in steps of 64.
+// KREG_PIPE=1 (registered: BN 256, KREG_STAGES 4; launch shared STAGES (128 + BN) 128 + 1024 bytes): a step
+// waits for its own tile's copies (cp.async.wait_group STAGES - 3), fence.proxy.async, barrier, copies the tile
+// STAGES - 2 steps ahead into the stage the wgmmas of two steps ago read (retired by every warpgroup's
+// wait_group 1 of the step before, ahead of this barrier), issues its four wgmmas and commits them, and
+// wgmma.wait_group 1: its wgmmas run on while the next step's are issued, across the loop's back edge too
+// (prover-0.12 bounds what is in flight there by the next iteration's waits). Tiles past K are zero-filled
+// copies (src-size 0) and their wgmmas add zeros. One barrier a step, no tensor-core bubble: on the H100,
+// Qwen3-4B layer at T = 2048, 78.5% of cuBLAS at 128 x 256 (bench/results/gemm_wgpipe_dev_2026-11-24.txt);
+// every structure with wgmma.wait_group 0 + barrier a step lands at 50-65% (the unsafe gemm_wgmma too).
+// Proof (prover-0.12, 30 s budget): about 24 s of solver work a dtype, both launches.
+// Unregistered: the default (two register-staged stages, loads one step ahead, wait_group 0 a step);
+// KREG_DEEP=1: two register sets, loads two steps ahead (55%); KREG_ASYNC=1: KREG_STAGES cp.async stages with
+// wait_group 0 a step; KREG_TRI=1 / KREG_RS=1: three register-staged stages with wait_group 1 (47% / 46%: the
+// register-staged loads stall the issuing threads).
 // Epilogue from registers: the accumulator layout per 8-column tile is mma.sync's m16n8 one, so the quads'
 // 4 x 4 word transpose of gemm_tc gives each lane 8 consecutive columns: 16-byte stores inside N.
 // gemm_wgs_ragged (N % 8 != 0; its blocks return at once otherwise): gemm_tc's 64 x 64 fp32 FMA tiles.
@@ -47,6 +50,9 @@
 #ifndef KREG_PIPE
 #define KREG_PIPE 0    // 1: KREG_STAGES static stages filled by cp.async STAGES - 2 steps ahead, one barrier a step,
                        // wgmma.wait_group 1 every step (a step's wgmmas run on while the next are issued)
+#endif
+#ifndef KREG_MMA_FIRST
+#define KREG_MMA_FIRST 0   // 1 (KREG_PIPE): a step issues its wgmmas before its copies
 #endif
 #ifndef KREG_RS
 #define KREG_RS 0      // 1: three register-staged stages, two register sets (loads two steps ahead), six steps an
@@ -273,8 +279,13 @@ __device__ __forceinline__ void pipe_round(float* acc, unsigned s0, const T* __r
         asm volatile("cp.async.wait_group %0;" :: "n"(STAGES - 3) : "memory");
         asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
         __syncthreads();
+#if KREG_MMA_FIRST
+        mma_step<BF>(acc, s0 + j * STAGE_BYTES, wg);
+        copy_step(s0 + ((j + STAGES - 2) % STAGES) * STAGE_BYTES, X, W, t0, n0, Tn, N, K, k0 + (j + STAGES - 2) * BK);
+#else
         copy_step(s0 + ((j + STAGES - 2) % STAGES) * STAGE_BYTES, X, W, t0, n0, Tn, N, K, k0 + (j + STAGES - 2) * BK);
         mma_step<BF>(acc, s0 + j * STAGE_BYTES, wg);
+#endif
         wgmma_wait1();
     }
 }
