@@ -821,12 +821,12 @@ def _wgmma_chunks(solver, group, buf) -> list:
     then one by one)."""
     plain, same, other = [], [], []
     for q in group:
-        a, b2 = q.info["acc"]
-        n = min(len(a.loop_ks), len(b2.loop_ks))
+        accs = q.info.get("acc", ())
+        n = min(len(accs[0].loop_ks), len(accs[1].loop_ks)) if len(accs) == 2 else 0
         if n == 0:
             plain.append((q, q.formula))
             continue
-        eq = z3.And(*[u == v for u, v in zip(a.loop_ks[:n], b2.loop_ks[:n])])
+        eq = z3.And(*[u == v for u, v in zip(accs[0].loop_ks[:n], accs[1].loop_ks[:n])])
         same.append((q, z3.And(q.formula, eq)))
         other.append((q, z3.And(q.formula, z3.Not(eq))))
     left = {}
