@@ -698,7 +698,7 @@ def _races(qs, ta, tb, just, bufs, disjoint, th, solver=None):
         if key not in apart_bytes:
             ov = z3.And(z3.ULT(a.addr, b2.addr + b2.width), z3.ULT(b2.addr, a.addr + a.width))
             apart_bytes[key] = solver is not None and solver.check(
-                z3.And(th.same_block, ov), timeout_ms=max(100, solver.timeout_ms // 50))[0] == "unsat"
+                z3.And(th.same_block, ov), timeout_ms=max(200, solver.timeout_ms // 20))[0] == "unsat"
         return apart_bytes[key]
     proxied = []         # pairs ordered by barriers: only the async-proxy visibility is left to check
     by_instr: dict[int, list] = {}
