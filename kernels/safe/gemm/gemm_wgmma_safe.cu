@@ -16,9 +16,10 @@
 // wgmma.wait_group 1: its wgmmas run on while the next step's are issued, across the loop's back edge too
 // (prover-0.12 bounds what is in flight there by the next iteration's waits). Tiles past K are zero-filled
 // copies (src-size 0) and their wgmmas add zeros. One barrier a step, no tensor-core bubble: on the H100,
-// Qwen3-4B layer at T = 2048, 78.5% of cuBLAS at 128 x 256 (bench/results/gemm_wgpipe_dev_2026-11-24.txt);
+// Qwen3-4B layer at T = 2048, 78.5% / 80.0% of cuBLAS at 128 x 256 (two runs, bench/results/gemm_wgpipe_dev_2026-11-24.txt;
+// per shape 0.93 qkv, 0.61 o, 0.91 gate-up, 0.65 down: N = 2560 is 1.2 waves of 128 x 256 tiles on 132 SMs);
 // every structure with wgmma.wait_group 0 + barrier a step lands at 50-65% (the unsafe gemm_wgmma too).
-// Proof (prover-0.12, 30 s budget): about 24 s of solver work a dtype, both launches.
+// Proof (prover-0.12, 30 s budget): 20-24 s of solver work a dtype, both launches (bench/prover_profile.py).
 // Unregistered: the default (two register-staged stages, loads one step ahead, wait_group 0 a step);
 // KREG_DEEP=1: two register sets, loads two steps ahead (55%); KREG_ASYNC=1: KREG_STAGES cp.async stages with
 // wait_group 0 a step; KREG_TRI=1 / KREG_RS=1: three register-staged stages with wait_group 1 (47% / 46%: the
