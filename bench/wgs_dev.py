@@ -34,7 +34,7 @@ def wgs_config(v, bn: int, minb: int = 1, stages: int = 0):
     stages (stages -1: KREG_DEEP, loads two steps ahead), or (stages > 0) KREG_ASYNC with that many cp.async
     stages, each (128 + bn) 128 bytes, + 1 KiB; the ragged launch unchanged."""
     opts = tuple(o for o in v.options if not o.startswith(("-DKREG_BN", "-DKREG_MINB", "-DKREG_ASYNC", "-DKREG_STAGES",
-                                                           "-DKREG_DEEP")))
+                                                           "-DKREG_DEEP", "-DKREG_PIPE", "-DKREG_TRI", "-DKREG_RS")))
     opts += (f"-DKREG_BN={bn}", f"-DKREG_MINB={minb}")
     if stages == -1:
         opts += ("-DKREG_DEEP=1",)

@@ -6,7 +6,10 @@ step, executed exactly once per iteration) becomes init + k*step, with the invar
 wrapped (checked as an obligation at every back edge); every other register the loop writes is
 havocked. Iteration k > 0 is reachable only if the body's back-edge condition held at iteration k-1
 (a definition over renamed copies of the iteration's symbols). Barrier epochs advance by the
-constant number of barriers per iteration (havocked if that number is not constant)."""
+constant number of barriers per iteration (havocked if that number is not constant). What is in
+flight where an iteration starts (a cp.async copy, a wgmma read, a write not yet fenced for the async
+proxy) is bounded by the waits and fences that every iteration executes first (prefix_plan, carry):
+for a back edge, in the next iteration, at its epoch counted from the back edge's."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -285,11 +288,12 @@ def summarize(ex, st0, L: Loop, outer):
     BW = barriers_per_iteration(k, L, _is_warp_sync) if has_wsync else 0
     has_async = any(_is_async_event(ins) for _, ins in _instrs(k, L))
     BA = barriers_per_iteration(k, L, _is_async_event) if has_async else 0
-    hwait = header_wait(k, L)
+    plan = prefix_plan(k, L, ex.loops)
     line = k.instrs[k.blocks[L.header].start].line
     tags = {r: st0.tags.get(r) for r in written}
     tr = ex.trace
-    inherited = _complete_at_header(ex, st0, hwait)     # copies pending on entry, at iteration 0's header wait
+    # what is in flight on entry, bounded by iteration 0's prefix (always executed once the loop is entered)
+    inherited, winherited, uinherited = carry(ex, st0, plan)
     for attempt in range(4):
         marks = (len(tr.accesses), len(tr.branches), len(tr.obligations), len(tr.defs), len(tr.collectives))
         first_sym = len(ex.created)
@@ -342,8 +346,8 @@ def summarize(ex, st0, L: Loop, outer):
             ex.trace.defs.append(z3.ULT(hs.aseq, z3.BitVecVal(1 << 62, 64)))
         elif BA:
             hs.aseq = st0.aseq + z3.ZeroExt(64 - kw, kk) * BA
-        hs.pending = ()       # the others pending on entry stay pending through the loop (see the exits)
-        hs.wpending = hs.unfenced = ()   # so do wgmma reads and unfenced writes (nothing in the loop ends them)
+        hs.pending = ()       # in flight on entry or from an earlier iteration: bounded by carry, or never
+        hs.wpending = hs.unfenced = ()
         hs.pc = z3.And(st0.pc, ok, *inv)
         L2 = Loop(L.header, L.body, L.latches)
         ex.run(hs, L.header, -1, L2, enter=True)
@@ -372,8 +376,8 @@ def summarize(ex, st0, L: Loop, outer):
             tr.obligations.append((z3.And(bs.pc, z3.Not(_in_range(nxt, w))),
                                    f"induction variable {r} of loop at line {line} may wrap around "
                                    f"({ins.text.strip()})"))
-    for bs in L2.back:          # copies pending at a back edge: the next iteration's header wait
-        _complete_at_header(ex, bs, hwait)
+    for bs in L2.back:          # in flight at a back edge: bounded by the next iteration's prefix, else for ever
+        carry(ex, bs, plan)
     new_syms = ex.created[first_sym:]
     cont = z3.Or(*[bs.pc for bs in L2.back]) if L2.back else z3.BoolVal(False)
     sub = [(kk, kk - 1)]
@@ -387,13 +391,12 @@ def summarize(ex, st0, L: Loop, outer):
     if inherited:             # pending on entry and not completed at the header: still pending after it
         for _, st in L2.exits:
             st.pending = merge_pending([(z3.BoolVal(True), inherited), (z3.BoolVal(True), st.pending)])
-    # wgmma reads pending and writes unfenced on entry: still so after the loop (retired or fenced by nothing
-    # in it: their bounds come later, or never, which is the conservative side); those of an iteration that
-    # are pending at its back edge are dropped (unbounded: pending for ever)
-    if st0.wpending or st0.unfenced:
+    # wgmma reads pending and writes unfenced on entry that iteration 0's prefix does not end: still so after
+    # the loop (their bounds come later, or never, which is the conservative side)
+    if winherited or uinherited:
         for _, st in L2.exits:
-            st.wpending = merge_pending([(z3.BoolVal(True), st0.wpending), (z3.BoolVal(True), st.wpending)])
-            st.unfenced = merge_pending([(z3.BoolVal(True), st0.unfenced), (z3.BoolVal(True), st.unfenced)])
+            st.wpending = merge_pending([(z3.BoolVal(True), winherited), (z3.BoolVal(True), st.wpending)])
+            st.unfenced = merge_pending([(z3.BoolVal(True), uinherited), (z3.BoolVal(True), st.unfenced)])
     return L2.exits
 
 
@@ -405,43 +408,150 @@ def _is_async_event(ins):
     return ins.op == "cp" and "async" in ins.mods and "commit_group" not in ins.mods
 
 
-def header_wait(k: P.Kernel, L: Loop):
-    """(barriers, async events, commit groups closed, groups the wait leaves pending or None for wait_all)
-    before and at the first cp.async wait of the loop's header block, which every iteration executes
-    first (unpredicated, as everything before it must be); None if there is no such wait."""
-    blk = k.blocks[L.header]
-    bars = events = commits = 0
-    for i in range(blk.start, blk.end):
-        ins = k.instrs[i]
-        counted = _is_barrier(ins) or _is_async_event(ins) or ins.op == "cp"
-        if counted and ins.pred is not None:
-            return None
-        if ins.op == "cp" and ("wait_all" in ins.mods or "wait_group" in ins.mods):
-            if "wait_group" in ins.mods and not isinstance(ins.args[0], P.Imm):
-                return None
-            return bars, events + 1, commits, None if "wait_all" in ins.mods else int(ins.args[0].value)
-        bars += _is_barrier(ins)
-        events += _is_async_event(ins)
-        commits += ins.op == "cp" and "commit_group" in ins.mods
-        if _is_warp_sync(ins) or (_is_barrier(ins) and (ins.args and not isinstance(ins.args[0], P.Imm))):
-            return None
-    return None
+@dataclass(frozen=True)
+class PlanStep:
+    """A wait or proxy fence that every iteration executes, in order, before anything that may leave it, with
+    the barriers before it, the async events up to and including it, and the commit groups (cp.async, wgmma)
+    closed before it, all counted from the iteration's start."""
+    kind: str                # "cp_wait" | "wg_wait" | "fence"
+    left: int | None         # groups a wait leaves pending (None: cp.async.wait_all)
+    bars: int
+    events: int
+    cp_commits: int
+    wg_commits: int
 
 
-def _complete_at_header(ex, st, hwait):
-    """Complete the copies pending in st (at the header's entry) that the header's wait completes, with
-    the epoch and async count it runs at (a barrier counted in st.epoch adds one, as in semantics.py);
-    return the others."""
-    if hwait is None:
-        return st.pending
-    bars, events, commits, left = hwait
-    rest = []
-    for a, n, c in st.pending:
-        if left is None or n + commits >= left + 1:
-            ex.complete(a, c, st.pc, st.epoch + bars, st.aseq + events)
+def _counted(ins) -> bool:
+    return _is_barrier(ins) or _is_async_event(ins) or ins.op in ("cp", "wgmma") or _is_warp_sync(ins)
+
+
+def _skip_region(k, L, b, loops):
+    """The immediate post-dominator of the conditional branch ending block b when every path from b to it
+    stays inside the loop's body, past no loop header, thread exit, barrier, async event or commit (so both
+    sides leave every count of prefix_plan alike); else None."""
+    ip = k.ipdom[b]
+    if ip == -1 or ip == L.header or ip not in L.body or ip in loops:
+        return None
+    seen, todo = set(), list(k.blocks[b].succs)
+    while todo:
+        x = todo.pop()
+        if x == ip or x in seen:
+            continue
+        if x == L.header or x not in L.body or x in loops or len(seen) > 64:
+            return None
+        seen.add(x)
+        blk = k.blocks[x]
+        if any(_counted(k.instrs[i]) or k.instrs[i].op in ("ret", "exit") for i in range(blk.start, blk.end)):
+            return None
+        todo += blk.succs
+    return ip
+
+
+def prefix_plan(k: P.Kernel, L: Loop, loops) -> tuple:
+    """The cp.async waits, wgmma waits and fence.proxy.async that every iteration of L executes from its
+    header on (PlanStep), up to the first thing that may end the iteration or make the counts differ between
+    paths: a branch out of the loop or back to its header, a thread exit, an inner loop, a predicated
+    barrier, wait, commit or async event, a warp sync or a barrier with a register operand. Conditional
+    branches around code without any of those are skipped (to their immediate post-dominator)."""
+    out = []
+    bars = events = cpc = wgc = 0
+    b, seen = L.header, set()
+    while b not in seen:
+        seen.add(b)
+        blk = k.blocks[b]
+        for i in range(blk.start, blk.end):
+            ins = k.instrs[i]
+            if ins.op in ("ret", "exit"):
+                return tuple(out)
+            if not _counted(ins):
+                if ins.op == "fence" and ins.pred is None and {"proxy", "async"} <= set(ins.mods) and \
+                        all(m in ("proxy", "async", "shared::cta") for m in ins.mods):
+                    out.append(PlanStep("fence", None, bars, events, cpc, wgc))
+                continue
+            if ins.pred is not None or _is_warp_sync(ins):
+                return tuple(out)
+            if _is_barrier(ins):
+                if "red" in ins.mods or len(ins.args) != 1 or not isinstance(ins.args[0], P.Imm):
+                    return tuple(out)
+                bars += 1
+            elif ins.op == "cp":
+                if "commit_group" in ins.mods:
+                    cpc += 1
+                    continue
+                events += 1
+                if "wait_all" in ins.mods:
+                    out.append(PlanStep("cp_wait", None, bars, events, cpc, wgc))
+                elif "wait_group" in ins.mods:
+                    if not ins.args or not isinstance(ins.args[0], P.Imm):
+                        return tuple(out)
+                    out.append(PlanStep("cp_wait", int(ins.args[0].value), bars, events, cpc, wgc))
+            elif ins.op == "wgmma":
+                kind = ins.mods[0] if ins.mods else ""
+                if kind == "commit_group":
+                    wgc += 1
+                elif kind == "wait_group":
+                    if len(ins.args) != 1 or not isinstance(ins.args[0], P.Imm):
+                        return tuple(out)
+                    events += 1
+                    out.append(PlanStep("wg_wait", int(ins.args[0].value), bars, events, cpc, wgc))
+                elif kind == "mma_async":
+                    events += 1
+                elif kind != "fence":
+                    return tuple(out)
+            else:
+                return tuple(out)
+        last = k.instrs[blk.end - 1]
+        if last.op == "bra" and last.pred is None:
+            nb = k.block_of[k.target(last.args[0].name)]
+        elif last.op == "bra":
+            nb = _skip_region(k, L, b, loops)
         else:
-            rest.append((a, n, c))
-    return tuple(rest)
+            nb = blk.succs[0] if len(blk.succs) == 1 else None
+        if nb is None or nb == L.header or nb not in L.body or nb in loops:
+            return tuple(out)
+        b = nb
+    return tuple(out)
+
+
+def carry(ex, st, plan):
+    """Bound what st (on entry to an iteration: the loop's entry state for iteration 0, a back edge's state
+    for the next one) leaves in flight by the iteration's prefix (prefix_plan): a pending copy completes at the
+    first cp.async wait that completes its group (its groups closed so far plus those closed before the wait,
+    counting the fewest where paths merged), a pending wgmma read retires at the first wgmma.wait_group that
+    retires its group, an unfenced write is visible to the async proxy from the first fence.proxy.async after
+    it has landed; each at the epoch and async count it runs at. Return what none of them ends (pending,
+    wgmma pending, unfenced): left unbounded, which is the conservative side."""
+    def first(kind, n, attr, start=0):
+        for i in range(start, len(plan)):
+            s = plan[i]
+            if s.kind == kind and (s.left is None or n + getattr(s, attr) >= s.left + 1):
+                return i
+        return None
+    rest_p, rest_w, rest_u, landed = [], [], [], {}
+    for a, n, c in st.pending:
+        i = first("cp_wait", n, "cp_commits")
+        if i is None:
+            rest_p.append((a, n, c))
+            continue
+        landed[id(a)] = i
+        ex.complete(a, c, st.pc, st.epoch + plan[i].bars, st.aseq + plan[i].events)
+    for a, n, c in st.wpending:
+        i = first("wg_wait", n, "wg_commits")
+        if i is None:
+            rest_w.append((a, n, c))
+            continue
+        ex.retire(a, c, st.pc, st.epoch + plan[i].bars, st.aseq + plan[i].events)
+    pending = {id(a) for a, _, _ in st.pending}
+    for a, n, c in st.unfenced:
+        if id(a) in pending and id(a) not in landed:
+            rest_u.append((a, n, c))
+            continue
+        i = first("fence", 0, "bars", landed.get(id(a), -1) + 1)
+        if i is None:
+            rest_u.append((a, n, c))
+            continue
+        ex.fenced(a, c, st.pc, st.epoch + plan[i].bars)
+    return tuple(rest_p), tuple(rest_w), tuple(rest_u)
 
 
 def _counted_exit(ex, st0, L, ind, widths, kk, kw):

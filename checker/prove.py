@@ -25,7 +25,10 @@ from .loops import Unsupported
 from .symbolic import Executor, is_block_barrier, is_block_collective, is_warp_sync
 from .witness import replay
 
-CHECKER_VERSION = "prover-0.11"  # 0.11: wgmma.mma_async (128-byte-swizzle descriptors): shared reads pending from issue to
+CHECKER_VERSION = "prover-0.12"  # 0.12: what is in flight where a loop iteration starts (cp.async copies, wgmma reads,
+                                 # writes not yet fenced for the async proxy; on entry or at a back edge) is bounded by
+                                 # the waits and fences every iteration executes first, not only the header's first
+                                 # cp.async wait (else in flight for ever); 0.11: wgmma.mma_async (128-byte-swizzle descriptors): shared reads pending from issue to
                                  # the wgmma.wait_group that retires them, generic writes invisible to them until the
                                  # writer's fence.proxy.async, block-uniform control and agreeing descriptors; 0.10: x | y and x ^ y exact (as x + y) where no bit can be one in both (known-zero
                                  # bits through shifts, masks, sums); merged registers in a fixed order (the solver's work
@@ -684,6 +687,19 @@ def _races(qs, ta, tb, just, bufs, disjoint, th, solver=None):
             ordered[key] = solver is not None and solver.ints.refutes(
                 z3.And(th.same_block, meet), max(200, solver.timeout_ms // 10))
         return ordered[key]
+    wgmma = any(a.async_read for a in ta)
+    apart_bytes: dict[tuple, bool] = {}
+
+    def disjoint_bytes(a, b2):
+        # wgmma kernels: most shared pairs are async spans that meet in epochs (a copy in flight over several
+        # steps, a wgmma read retired a step later) on different static stages: their addresses alone (two
+        # threads of one block, nothing about paths or epochs) keep them apart, a cheap bitvector query
+        key = (a.addr.get_id(), a.width, b2.addr.get_id(), b2.width)
+        if key not in apart_bytes:
+            ov = z3.And(z3.ULT(a.addr, b2.addr + b2.width), z3.ULT(b2.addr, a.addr + a.width))
+            apart_bytes[key] = solver is not None and solver.check(
+                z3.And(th.same_block, ov), timeout_ms=max(200, solver.timeout_ms // 20))[0] == "unsat"
+        return apart_bytes[key]
     proxied = []         # pairs ordered by barriers: only the async-proxy visibility is left to check
     by_instr: dict[int, list] = {}
     for n, (a, b2) in enumerate(zip(ta, tb)):
@@ -705,6 +721,8 @@ def _races(qs, ta, tb, just, bufs, disjoint, th, solver=None):
                             if c.kind == "shared" else []
                         if c.kind == "shared" and apart(a, b2):
                             proxied += [(w, r, c, tagged) for w, r in proxy]
+                            continue
+                        if c.kind == "shared" and wgmma and disjoint_bytes(a, b2):
                             continue
                         qs.append(_race(a, b2, c, tagged, disjoint, th, proxy))
     # most are ordered by their epochs alone (the fence before the barrier): all of those at once, without
@@ -794,21 +812,46 @@ WGMMA_CHUNK = 32    # shared-memory queries of a wgmma kernel closed together by
 
 def _wgmma_chunks(solver, group, buf) -> list:
     """The queries of a shared buffer that wgmma reads (swizzled addresses: XOR, which the integer translation
-    loses) in chunks of WGMMA_CHUNK, each one disjunction for the bitvector solver; the queries of the chunks
-    that do not close are returned (to be tried one by one)."""
-    left = []
-    for i in range(0, len(group), WGMMA_CHUNK):
-        chunk = group[i:i + WGMMA_CHUNK]
-        if not _closes(solver, z3.Or(*[q.formula for q in chunk]), buf):
-            left += chunk
-    return left
+    loses) in chunks of WGMMA_CHUNK, each one disjunction for the bitvector solver (a chunk that does not close
+    is halved until its parts do or are single queries); the queries that do not close are returned (to be
+    tried one by one). A query about two accesses in loops is split (its two parts together are the query):
+    both in the same iterations of the loops around them (then the swizzled addresses keep them apart: the
+    bitvector solver, as above), or in different ones (then the barrier epochs, sums of products of iteration
+    counts, which the integer translation takes far better: all such parts at once, then in bisected groups,
+    then one by one)."""
+    plain, same, other = [], [], []
+    for q in group:
+        accs = q.info.get("acc", ())
+        n = min(len(accs[0].loop_ks), len(accs[1].loop_ks)) if len(accs) == 2 else 0
+        if n == 0:
+            plain.append((q, q.formula))
+            continue
+        eq = z3.And(*[u == v for u, v in zip(accs[0].loop_ks[:n], accs[1].loop_ks[:n])])
+        same.append((q, z3.And(q.formula, eq)))
+        other.append((q, z3.And(q.formula, z3.Not(eq))))
+    left = {}
+    for fs in (plain, same):
+        todo = [list(range(i, min(i + WGMMA_CHUNK, len(fs)))) for i in range(0, len(fs), WGMMA_CHUNK)][::-1]
+        while todo:
+            g = todo.pop()
+            if _closes(solver, z3.Or(*[fs[i][1] for i in g]), buf, max(200, solver.timeout_ms // (3 if len(g) > 1 else 10))):
+                continue
+            if len(g) == 1:
+                left[id(fs[g[0]][0])] = fs[g[0]][0]
+            else:
+                todo += [g[len(g) // 2:], g[:len(g) // 2]]
+    if other:
+        for i in sorted(_refute_together(solver, [f for _, f in other])):
+            if not solver.ints.refutes(other[i][1], max(200, solver.timeout_ms // 6)):
+                left[id(other[i][0])] = other[i][0]
+    return [q for q in group if id(q) in left]
 
 
-def _closes(solver, f, buf) -> bool:
+def _closes(solver, f, buf, ms=None) -> bool:
     """f (a disjunction of one buffer's queries) is unsatisfiable. Shared-memory addresses are bit
     arithmetic on thread indices, which the bitvector solver takes natively; global ones products of
     dims, for which the integer translation exists."""
-    ms = max(200, solver.timeout_ms // 3)
+    ms = ms or max(200, solver.timeout_ms // 3)
     if buf is not None and buf.kind == "shared":
         return solver.check(f, timeout_ms=ms)[0] == "unsat"
     return solver.ints.refutes(f, ms)

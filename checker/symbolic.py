@@ -386,14 +386,18 @@ class Executor:
         for c, b in self.resolve(buf):
             a = Access(ins, kind, b, addr, width, pc if c is None else z3.And(pc, c), st.epoch, st.wepoch, st.aseq,
                        st.loop_ks, async_read=async_read, space=space)
-            if pending or async_read:
+            twin = _twin(self.k, st, a) if pending else None
+            if twin is not None:      # one commit group's copies land together: their ends are one pair of symbols
+                a.end, a.aseq_end = twin.end, twin.aseq_end
+            elif pending or async_read:
                 a.end, a.aseq_end = self.fresh(f"cp_end{ins.index}", 64), self.fresh(f"cp_aseq{ins.index}", 64)
+            if pending or async_read:
                 if pending:
                     st.pending = st.pending + ((a, 0, a.pc),)
                 else:
                     st.wpending = st.wpending + ((a, 0, a.pc),)
             if kind != "read" and self.async_proxy and ins.space != "global":   # only async-proxy reads need it
-                a.vis = self.fresh(f"vis{ins.index}", 64)
+                a.vis = twin.vis if twin is not None and twin.vis is not None else self.fresh(f"vis{ins.index}", 64)
                 st.unfenced = st.unfenced + ((a, 0, a.pc),)
             self.trace.accesses.append(a)
 
@@ -411,6 +415,23 @@ class Executor:
         """The pending copy a lands by this point (epoch, aseq) wherever pc holds and it is still pending
         (cond: on the paths that reach here without completing it first)."""
         self.trace.defs.append(z3.Implies(z3.And(cond, pc), z3.And(a.end == epoch, a.aseq_end == aseq)))
+
+
+def _twin(k, st, a):
+    """The copy issued last on this state's path when it and copy a (not yet recorded) share every fate: still
+    pending with no commit group closed since its issue, its pending and unfenced entries untouched since (no
+    wait, merge or fence changed them), under the very same path condition (guard included), barrier epoch
+    and loop iterations. From here on every commit, wait, merge and fence treats the two alike (one commit
+    group on the same paths), so a's landing and async-proxy visibility may be that copy's symbols: the same
+    constraints, fewer distinct terms for the solver. None otherwise."""
+    if not st.pending:
+        return None
+    b, n, c = st.pending[-1]
+    if n != 0 or c is not b.pc or b.pc is not a.pc or b.loop_ks != a.loop_ks or not b.epoch.eq(a.epoch):
+        return None
+    if b.vis is not None and not any(u is b and n2 == 0 and c2 is b.pc for u, n2, c2 in st.unfenced):
+        return None
+    return b
 
 
 def merge_pending(states):

@@ -3,23 +3,27 @@
 // through 128-byte-swizzle matrix descriptors), one rounding to DT. Written for a proof that closes for
 // all dims (checker/semantics.py models wgmma's shared reads as pending from issue to the wait_group that
 // retires them, and generic writes as invisible to them until a fence.proxy.async):
-// gemm_wgs (N % 8 == 0; returns at once otherwise): block (bx, by) of two warpgroups owns the 128 x BN
-// tile of Y at rows t0 = 128 bx (T tiles fastest: the blocks in flight share W tiles), columns n0 = BN by;
-// warpgroup g rows 64 g .. 64 g + 63, all BN columns (BN / 2 accumulators a thread). Two stages in dynamic
-// shared memory (launch shared = 2 (128 + BN) 128 + 1024 bytes: X [128][64] and W [BN][64] a stage, rows of
-// 128 bytes in the canonical K-major 128-byte-swizzle layout, 16-byte chunk c of row r at chunk c ^ (r & 7),
-// stages 1024-byte aligned). K in steps of 64, in pairs (stage 0 then stage 1: static addresses, no stage
-// index for the prover to track): a step loads the next step's X and W chunks into registers (plain guarded
-// 16-byte loads, zeros past T, N or K), issues its own four wgmmas on one stage and commits them, stores
-// the registers into the other stage (which no pending wgmma reads), fence.proxy.async (the stores are
-// generic-proxy writes, wgmma reads through the async proxy), wgmma.wait_group 0 (this step's reads are
-// retired), barrier. A pair past K computes on zero tiles. KREG_DEEP=1 (registered): two register sets, a
-// step loading the chunks of the step after next while it stores those of the next step (loaded a step
-// earlier): the loads' latency is hidden behind a whole step of wgmmas. KREG_ASYNC=1: KREG_STAGES stages
-// filled by cp.async STAGES - 1 steps ahead instead (not proven within the budget). KREG_TRI=1: three
-// register-staged stages, wgmma.wait_group 1 between the steps of a triple (fewer tensor-core bubbles).
-// H100, Qwen3-4B layer at T = 2048 (bench/results/gemm_wgs_dev_2026-11-24.txt): deep 128 x 160 55.0% of
-// cuBLAS. Proofs (prover-0.11, 30 s budget): deep 128 x 160 about 11 s of solver work a dtype, triple 26 s.
+// gemm_wgs (N % 8 == 0; returns at once otherwise): block (bx, by) of two warpgroups owns the 128 x BN tile of Y
+// at rows t0 = 128 bx (T tiles fastest: the blocks in flight share W tiles), columns n0 = BN by; warpgroup g
+// rows 64 g .. 64 g + 63, all BN columns (BN / 2 accumulators a thread). Stages in dynamic shared memory
+// (X [128][64] and W [BN][64] a stage, rows of 128 bytes in the canonical K-major 128-byte-swizzle layout,
+// 16-byte chunk c of row r at chunk c ^ (r & 7), stages 1024-byte aligned at static addresses: one loop
+// iteration a round of steps, no stage index for the prover to track); K in steps of 64.
+// KREG_PIPE=1 (registered: BN 256, KREG_STAGES 4; launch shared STAGES (128 + BN) 128 + 1024 bytes): a step
+// waits for its own tile's copies (cp.async.wait_group STAGES - 3), fence.proxy.async, barrier, copies the tile
+// STAGES - 2 steps ahead into the stage the wgmmas of two steps ago read (retired by every warpgroup's
+// wait_group 1 of the step before, ahead of this barrier), issues its four wgmmas and commits them, and
+// wgmma.wait_group 1: its wgmmas run on while the next step's are issued, across the loop's back edge too
+// (prover-0.12 bounds what is in flight there by the next iteration's waits). Tiles past K are zero-filled
+// copies (src-size 0) and their wgmmas add zeros. One barrier a step, no tensor-core bubble: on the H100,
+// Qwen3-4B layer at T = 2048, 78.5% / 80.0% of cuBLAS at 128 x 256 (two runs, bench/results/gemm_wgpipe_dev_2026-11-24.txt;
+// per shape 0.93 qkv, 0.61 o, 0.91 gate-up, 0.65 down: N = 2560 is 1.2 waves of 128 x 256 tiles on 132 SMs);
+// every structure with wgmma.wait_group 0 + barrier a step lands at 50-65% (the unsafe gemm_wgmma too).
+// Proof (prover-0.12, 30 s budget): 20-24 s of solver work a dtype, both launches (bench/prover_profile.py).
+// Unregistered: the default (two register-staged stages, loads one step ahead, wait_group 0 a step);
+// KREG_DEEP=1: two register sets, loads two steps ahead (55%); KREG_ASYNC=1: KREG_STAGES cp.async stages with
+// wait_group 0 a step; KREG_TRI=1 / KREG_RS=1: three register-staged stages with wait_group 1 (47% / 46%: the
+// register-staged loads stall the issuing threads).
 // Epilogue from registers: the accumulator layout per 8-column tile is mma.sync's m16n8 one, so the quads'
 // 4 x 4 word transpose of gemm_tc gives each lane 8 consecutive columns: 16-byte stores inside N.
 // gemm_wgs_ragged (N % 8 != 0; its blocks return at once otherwise): gemm_tc's 64 x 64 fp32 FMA tiles.
@@ -44,10 +48,23 @@
 #define KREG_TRI 0     // 1: three register-staged stages, steps in triples, wgmma.wait_group 1 between the steps of a
                        // triple (a step's wgmmas run on while the next are issued), 0 at its end
 #endif
+#ifndef KREG_PIPE
+#define KREG_PIPE 0    // 1: KREG_STAGES static stages filled by cp.async STAGES - 2 steps ahead, one barrier a step,
+                       // wgmma.wait_group 1 every step (a step's wgmmas run on while the next are issued)
+#endif
+#ifndef KREG_MMA_FIRST
+#define KREG_MMA_FIRST 0   // 1 (KREG_PIPE): a step issues its wgmmas before its copies
+#endif
+#ifndef KREG_RS
+#define KREG_RS 0      // 1: three register-staged stages, two register sets (loads two steps ahead), six steps an
+                       // iteration, one barrier a step, wgmma.wait_group 1 every step
+#endif
 #ifndef KREG_STAGES
 #define KREG_STAGES 3
 #endif
-constexpr int BM = 128, BN = KREG_BN, BK = 64, THREADS = 256, STAGES = KREG_ASYNC ? KREG_STAGES : 2;
+constexpr int BM = 128, BN = KREG_BN, BK = 64, THREADS = 256,
+              STAGES = (KREG_ASYNC || KREG_PIPE) ? KREG_STAGES : (KREG_RS || KREG_TRI) ? 3 : 2;
+static_assert(!KREG_PIPE || STAGES >= 3, "a stage is refilled two steps after the wgmmas that read it were issued");
 constexpr int X_BYTES = BM * 128, STAGE_BYTES = (BM + BN) * 128;
 constexpr int XV = BM * 8 / THREADS, WV = BN * 8 / THREADS;     // 16-byte chunks of each tile per thread
 constexpr int NACC = BN / 2;                                     // fp32 accumulators a thread
@@ -212,7 +229,7 @@ __device__ __forceinline__ void cp_async16(unsigned dst, const void* src, bool v
 }
 
 // KREG_ASYNC: this thread's chunks of the X and W tiles at k0 copied into the stage at st (zero-filled past T,
-// N or K, with X / W itself as the unread source there), one commit group.
+// N or K, with X / W itself as the unread source there: an offset selected, no branch), one commit group.
 template <class T>
 __device__ __forceinline__ void copy_step(unsigned st, const T* __restrict__ X, const T* __restrict__ W, long long t0,
                                           long long n0, int Tn, int N, int K, int k0) {
@@ -220,13 +237,13 @@ __device__ __forceinline__ void copy_step(unsigned st, const T* __restrict__ X, 
     for (int h = 0; h < XV; h++) {
         int v = threadIdx.x + THREADS * h, r = v >> 3, k = k0 + 8 * (v & 7);
         bool ok = t0 + r < Tn && k < K;
-        cp_async16(st + swz(r, v & 7), ok ? X + (t0 + r) * K + k : X, ok);
+        cp_async16(st + swz(r, v & 7), X + (ok ? (t0 + r) * K + k : 0), ok);
     }
 #pragma unroll
     for (int h = 0; h < WV; h++) {
         int v = threadIdx.x + THREADS * h, r = v >> 3, k = k0 + 8 * (v & 7);
         bool ok = n0 + r < N && k < K;
-        cp_async16(st + X_BYTES + swz(r, v & 7), ok ? W + (n0 + r) * K + k : W, ok);
+        cp_async16(st + X_BYTES + swz(r, v & 7), W + (ok ? (n0 + r) * K + k : 0), ok);
     }
     asm volatile("cp.async.commit_group;" ::: "memory");
 }
@@ -250,6 +267,45 @@ __device__ __forceinline__ void async_round(float* acc, unsigned s0, const T* __
     }
 }
 
+// KREG_PIPE: one round of STAGES k steps from k0, step j on stage j: this thread's copies of tile j landed
+// (cp.async.wait_group STAGES - 3), fence.proxy.async, barrier (every thread's copies of tile j landed and are
+// visible to the async proxy; every warpgroup's wait_group 1 of the step before retired the wgmmas of step
+// j - 2), copy tile j + STAGES - 2 into stage (j - 2) mod STAGES, issue tile j's wgmmas (zero tiles past K),
+// wgmma.wait_group 1 (the step before's are retired; this step's run on).
+template <bool BF, class T>
+__device__ __forceinline__ void pipe_round(float* acc, unsigned s0, const T* __restrict__ X, const T* __restrict__ W,
+                                           long long t0, long long n0, int Tn, int N, int K, int k0, int wg) {
+#pragma unroll
+    for (int j = 0; j < STAGES; j++) {
+        asm volatile("cp.async.wait_group %0;" :: "n"(STAGES - 3) : "memory");
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+        __syncthreads();
+#if KREG_MMA_FIRST
+        mma_step<BF>(acc, s0 + j * STAGE_BYTES, wg);
+        copy_step(s0 + ((j + STAGES - 2) % STAGES) * STAGE_BYTES, X, W, t0, n0, Tn, N, K, k0 + (j + STAGES - 2) * BK);
+#else
+        copy_step(s0 + ((j + STAGES - 2) % STAGES) * STAGE_BYTES, X, W, t0, n0, Tn, N, K, k0 + (j + STAGES - 2) * BK);
+        mma_step<BF>(acc, s0 + j * STAGE_BYTES, wg);
+#endif
+        wgmma_wait1();
+    }
+}
+
+// KREG_RS: step j of six (global step s = k0 / BK + j) on stage j % 3: register set j % 2 takes tile s + 2, issue
+// tile s's wgmmas, store set (j + 1) % 2 (tile s + 1, loaded a step ago) into stage (j + 1) % 3 (read by the
+// wgmmas of step s - 2, retired by the wait_group 1 of step s - 1 before its barrier), fence.proxy.async,
+// wgmma.wait_group 1, barrier.
+template <bool BF, class T>
+__device__ __forceinline__ void rs_step(float* acc, unsigned s0, uint4 (&xl)[XV], uint4 (&wl)[WV], const uint4 (&xs)[XV],
+                                        const uint4 (&ws)[WV], const T* __restrict__ X, const T* __restrict__ W,
+                                        long long t0, long long n0, int Tn, int N, int K, int k, int j, int wg) {
+    load_step(xl, wl, X, W, t0, n0, Tn, N, K, k + 2 * BK);
+    mma_step<BF>(acc, s0 + (j % 3) * STAGE_BYTES, wg);
+    store_step(s0 + ((j + 1) % 3) * STAGE_BYTES, xs, ws);
+    wgmma_wait1();
+    __syncthreads();
+}
+
 template <class T>
 __device__ __forceinline__ void gemm_wgs(const T* __restrict__ X, const T* __restrict__ W, T* __restrict__ Y,
                                          int Tn, int N, int K) {
@@ -269,6 +325,31 @@ __device__ __forceinline__ void gemm_wgs(const T* __restrict__ X, const T* __res
 #pragma unroll 1
     for (int k0 = 0; k0 < K; k0 += STAGES * BK) async_round<BF>(acc, s0, X, W, t0, n0, Tn, N, K, k0, wg);
     asm volatile("cp.async.wait_all;" ::: "memory");      // the last (zero-filled) copies
+    (void)s1;
+#elif KREG_PIPE
+#pragma unroll
+    for (int j = 0; j < STAGES - 2; j++) copy_step(s0 + j * STAGE_BYTES, X, W, t0, n0, Tn, N, K, j * BK);
+#pragma unroll 1
+    for (int k0 = 0; k0 < K; k0 += STAGES * BK) pipe_round<BF>(acc, s0, X, W, t0, n0, Tn, N, K, k0, wg);
+    wgmma_wait0();
+    asm volatile("cp.async.wait_all;" ::: "memory");      // the last (zero-filled) copies
+    (void)s1;
+#elif KREG_RS
+    uint4 xa[XV], wa[WV], xb[XV], wb[WV];
+    load_step(xa, wa, X, W, t0, n0, Tn, N, K, 0);
+    store_step(s0, xa, wa);
+    load_step(xb, wb, X, W, t0, n0, Tn, N, K, BK);
+    __syncthreads();
+#pragma unroll 1
+    for (int k0 = 0; k0 < K; k0 += 6 * BK) {
+        rs_step<BF>(acc, s0, xa, wa, xb, wb, X, W, t0, n0, Tn, N, K, k0, 0, wg);
+        rs_step<BF>(acc, s0, xb, wb, xa, wa, X, W, t0, n0, Tn, N, K, k0 + BK, 1, wg);
+        rs_step<BF>(acc, s0, xa, wa, xb, wb, X, W, t0, n0, Tn, N, K, k0 + 2 * BK, 2, wg);
+        rs_step<BF>(acc, s0, xb, wb, xa, wa, X, W, t0, n0, Tn, N, K, k0 + 3 * BK, 3, wg);
+        rs_step<BF>(acc, s0, xa, wa, xb, wb, X, W, t0, n0, Tn, N, K, k0 + 4 * BK, 4, wg);
+        rs_step<BF>(acc, s0, xb, wb, xa, wa, X, W, t0, n0, Tn, N, K, k0 + 5 * BK, 5, wg);
+    }
+    wgmma_wait0();
     (void)s1;
 #elif KREG_TRI
     // step j of a triple on stage j: load tile j + 1, issue tile j's wgmmas (zero tiles past K: a wgmma skipped

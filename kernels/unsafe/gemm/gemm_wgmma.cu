@@ -33,6 +33,9 @@
 #ifndef KREG_PERSIST
 #define KREG_PERSIST 0 // 1: persistent blocks (grid min(tiles, 132)) walk tiles; implies KREG_WS
 #endif
+#ifndef KREG_WAIT0
+#define KREG_WAIT0 0   // 1 (a measurement, bench/wgs_pipe.py): wgmma.wait_group 0 each step of mainloop_shared, no overlap
+#endif
 #ifndef KREG_WS
 #define KREG_WS KREG_PERSIST // 1: a third, producer warpgroup issues the copies (named barriers hand stages over)
 #endif
@@ -210,7 +213,11 @@ __device__ __forceinline__ void mainloop_shared(float* acc, unsigned sbase, cons
         load_stage(sbase + ((s + STAGES - 2) % STAGES) * STAGE_BYTES, X, W, t0, n0, Tn, N, K, s + STAGES - 2, steps,
                    threadIdx.x);
         mma_stage<BF>(acc, sbase + (s % STAGES) * STAGE_BYTES, wg);
+#if KREG_WAIT0
+        asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+#else
         asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
+#endif
     }
     asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
     asm volatile("cp.async.wait_all;" ::: "memory");
