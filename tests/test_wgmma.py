@@ -138,9 +138,8 @@ def test_broken_producer_hand_over_is_caught(old, new, why):
 
 def test_prover_never_proves_the_unsafe_wgmma_kernel_race_free():
     """Its mainloop leaves step s's wgmmas pending into step s + 1 (wait_group 1) while the stage of step
-    s - 2 is refilled: a wgmma read still pending at a loop's back edge stays pending for ever in the
-    prover's model (prover-0.11), so race freedom is never proven, for the kernel nor for one that refills a
-    stage in flight (a real race)."""
+    s - 2 is refilled through a rotating stage index (the safe gemm_wgs pipeline uses static stages instead):
+    race freedom is never proven, for the kernel nor for one that refills a stage in flight (a real race)."""
     v = CAT.find("gemm_wgmma_bf16").variant
     src = v.source_path.read_text()
     broken = src.replace('asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");', "")
