@@ -1,5 +1,4 @@
-// bug_wg_pipe_wait2: as wg_pipe with wgmma.wait_group 2: the wgmmas of two steps ago may still read the stage this step refills. Race.
-#include <cuda_bf16.h>
+// bug_wg_pipe_two_stages, bug_wg_pipe_wait2: wg_pipe (tests/prover_corpus/safe/wgemm) broken. two_stages: two stages, so a step refills the stage that the wgmmas of the step before read, still in flight after wait_group 1. wait2: three stages with wgmma.wait_group 2, so the wgmmas of two steps ago may still read the stage this step refills. Races.
 #include <cuda_bf16.h>
 
 __device__ __forceinline__ void wgmma64(float* d, unsigned long long da, unsigned long long db) {
@@ -97,8 +96,10 @@ __device__ __forceinline__ void copy_tiles(unsigned s, const __nv_bfloat16* __re
     asm volatile("cp.async.commit_group;" ::: "memory");
 }
 
-extern "C" __global__ void __launch_bounds__(128) bug_wg_pipe_wait2(const __nv_bfloat16* __restrict__ X,
-        const __nv_bfloat16* __restrict__ W, __nv_bfloat16* __restrict__ Y, int T, int N, int K) {
+// STAGES static stages, copies AHEAD steps ahead (cp.async.wait_group AHEAD - 1), wgmma.wait_group WGWAIT.
+template <int STAGES, int AHEAD, int WGWAIT>
+__device__ __forceinline__ void pipeline(const __nv_bfloat16* __restrict__ X, const __nv_bfloat16* __restrict__ W,
+                                         __nv_bfloat16* __restrict__ Y, int T, int N, int K) {
     extern __shared__ __align__(1024) unsigned char sm[];
     const unsigned s = (unsigned)__cvta_generic_to_shared(sm);
     const long long t0 = 64ll * blockIdx.y, n0 = 64ll * blockIdx.x;
@@ -106,19 +107,27 @@ extern "C" __global__ void __launch_bounds__(128) bug_wg_pipe_wait2(const __nv_b
 #pragma unroll
     for (int i = 0; i < 32; i++) acc[i] = 0.f;
 #pragma unroll
-    for (int j = 0; j < 1; j++) copy_tiles(s + 16384 * j, X, W, t0, n0, T, N, K, 64 * j);
-    for (int k0 = 0; k0 < K; k0 += 192) {
+    for (int j = 0; j < AHEAD; j++) copy_tiles(s + 16384 * j, X, W, t0, n0, T, N, K, 64 * j);
+    for (int k0 = 0; k0 < K; k0 += 64 * STAGES) {
 #pragma unroll
-        for (int j = 0; j < 3; j++) {       // step j on stage j
-            asm volatile("cp.async.wait_group %0;" :: "n"(0) : "memory");
+        for (int j = 0; j < STAGES; j++) {       // step j on stage j
+            asm volatile("cp.async.wait_group %0;" :: "n"(AHEAD - 1) : "memory");
             fence_proxy_async();
             __syncthreads();
-            copy_tiles(s + 16384 * ((j + 1) % 3), X, W, t0, n0, T, N, K, k0 + 64 * (j + 1));
+            copy_tiles(s + 16384 * ((j + AHEAD) % STAGES), X, W, t0, n0, T, N, K, k0 + 64 * (j + AHEAD));
             mma_tile(acc, s + 16384 * j);
-            asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(2) : "memory");
+            asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(WGWAIT) : "memory");
         }
     }
     wgmma_wait0();
     asm volatile("cp.async.wait_all;" ::: "memory");
     store_y(Y, acc, t0, n0, T, N);
 }
+
+#define ENTRY(name, stages, ahead, wgwait)                                                                      \
+    extern "C" __global__ void __launch_bounds__(128) name(const __nv_bfloat16* __restrict__ X,                 \
+            const __nv_bfloat16* __restrict__ W, __nv_bfloat16* __restrict__ Y, int T, int N, int K) {          \
+        pipeline<stages, ahead, wgwait>(X, W, Y, T, N, K);                                                     \
+    }
+ENTRY(bug_wg_pipe_two_stages, 2, 1, 1)
+ENTRY(bug_wg_pipe_wait2, 3, 1, 2)
