@@ -25,8 +25,7 @@ from .loops import Unsupported
 from .symbolic import Executor, is_block_barrier, is_block_collective, is_warp_sync
 from .witness import replay
 
-CHECKER_VERSION = "prover-0.13"  # 0.13: the integer queries under INT_TACTICS (no wall-clock strategies: the same work on a
-                                 # loaded machine); 0.12: what is in flight where a loop iteration starts (cp.async copies, wgmma reads,
+CHECKER_VERSION = "prover-0.12"  # 0.12: what is in flight where a loop iteration starts (cp.async copies, wgmma reads,
                                  # writes not yet fenced for the async proxy; on entry or at a back edge) is bounded by
                                  # the waits and fences every iteration executes first, not only the header's first
                                  # cp.async wait (else in flight for ever); 0.11: wgmma.mma_async (128-byte-swizzle descriptors): shared reads pending from issue to
@@ -216,16 +215,9 @@ class _Solver:
             self.s.pop()
 
 
-# The integer queries' strategy: z3's preamble, then its SMT core, all bounded by the resource limit alone.
-# Not z3's default solver for these goals: its QF_LIA strategy tries bounded searches under wall-clock
-# limits (try_for) before the SMT core, so how much work a query does, and whether it closes within its
-# rlimit, depended on the machine's load (gemm_wgs: proven idle, its budget exhausted under a 2x load).
-INT_TACTICS = ("simplify", "propagate-values", "solve-eqs", "elim-uncnstr", "simplify", "smt")
-
-
 class _IntSolver:
     """The same constraints translated to integers (checker/intabs.py), translated once on first use;
-    each query gets a fresh solver (INT_TACTICS: non-incremental tactics close these far faster than the
+    each query gets a fresh solver (z3's non-incremental tactics close these far faster than its
     incremental core), in a z3 context of its own. Only `unsat` is used."""
 
     def __init__(self, base, budget: _Budget):
@@ -246,7 +238,7 @@ class _IntSolver:
             idx, monos = self.ia.needs([f.get_id()])
             idx, monos = idx | self.bneeds[0], monos | self.bneeds[1]
             ctx = z3.Context()
-            s = z3.Then(*(z3.Tactic(t, ctx) for t in INT_TACTICS)).solver()
+            s = z3.Solver(ctx=ctx)
             s.add(*_into(ctx, [*self.gbase, *[self.ia.side[i] for i in sorted(idx)], *self.ia.lemmas_for(monos), g]))
             return _limited_check(s, "int", timeout_ms, self.budget)[0] == z3.unsat
         except z3.Z3Exception:
