@@ -40,7 +40,9 @@ RS_NM = ("-DKREG_LOOPMASK=0", "-DKREG_PREF=1")
 BIG = (8192, 32768)
 CANDIDATES = [   # (label, source, options, (merge options, threads), splits, shared bytes, cases)
     ("rs-nm-pf", RS, RS_NM, M4, None, 0, None),                      # the registered pair
-    ("rs-floor", RS, ("-DKREG_FLOOR=1",), M4, None, 0, BIG),          # its loads-only floor
+    ("rs-floor", RS, ("-DKREG_FLOOR=1",), M4, (16, 33, 66), 0, BIG),  # its loads-only floor (66: 4 blocks an SM)
+    ("cp2-floor", CP, ("-DKREG_FLOOR=1", "-DKREG_NST=2"), M4, None, 32 * KB, BIG),
+    ("cp3-floor", CP, ("-DKREG_FLOOR=1", "-DKREG_NST=3"), M4, None, 48 * KB, BIG),
     ("cp4-floor", CP, ("-DKREG_FLOOR=1",), M4, None, 64 * KB, BIG),
     ("cp6-floor", CP, ("-DKREG_FLOOR=1", "-DKREG_NST=6"), M4, None, 96 * KB, BIG),
     ("cp4c-floor", CP, ("-DKREG_FLOOR=1", "-DKREG_CONTIG=1"), M4, None, 64 * KB, BIG),

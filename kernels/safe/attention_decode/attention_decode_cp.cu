@@ -82,14 +82,14 @@ __device__ __forceinline__ int position(int p, int i, int P, int C) {
     return KREG_CONTIG ? p * C + i : p + i * P;
 }
 
-// This thread's K and V slices of its U positions at step t (split indices t*STEP + warp*8 + half*4 + u)
+// This thread's K and V slices of its U positions at the step from split index i0 (i0 + warp*8 + half*4 + u)
 // into its slots of stage s (slot (s, u, K|V) at ring[(s*U + u)*2*NT + kv*NT + tid]), zero-filled for a
 // position at or past end or an index at or past lim (the buffers' first row as the unread source); one
 // commit group.
 template <class T>
 __device__ __forceinline__ void copy_step(uint4* ring, int s, const T* __restrict__ kc, const T* __restrict__ vc,
-                                          int t, int p, int P, int C, int end, int lim, int Hkv, int g, int d0) {
-    const int tid = threadIdx.x, ib = t * STEP + (tid >> 5) * 2 * U + ((tid >> 4) & 1) * U;
+                                          int i0, int p, int P, int C, int end, int lim, int Hkv, int g, int d0) {
+    const int tid = threadIdx.x, ib = i0 + (tid >> 5) * 2 * U + ((tid >> 4) & 1) * U;
 #pragma unroll
     for (int u = 0; u < U; u++) {
         const int j = position(p, ib + u, P, C);
@@ -212,8 +212,8 @@ __device__ __forceinline__ void step(Lane& st, const kreg::F8* qv, const uint4* 
         asm volatile("cp.async.wait_group %0;" ::"n"(AHEAD - 1) : "memory");                                  \
         uint4 kr[U], vr[U];                                                                                   \
         read_step(kr, vr, ring, J);                                                                           \
-        copy_step<T>(ring, ((J) + AHEAD) % NST, kc, vc, t0 + (J) + AHEAD, p, P, C, n, cnt, Hkv, g, d0);      \
-        step<T>(st, qv, kr, vr, (t0 + (J)) * STEP + warp * 2 * U + half * U, cnt, sl2, li, hbase);           \
+        copy_step<T>(ring, ((J) + AHEAD) % NST, kc, vc, ib0 + ((J) + AHEAD) * STEP, p, P, C, n, cnt, Hkv, g, d0); \
+        step<T>(st, qv, kr, vr, ib0 + (J) * STEP + warp * 2 * U + half * U, cnt, sl2, li, hbase);            \
     }
 
 template <class T>
@@ -231,7 +231,7 @@ __device__ __forceinline__ void decode(const T* __restrict__ q, const T* __restr
     const int C = KREG_CONTIG ? (int)(((unsigned)S + (unsigned)P - 1u) / (unsigned)P) : 0;
     // the first EARLY steps' copies: positions below S (n not yet known), any index
 #pragma unroll
-    for (int a = 0; a < EARLY; a++) copy_step<T>(ring, a, kc, vc, a, p, P, C, S, KREG_CONTIG ? C : S, Hkv, g, d0);
+    for (int a = 0; a < EARLY; a++) copy_step<T>(ring, a, kc, vc, a * STEP, p, P, C, S, KREG_CONTIG ? C : S, Hkv, g, d0);
     const int n = n_ptr[0];
 #if KREG_CONTIG
     const int cnt = max(0, min(C, n - p * C)), trips = C;
@@ -241,7 +241,7 @@ __device__ __forceinline__ void decode(const T* __restrict__ q, const T* __restr
     const int cnt = p < r ? Q : Q - 1, trips = Q;
 #endif
 #pragma unroll
-    for (int a = EARLY; a < AHEAD; a++) copy_step<T>(ring, a, kc, vc, a, p, P, C, n, cnt, Hkv, g, d0);
+    for (int a = EARLY; a < AHEAD; a++) copy_step<T>(ring, a, kc, vc, a * STEP, p, P, C, n, cnt, Hkv, g, d0);
     const float sl2 = scale * LOG2E;
 
     kreg::F8 qv[HB];
@@ -260,7 +260,7 @@ __device__ __forceinline__ void decode(const T* __restrict__ q, const T* __restr
     st.fl = 0u;
 
 #pragma unroll 1
-    for (int t0 = 0; t0 * STEP < trips; t0 += NST) {        // rounds of NST steps (block-uniform trip count)
+    for (int ib0 = 0; ib0 < trips; ib0 += NST * STEP) {     // rounds of NST steps (block-uniform trip count)
         KREG_CP_STEP(0)
 #if KREG_NST > 1
         KREG_CP_STEP(1)
