@@ -54,6 +54,8 @@ CANDIDATES = [   # (label, source, options, (merge options, threads), splits, sh
     ("cp4-e1", CP, ("-DKREG_PREF=1", "-DKREG_EARLY=1"), M4, None, 64 * KB, None),
     ("cp6", CP, ("-DKREG_PREF=1", "-DKREG_NST=6"), M4, None, 96 * KB, None),
     ("cp4c", CP, ("-DKREG_PREF=1", "-DKREG_CONTIG=1"), M4, None, 64 * KB, BIG),
+    ("cp2-m4", CP, ("-DKREG_PREF=1", "-DKREG_NST=2", "-DKREG_MINB=4"), M4, (33, 66), 32 * KB, BIG),   # 4 blocks an SM
+    ("cp3-m3", CP, ("-DKREG_PREF=1", "-DKREG_NST=3", "-DKREG_MINB=3"), M4, (33, 49), 48 * KB, BIG),   # 3 blocks an SM
     ("cp8-p16", CP, ("-DKREG_PREF=1", "-DKREG_NST=8"), M4, (16,), 128 * KB, BIG),
 ]
 CASES = ((8192, 8192), (32768, 32768), (640, 4096))   # (n, S): the two, the engine's step at a short context
