@@ -39,24 +39,24 @@ KB = 1024
 RS_NM = ("-DKREG_LOOPMASK=0", "-DKREG_PREF=1")
 BIG = (8192, 32768)
 CANDIDATES = [   # (label, source, options, (merge options, threads), splits, shared bytes, cases)
+    # run 1 (16:10 UTC, commit 27d0532): the ring's floor is lower alone (cp4-floor 13.17 us against rs-floor
+    # 13.65 at 8192) but not as a PDL pair (15.11 against 14.78); contiguous chunks (cp4c-floor 13.52), one
+    # fat block an SM (cp8-floor at P = 16: 13.42) no lower; with the arithmetic every ring loses to rs-nm-pf
+    # (15.37 us alone, 15.82 as a PDL pair): cp3 16.27 / 16.12, cp2 16.53 / 16.78, cp4 17.60 / 18.31, cp6
+    # 28.90, cp8 at P = 16 21.40; and at n = 640 (the masked steps of a round: cp4 10.67 against 4.51).
+    # Now: the registers and local memory of each build (spills?), the rs floor at 16 / 66 splits, the 2-
+    # and 3-stage ring floors, the small rings with register caps for 3 / 4 blocks an SM.
     ("rs-nm-pf", RS, RS_NM, M4, None, 0, None),                      # the registered pair
     ("rs-floor", RS, ("-DKREG_FLOOR=1",), M4, (16, 33, 66), 0, BIG),  # its loads-only floor (66: 4 blocks an SM)
     ("cp2-floor", CP, ("-DKREG_FLOOR=1", "-DKREG_NST=2"), M4, None, 32 * KB, BIG),
     ("cp3-floor", CP, ("-DKREG_FLOOR=1", "-DKREG_NST=3"), M4, None, 48 * KB, BIG),
     ("cp4-floor", CP, ("-DKREG_FLOOR=1",), M4, None, 64 * KB, BIG),
-    ("cp6-floor", CP, ("-DKREG_FLOOR=1", "-DKREG_NST=6"), M4, None, 96 * KB, BIG),
-    ("cp4c-floor", CP, ("-DKREG_FLOOR=1", "-DKREG_CONTIG=1"), M4, None, 64 * KB, BIG),
-    ("cp8-floor", CP, ("-DKREG_FLOOR=1", "-DKREG_NST=8"), M4, (16,), 128 * KB, BIG),
     ("cp2", CP, ("-DKREG_NST=2", "-DKREG_PREF=1"), M4, None, 32 * KB, BIG),
-    ("cp3", CP, ("-DKREG_NST=3", "-DKREG_PREF=1"), M4, None, 48 * KB, None),
-    ("cp4", CP, ("-DKREG_PREF=1",), M4, None, 64 * KB, None),
-    ("cp4+pad", CP, ("-DKREG_PREF=1",), M4, None, 80 * KB, BIG),      # 2 blocks an SM, not 3
-    ("cp4-e1", CP, ("-DKREG_PREF=1", "-DKREG_EARLY=1"), M4, None, 64 * KB, None),
-    ("cp6", CP, ("-DKREG_PREF=1", "-DKREG_NST=6"), M4, None, 96 * KB, None),
-    ("cp4c", CP, ("-DKREG_PREF=1", "-DKREG_CONTIG=1"), M4, None, 64 * KB, BIG),
+    ("cp3", CP, ("-DKREG_NST=3", "-DKREG_PREF=1"), M4, None, 48 * KB, BIG),
+    ("cp4", CP, ("-DKREG_PREF=1",), M4, None, 64 * KB, BIG),
     ("cp2-m4", CP, ("-DKREG_PREF=1", "-DKREG_NST=2", "-DKREG_MINB=4"), M4, (33, 66), 32 * KB, BIG),   # 4 blocks an SM
     ("cp3-m3", CP, ("-DKREG_PREF=1", "-DKREG_NST=3", "-DKREG_MINB=3"), M4, (33, 49), 48 * KB, BIG),   # 3 blocks an SM
-    ("cp8-p16", CP, ("-DKREG_PREF=1", "-DKREG_NST=8"), M4, (16,), 128 * KB, BIG),
+    ("cp2-m4-floor", CP, ("-DKREG_FLOOR=1", "-DKREG_NST=2", "-DKREG_MINB=4"), M4, (66,), 32 * KB, BIG),
 ]
 CASES = ((8192, 8192), (32768, 32768), (640, 4096))   # (n, S): the two, the engine's step at a short context
 HQ = 32
@@ -91,6 +91,13 @@ def main(path: str) -> None:
                                      f"{' P=' + ','.join(map(str, sp)) if sp else ''}{f' smem={sh // KB}K' if sh else ''}"
                                      for lb, s, op, _m, sp, sh, _c in CANDIDATES))
     say("# graph: plain graph nodes; pdl: both with the PDL attribute (as the engine's step); dec / mer alone: plain")
+    for lb, src, opts, *_ in CANDIDATES:     # what ptxas made of each decode build (spills: local bytes)
+        try:
+            fn = mods[(src, tuple(opts))].handle.function("attention_decode_bf16")
+            say(f"# build {lb}: {fn.num_regs} registers, {fn.local_size_bytes} local bytes, "
+                f"{fn.shared_size_bytes} static shared bytes")
+        except Exception as exc:
+            say(f"# build {lb}: attributes unavailable ({type(exc).__name__}: {str(exc)[:100]})")
 
     def timed(t, src, opts, mopts, threads, dd, md, bufs, nsets, count, want, outb, shared):
         for pdl in (False, True):
