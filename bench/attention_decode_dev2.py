@@ -44,13 +44,17 @@ CANDIDATES = [   # (label, source, options, (merge options, threads), splits, sh
     # fat block an SM (cp8-floor at P = 16: 13.42) no lower; with the arithmetic every ring loses to rs-nm-pf
     # (15.37 us alone, 15.82 as a PDL pair): cp3 16.27 / 16.12, cp2 16.53 / 16.78, cp4 17.60 / 18.31, cp6
     # 28.90, cp8 at P = 16 21.40; and at n = 640 (the masked steps of a round: cp4 10.67 against 4.51).
-    # Now: the registers and local memory of each build (spills?), the rs floor at 16 / 66 splits, the 2-
-    # and 3-stage ring floors, the small rings with register caps for 3 / 4 blocks an SM.
+    # Now: the registers and local memory of each build (spills?), the rs floor at 16 / 66 splits, the floors
+    # held to 2 blocks an SM by 80 KB of shared memory (+pad: a third resident block, which the floor builds'
+    # few registers allow, loses under PDL), the 2- and 3-stage ring floors, the small rings with register
+    # caps for 3 / 4 blocks an SM.
     ("rs-nm-pf", RS, RS_NM, M4, None, 0, None),                      # the registered pair
     ("rs-floor", RS, ("-DKREG_FLOOR=1",), M4, (16, 33, 66), 0, BIG),  # its loads-only floor (66: 4 blocks an SM)
+    ("rs-floor+pad", RS, ("-DKREG_FLOOR=1",), M4, None, 80 * KB, BIG),   # 2 blocks an SM (80 KB of dynamic shared)
     ("cp2-floor", CP, ("-DKREG_FLOOR=1", "-DKREG_NST=2"), M4, None, 32 * KB, BIG),
     ("cp3-floor", CP, ("-DKREG_FLOOR=1", "-DKREG_NST=3"), M4, None, 48 * KB, BIG),
     ("cp4-floor", CP, ("-DKREG_FLOOR=1",), M4, None, 64 * KB, BIG),
+    ("cp4-floor+pad", CP, ("-DKREG_FLOOR=1",), M4, None, 80 * KB, BIG),
     ("cp2", CP, ("-DKREG_NST=2", "-DKREG_PREF=1"), M4, None, 32 * KB, BIG),
     ("cp3", CP, ("-DKREG_NST=3", "-DKREG_PREF=1"), M4, None, 48 * KB, BIG),
     ("cp4", CP, ("-DKREG_PREF=1",), M4, None, 64 * KB, BIG),
