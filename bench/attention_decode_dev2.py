@@ -48,7 +48,10 @@ CANDIDATES = [   # (label, source, options, (merge options, threads), splits, sh
     # held to 2 blocks an SM by 80 KB of shared memory (+pad: a third resident block, which the floor builds'
     # few registers allow, loses under PDL), the 2- and 3-stage ring floors, the small rings with register
     # caps for 3 / 4 blocks an SM; the 3- / 4- / 6-stage rings capped at 192 registers (ptxas gives cp4 243,
-    # cp6 255, no spills: no room left for the merge block under PDL; 192 spills nothing).
+    # cp6 255, no spills: no room left for the merge block under PDL; 192 spills nothing); dyn: one step a loop
+    # iteration with a runtime stage index (compact code: the static rounds are 36-81 KB of SASS against rs's
+    # 54 KB in all; 159 registers), not provable by today's checker (the copies in flight across the back
+    # edge are completed by later iterations' waits), to see whether the ring pays when its code is small.
     ("rs-nm-pf", RS, RS_NM, M4, None, 0, None),                      # the registered pair
     ("rs-floor", RS, ("-DKREG_FLOOR=1",), M4, (16, 33, 66), 0, BIG),  # its loads-only floor (66: 4 blocks an SM)
     ("rs-floor+pad", RS, ("-DKREG_FLOOR=1",), M4, None, 80 * KB, BIG),   # 2 blocks an SM (80 KB of dynamic shared)
@@ -62,6 +65,10 @@ CANDIDATES = [   # (label, source, options, (merge options, threads), splits, sh
     ("cp3-r192", CP, ("-DKREG_PREF=1", "-DKREG_NST=3", "-DKREG_MAXREG=192"), M4, None, 48 * KB, BIG),
     ("cp4-r192", CP, ("-DKREG_PREF=1", "-DKREG_MAXREG=192"), M4, None, 64 * KB, BIG),
     ("cp6-r192", CP, ("-DKREG_PREF=1", "-DKREG_NST=6", "-DKREG_MAXREG=192"), M4, None, 96 * KB, BIG),
+    ("dyn4", CP, ("-DKREG_PREF=1", "-DKREG_DYN=1"), M4, None, 64 * KB, None),          # one step an iteration
+    ("dyn6", CP, ("-DKREG_PREF=1", "-DKREG_DYN=1", "-DKREG_NST=6"), M4, None, 96 * KB, None),
+    ("dyn6-e1", CP, ("-DKREG_PREF=1", "-DKREG_DYN=1", "-DKREG_NST=6", "-DKREG_EARLY=1"), M4, None, 96 * KB, None),
+    ("dyn6-floor", CP, ("-DKREG_FLOOR=1", "-DKREG_DYN=1", "-DKREG_NST=6"), M4, None, 96 * KB, BIG),
     ("cp2-m4", CP, ("-DKREG_PREF=1", "-DKREG_NST=2", "-DKREG_MINB=4"), M4, (33, 66), 32 * KB, BIG),   # 4 blocks an SM
     ("cp3-m3", CP, ("-DKREG_PREF=1", "-DKREG_NST=3", "-DKREG_MINB=3"), M4, (33, 49), 48 * KB, BIG),   # 3 blocks an SM
     ("cp2-m4-floor", CP, ("-DKREG_FLOOR=1", "-DKREG_NST=2", "-DKREG_MINB=4"), M4, (66,), 32 * KB, BIG),

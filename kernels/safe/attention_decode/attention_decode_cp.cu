@@ -29,6 +29,9 @@
 #ifndef KREG_EARLY
 #define KREG_EARLY KREG_AHEAD   // of the first AHEAD steps, those copied before n arrives (bounded by S)
 #endif
+#ifndef KREG_DYN
+#define KREG_DYN 0        // (a bench knob) 1: one step a loop iteration, stage it % NST (not provable here: see the loop)
+#endif
 #ifndef KREG_PREF
 #define KREG_PREF 0       // the first KREG_PREF steps' rows hinted into the L2 before the PDL wait
 #endif
@@ -259,6 +262,19 @@ __device__ __forceinline__ void decode(const T* __restrict__ q, const T* __restr
     st.lw = 0.f;
     st.fl = 0u;
 
+#if KREG_DYN
+    // (bench) one step an iteration, the stage a runtime index: compact code, but the copies in flight across
+    // the back edge are completed by the next iterations' waits, which the prover does not carry that far
+    int it = 0;
+#pragma unroll 1
+    for (int ib0 = 0; ib0 < trips; ib0 += STEP, it++) {
+        asm volatile("cp.async.wait_group %0;" ::"n"(AHEAD - 1) : "memory");
+        uint4 kr[U], vr[U];
+        read_step(kr, vr, ring, it % NST);
+        copy_step<T>(ring, (it + AHEAD) % NST, kc, vc, ib0 + AHEAD * STEP, p, P, C, n, cnt, Hkv, g, d0);
+        step<T>(st, qv, kr, vr, ib0 + warp * 2 * U + half * U, cnt, sl2, li, hbase);
+    }
+#else
 #pragma unroll 1
     for (int ib0 = 0; ib0 < trips; ib0 += NST * STEP) {     // rounds of NST steps (block-uniform trip count)
         KREG_CP_STEP(0)
@@ -284,6 +300,7 @@ __device__ __forceinline__ void decode(const T* __restrict__ q, const T* __restr
         KREG_CP_STEP(7)
 #endif
     }
+#endif
     asm volatile("cp.async.wait_all;" ::: "memory");        // the last (zero-filled) copies land before exit
     static_assert(NST <= 8, "KREG_CP_STEP is spelled out for 8 stages");
 
