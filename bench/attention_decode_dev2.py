@@ -4,7 +4,8 @@ K/V cache copies past twice the L2, median of replays; graph = plain nodes, pdl 
 attribute as the engine's step, dec / mer alone; % of copy on the K/V bytes; max|out - SDPA|). The question
 (issue #13): does a different memory structure lower the loads-only floor of the registered rs decode (its
 arithmetic replaced by an XOR: 14.73 us as a PDL pair at 8192, 75.9% of copy), so that with the arithmetic
-the pair fits 14.9 us? Structures: the cp.async ring of attention_decode_cp.cu (NST stages of 16 KB a block,
+the pair fits 14.9 us? (No: bench/results/attention_decode_dev2_run2.txt.) Structures: the cp.async ring of
+bench/attention_decode_cp.cu (bench-only; NST stages of 16 KB a block,
 AHEAD steps in flight), contiguous chunks (KREG_CONTIG), one fat block an SM (P = 16, a deeper ring). Each
 structure's floor (-DKREG_FLOOR=1) first, then with the arithmetic. A candidate: (label, decode source,
 options, merge options and threads, splits (None: choose_splits), dynamic shared bytes, cases (None: all)).
@@ -34,11 +35,15 @@ from kreg.conformance.speed import copy_bandwidth  # noqa: E402
 from kreg.conformance.splits import choose_splits  # noqa: E402
 from kreg.registry.catalog import load_catalog  # noqa: E402
 
-CP = "kernels/safe/attention_decode/attention_decode_cp.cu"
+CP = "bench/attention_decode_cp.cu"
 KB = 1024
 RS_NM = ("-DKREG_LOOPMASK=0", "-DKREG_PREF=1")
 BIG = (8192, 32768)
 CANDIDATES = [   # (label, source, options, (merge options, threads), splits, shared bytes, cases)
+    # run 2 (16:47, commit e3cd054): nothing beats rs-nm-pf (15.25 / 15.80 PDL); the best pair of any floor is
+    # rs's own (14.79, 75.8%): a ring's floor is up to 0.3 us lower alone, never as a PDL pair (its shared memory
+    # keeps the next launch's blocks from waiting resident; rs-floor held to 2 blocks an SM: 15.48); the rings
+    # with arithmetic 16.0-26 us (bench/results/attention_decode_dev2_run2.txt). The list below is run 2's.
     # run 1 (16:10 UTC, commit 27d0532): the ring's floor is lower alone (cp4-floor 13.17 us against rs-floor
     # 13.65 at 8192) but not as a PDL pair (15.11 against 14.78); contiguous chunks (cp4c-floor 13.52), one
     # fat block an SM (cp8-floor at P = 16: 13.42) no lower; with the arithmetic every ring loses to rs-nm-pf

@@ -1,4 +1,6 @@
-// Safe flash-decoding split through a cp.async ring (entries attention_decode_bf16, attention_decode_f16):
+// Bench-only flash-decoding split through a cp.async ring (bench/attention_decode_dev2.py; NOT registered: slower
+// than attention_decode_rs.cu on the H100 and its race proof does not close within the checker's 30 s budget,
+// see bench/results/attention_decode_dev2_run2.txt). Entries attention_decode_bf16, attention_decode_f16:
 // the blocks, splits, positions, arithmetic and outputs of attention_decode_rs.cu (read its header first),
 // but the K/V rows reach the registers through shared memory. Each thread copies its 16-byte slices of the
 // K and V rows of one loop step (U = 4 positions of its half-warp: split indices t*32 + warp*8 + half*4 + u
@@ -11,7 +13,14 @@
 // steps past the split (the round's tail) copy nothing (zero-filled, src not read) and compute masked (weight
 // 0). The first EARLY (default AHEAD) steps' copies are bounded by S, not n: they go out before n arrives (n
 // then masks); the rest of the first AHEAD after it, bounded by n.
-// Dynamic shared memory: NST * 16 KB (the launch's shared bytes; KREG_NST = 4: 65536).
+// Dynamic shared memory: NST * 16 KB (the launch's shared bytes; KREG_NST = 4: 65536). On the H100 (Qwen3-4B heads,
+// 8192 positions, P = 33): the ring's loads-only floor is 13.20 us alone (rs: 13.52) but 15.20 as a PDL pair (rs:
+// 14.79: its shared memory keeps the next launch's blocks from waiting resident); with the arithmetic every ring
+// loses to rs_nm (15.25 alone, 15.80 PDL): 3 stages at 192 registers 16.09 / 16.02, 4 stages 16.77 / 16.50
+// (uncapped ptxas takes 243 registers), 6 stages 26.2 (81 KB of SASS; 12 steps for 8), KREG_DYN 4 stages 15.76 alone
+// but 18.26 PDL (159 registers: a third block fits). The prover (prover-0.12): read_only / in_bounds /
+// barrier_safe proven for all dims, race_free not within 30 s (thousands of shared-slot pairs: a write of each of
+// the 8 slots a step against every other copy and read, each a full query with the loop's path conditions).
 // Bench knobs: KREG_FLOOR=1 (the arithmetic replaced by an XOR of the words read back: the memory pipeline
 // alone), KREG_CONTIG=1 (split p takes the chunk [p*C, p*C + C), C = cdiv(S, P): contiguous streams, not the
 // op's cyclic splits; the merged output is still the attention, each split's partial is not the contract's).
