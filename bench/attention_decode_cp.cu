@@ -15,10 +15,11 @@
 // then masks); the rest of the first AHEAD after it, bounded by n.
 // Dynamic shared memory: NST * 16 KB (the launch's shared bytes; KREG_NST = 4: 65536). On the H100 (Qwen3-4B heads,
 // 8192 positions, P = 33): the ring's loads-only floor is 13.20 us alone (rs: 13.52) but 15.20 as a PDL pair (rs:
-// 14.79: its shared memory keeps the next launch's blocks from waiting resident); with the arithmetic every ring
+// 14.79; probably its shared memory keeps the next launch's blocks from waiting resident: rs padded to 80 KB 15.48);
+// with the arithmetic every ring
 // loses to rs_nm (15.25 alone, 15.80 PDL): 3 stages at 192 registers 16.09 / 16.02, 4 stages 16.77 / 16.50
 // (uncapped ptxas takes 243 registers), 6 stages 26.2 (81 KB of SASS; 12 steps for 8), KREG_DYN 4 stages 15.76 alone
-// but 18.26 PDL (159 registers: a third block fits). The prover (prover-0.12): read_only / in_bounds /
+// but 18.26 PDL (159 registers: a third block fits, which lost under PDL before too). The prover (prover-0.12): read_only / in_bounds /
 // barrier_safe proven for all dims, race_free not within 30 s (thousands of shared-slot pairs: a write of each of
 // the 8 slots a step against every other copy and read, each a full query with the loop's path conditions).
 // Bench knobs: KREG_FLOOR=1 (the arithmetic replaced by an XOR of the words read back: the memory pipeline
