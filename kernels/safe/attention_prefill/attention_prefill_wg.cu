@@ -360,7 +360,7 @@ __device__ __forceinline__ void prefill(const T* __restrict__ q, const T* __rest
         cp_commit();
     };
 
-    const int r0 = t0 + 64 * wg + 16 * w + gr;               // this thread's rows r0 and r0 + 8
+    const int r0 = t0 + 16 * (tid >> 5) + gr;                 // this thread's rows r0 and r0 + 8 (warp tid / 32 = 4 wg + w)
     const int qpos0 = start + r0, qpos1 = qpos0 + 8;
     const int wlo = start + t0 + 64 * wg;                     // the warpgroup's first query position
     const int wlo_warp = wlo + 16 * w;                        // the warp's
