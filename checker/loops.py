@@ -297,7 +297,8 @@ def summarize(ex, st0, L: Loop, outer):
     # compared for order within a thread (cp.async and wgmma completion): every iteration is counted as the
     # most events of any path (a back edge pads its count up to that), which keeps the order of every event
     # and access. Not with inner loops in the body (their events repeat): then a fresh count (no order).
-    pad = BA is None and not any(h in L.body for h in ex.loops if h != L.header)
+    pad = BA is None and not any(h in L.body for h in ex.loops if h != L.header) and \
+        bool(counts_per_iteration(k, L, _is_async_event))
     if pad:
         BA = max(counts_per_iteration(k, L, _is_async_event))
     plan = prefix_plan(k, L, ex.loops)
