@@ -161,8 +161,9 @@ def test_wgmma_prefill_is_safe_in_block_order_and_targets_sm90a():
         v = cat.find(f"attention_prefill_wg_{dt}").variant
         assert v.safety == "safe" and "--gpu-architecture=compute_90a" in v.options
         assert "-DKREG_LONGEST_FIRST=0" in v.options
-        twins = [e.variant for e in cat.entries if e.variant.source_path == v.source_path and e.variant is not v
-                 and e.variant.options == v.options and e.variant.entry == v.entry]
+        twins = [e.variant for e in cat.entries if e.variant.op == v.op and e.variant.name != v.name
+                 and e.variant.source_path == v.source_path and e.variant.options == v.options
+                 and e.variant.entry == v.entry]
         assert not twins
 
 
