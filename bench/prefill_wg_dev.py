@@ -1,4 +1,4 @@
-"""The fa3 helper's device checks of the wgmma prefill (kernels/unsafe/attention_prefill/attention_prefill_wg.cu);
+"""The fa3 helper's device checks of the wgmma prefill (kernels/safe/attention_prefill/attention_prefill_wg.cu);
 bench/dev_fa3.sh runs each mode in its own process:
 
     python3 bench/prefill_wg_dev.py probe OUT.txt     # the RS / transpose-b layout probe (attention_prefill_wg_probe_*):
@@ -11,7 +11,8 @@ bench/dev_fa3.sh runs each mode in its own process:
                                                       # build at the small cases (the first also at qwen3-4b-t2048)
     python3 bench/prefill_wg_dev.py speed OUT.txt CFG...     # Qwen3-4B heads at T = 2048, 8192: SDPA flash, the
                                                       # registered tc_lf, each build (conformance timing)
-CFG: BN,STAGES[,PIPE[,MINB[,PINGPONG[,QREG]]]] (e.g. 64,2 128,2 64,3,1 128,3,1,1,1 64,4,1,1,0,1); bf16 unless DT=f16 in the environment.
+CFG: BN,STAGES[,PIPE[,MINB[,PINGPONG[,QREG[,LONGEST_FIRST]]]]] (e.g. 64,2 128,2 64,3,1 128,3,1,1,1 64,4,1,1,0,1
+128,2,0,1,0,0,1; LONGEST_FIRST as the registered build unless given); bf16 unless DT=f16 in the environment.
 """
 from __future__ import annotations
 
@@ -44,14 +45,16 @@ def shared_bytes(bn: int, stages: int, qreg: int = 0) -> int:
 def build(v, cfg: str):
     """The registered variant v at BN, STAGES[, PIPE[, MINB[, PINGPONG[, QREG]]]] = cfg."""
     bn, stages, *rest = (int(x) for x in cfg.split(","))
-    pipe, minb, pp, qreg = (rest + [0, 1, 0, 0][len(rest):])[:4]
+    lf0 = int(next((o.split("=")[1] for o in v.options if o.startswith("-DKREG_LONGEST_FIRST=")), "1"))
+    pipe, minb, pp, qreg, lf = (rest + [0, 1, 0, 0, lf0][len(rest):])[:5]
     opts = tuple(o for o in v.options if not o.startswith(("-DKREG_BN", "-DKREG_STAGES", "-DKREG_MINB", "-DKREG_PIPE",
-                                                           "-DKREG_PINGPONG", "-DKREG_QREG")))
+                                                           "-DKREG_PINGPONG", "-DKREG_QREG", "-DKREG_LONGEST_FIRST")))
     opts += (f"-DKREG_BN={bn}", f"-DKREG_STAGES={stages}", f"-DKREG_PIPE={pipe}", f"-DKREG_MINB={minb}",
-             f"-DKREG_PINGPONG={pp}", f"-DKREG_QREG={qreg}")
+             f"-DKREG_PINGPONG={pp}", f"-DKREG_QREG={qreg}", f"-DKREG_LONGEST_FIRST={lf}")
     ln = replace(v.launches[0], shared=parse(str(shared_bytes(bn, stages, qreg))))
     return replace(v, options=opts, launches=(ln,),
-                   name=f"wg_bn{bn}_s{stages}_p{pipe}{'_pp' if pp else ''}{'_qr' if qreg else ''}_b{minb}_{v.types['DT']}")
+                   name=f"wg_bn{bn}_s{stages}_p{pipe}{'_pp' if pp else ''}{'_qr' if qreg else ''}{'_lf' if lf else ''}"
+                        f"_b{minb}_{v.types['DT']}")
 
 
 def ptx_of(v):

@@ -245,6 +245,12 @@ def _invariant(a, writers) -> bool:
 def barriers_per_iteration(k: P.Kernel, L: Loop, is_sync=None) -> int | None:
     """The number of barriers (or other syncs: is_sync) on every path header -> back edge, or None
     if it varies."""
+    cs = counts_per_iteration(k, L, is_sync)
+    return cs.pop() if len(cs) == 1 else None
+
+
+def counts_per_iteration(k: P.Kernel, L: Loop, is_sync=None) -> set:
+    """The numbers of barriers (or other syncs: is_sync) on the paths header -> back edge."""
     is_sync = is_sync or _is_barrier
 
     def bars(b):
@@ -266,8 +272,7 @@ def barriers_per_iteration(k: P.Kernel, L: Loop, is_sync=None) -> int | None:
                 res |= {c + x for x in counts(s, depth + 1)}
         memo[b] = res
         return res
-    cs = counts(L.header)
-    return cs.pop() if len(cs) == 1 else None
+    return counts(L.header)
 
 
 def _is_barrier(ins):
@@ -288,6 +293,14 @@ def summarize(ex, st0, L: Loop, outer):
     BW = barriers_per_iteration(k, L, _is_warp_sync) if has_wsync else 0
     has_async = any(_is_async_event(ins) for _, ins in _instrs(k, L))
     BA = barriers_per_iteration(k, L, _is_async_event) if has_async else 0
+    # Where paths differ in their async events (a conditional copy, a skipped wgmma), the async count is only
+    # compared for order within a thread (cp.async and wgmma completion): every iteration is counted as the
+    # most events of any path (a back edge pads its count up to that), which keeps the order of every event
+    # and access. Not with inner loops in the body (their events repeat): then a fresh count (no order).
+    pad = BA is None and not any(h in L.body for h in ex.loops if h != L.header) and \
+        bool(counts_per_iteration(k, L, _is_async_event))
+    if pad:
+        BA = max(counts_per_iteration(k, L, _is_async_event))
     plan = prefix_plan(k, L, ex.loops)
     line = k.instrs[k.blocks[L.header].start].line
     tags = {r: st0.tags.get(r) for r in written}
@@ -377,6 +390,8 @@ def summarize(ex, st0, L: Loop, outer):
                                    f"induction variable {r} of loop at line {line} may wrap around "
                                    f"({ins.text.strip()})"))
     for bs in L2.back:          # in flight at a back edge: bounded by the next iteration's prefix, else for ever
+        if pad:
+            bs.aseq = st0.aseq + (z3.ZeroExt(64 - kw, kk) + 1) * BA
         carry(ex, bs, plan)
     new_syms = ex.created[first_sym:]
     cont = z3.Or(*[bs.pc for bs in L2.back]) if L2.back else z3.BoolVal(False)

@@ -22,10 +22,11 @@ from . import toolchain
 from .env import AXES, LaunchEnv
 from .intabs import IntAbs
 from .loops import Unsupported
-from .symbolic import Executor, is_block_barrier, is_block_collective, is_warp_sync
+from .symbolic import Executor, exit_ipdom, is_block_barrier, is_block_collective, is_warp_sync, sync_branches
 from .witness import replay
 
-CHECKER_VERSION = "prover-0.12"  # 0.12: what is in flight where a loop iteration starts (cp.async copies, wgmma reads,
+CHECKER_VERSION = "prover-0.13"  # 0.13: wgmma with A from registers and MN-major (transposed) operands; K-major footprint exact for any SBO; wgmma-only branches warpgroup-uniform; a loop's async count padded where paths differ
+                                 # 0.12: what is in flight where a loop iteration starts (cp.async copies, wgmma reads,
                                  # writes not yet fenced for the async proxy; on entry or at a back edge) is bounded by
                                  # the waits and fences every iteration executes first, not only the header's first
                                  # cp.async wait (else in flight for ever); 0.11: wgmma.mma_async (128-byte-swizzle descriptors): shared reads pending from issue to
@@ -364,7 +365,8 @@ def _prove_launch(variant, op, module, launch, timeout_ms, budget, n=0) -> dict[
         v = _decide("warp", _sync_queries(ta, tb, th, warp=True), solver, env, {}, approx)
         th.warp_sync = v.status == "proven" and v.scope == "all-dims"
     _races(queries["race_free"], ta.accesses, tb.accesses, just, bufs, disjoint, th, solver)
-    queries["barrier_safe"] = _sync_queries(ta, tb, th, warp=False) + _collective_queries(ta, tb, th)
+    wg_only = _warpgroup_branches(kernel)
+    queries["barrier_safe"] = _sync_queries(ta, tb, th, warp=False, wg_only=wg_only) + _collective_queries(ta, tb, th)
 
     out = {p: _decide(p, queries[p], solver, env, cases, approx) for p in PROPS}
     _dependencies(out, kernel, ta.accesses, bufs, just)
@@ -512,10 +514,21 @@ class _Site:
     instr: P.Instr
 
 
-def _sync_queries(ta, tb, th, warp):
+def _warpgroup_branches(kernel) -> frozenset:
+    """Indices of the branches (and predicated ret/exit) from which a wgmma but no block barrier is reachable
+    before they reconverge: wgmma .sync.aligned is collective over the warpgroup only, so such a branch need
+    be uniform within each warpgroup (warpgroups may skip different wgmmas: no barrier count changes)."""
+    if not any(ins.op == "wgmma" for ins in kernel.instrs):
+        return frozenset()
+    ipdom = exit_ipdom(kernel)
+    coll, bar = sync_branches(kernel, ipdom, is_block_collective), sync_branches(kernel, ipdom, is_block_barrier)
+    return frozenset(kernel.blocks[b].end - 1 for b in coll - bar)
+
+
+def _sync_queries(ta, tb, th, warp, wg_only=frozenset()):
     """Every pair of dynamic instances of one branch (the same context: the same loop iterations)
-    reached at the same barrier epoch (warp-sync count) by two threads of one block (warp), taken
-    differently, with a barrier (warp sync) before it reconverges."""
+    reached at the same barrier epoch (warp-sync count) by two threads of one block (warp; warpgroup where
+    only wgmmas follow, wg_only), taken differently, with a barrier (warp sync, wgmma) before it reconverges."""
     qs = []
     for x, a in enumerate(ta.branches):
         for y, b2 in enumerate(tb.branches):
@@ -525,6 +538,10 @@ def _sync_queries(ta, tb, th, warp):
             if warp:
                 f = z3.And(a.pc, b2.pc, th.same_warp, th.distinct, a.wepoch == b2.wepoch, ks, a.cond != b2.cond)
                 what = "warp sync reachable under thread-dependent control flow within a warp"
+            elif a.instr.index in wg_only:
+                f = z3.And(a.pc, b2.pc, th.distinct_in_block, th.same_warpgroup, a.epoch == b2.epoch, ks,
+                           a.cond != b2.cond)
+                what = "wgmma reachable under control flow that differs within a warpgroup"
             else:
                 f = z3.And(a.pc, b2.pc, th.distinct_in_block, a.epoch == b2.epoch, ks, a.cond != b2.cond)
                 what = "barrier reachable under thread-dependent control flow"

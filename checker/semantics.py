@@ -517,10 +517,14 @@ SHARED_WINDOW = 1 << 18      # a block's shared addresses lie below 2^18 (sm_90:
 
 def _wgmma(ex, st, ins, guard):
     """wgmma.{fence, commit_group, wait_group, mma_async}.sync.aligned. mma_async (m64nNk16, f32 accumulators,
-    bf16 / f16 A and B both from shared memory through descriptors, K-major) reads each operand's footprint
-    (_footprint) as a pending read (Access.async_read), open until the wgmma.wait_group that retires its
-    commit group (wait_group N retires the groups closed before the last N; an operation not yet committed
-    stays pending); the accumulators become fresh values at issue and again at every wait (they are written
+    bf16 / f16 operands) in both forms of the PTX ISA:
+      SS: {d}, a-desc, b-desc, scale-d, imm-scale-a, imm-scale-b, imm-trans-a, imm-trans-b;
+      RS: {d}, {a0, a1, a2, a3}, b-desc, scale-d, imm-scale-a, imm-scale-b, imm-trans-b (A from registers:
+          register operands, read at issue as far as memory safety goes; only B is a shared read).
+    Each descriptor operand's footprint (_footprint: K-major, imm-trans 0, or MN-major, imm-trans 1) is a
+    pending read (Access.async_read), open until the wgmma.wait_group that retires its commit group
+    (wait_group N retires the groups closed before the last N; an operation not yet committed stays
+    pending); the accumulators become fresh values at issue and again at every wait (they are written
     when the operation retires). The warpgroup must execute it together: a branch around it is checked like
     one around a barrier (checker/symbolic.is_block_collective) and the warpgroup's descriptors must agree
     (checker/prove.py, from Trace.collectives). Anything else: Unsupported."""
@@ -556,22 +560,52 @@ def _wgmma(ex, st, ins, guard):
     if shape is None or len(types) != 3 or types[0] != "f32" or types[1] not in WGMMA_AB or types[2] != types[1]:
         raise Unsupported(f"wgmma shape or types: {ins.text.strip()}")
     n = int(shape[4:-3])
-    args = ins.args
-    if len(args) != 8 or not isinstance(args[0], P.Vec) or not all(isinstance(x, P.Reg) for x in args[1:3]) \
-            or not all(isinstance(x, P.Imm) and not x.is_float and int(x.value) == 0 for x in args[6:8]):
-        raise Unsupported(f"wgmma operands (only A and B from shared memory, K-major): {ins.text.strip()}")
-    da, db = (ex.operand(st, x, 64)[0] for x in args[1:3])
-    if any(ex.k.regs[x.name] not in ("b64", "u64", "s64") for x in args[1:3]):
-        raise Unsupported(f"wgmma descriptor registers: {ins.text.strip()}")
+    descs = _wgmma_operands(ex, ins, n)
     st.aseq = st.aseq + 1
     shared = {b.name for b in ex.env.buffers.values() if b.kind == "shared"}
     tag = shared.pop() if len(shared) == 1 else None     # a hint, trusted where proven (checker/prove.py _justify)
-    for desc, rows in ((da, 64), (db, n)):
-        lo, width = _footprint(ex, desc, rows, ins)
-        if not _covered(ex, st, lo, width):
-            ex.record(st, ins, "read", tag, lo, width, None, async_read=True, space="shared")
-    ex.trace.collectives.append((ins, st.pc, st.loop_ks, st.epoch, (da, db)))
+    vals = []
+    for reg, rows, mn_major in descs:
+        desc = ex.operand(st, reg, 64)[0]
+        vals.append(desc)
+        for lo, width in _footprint(ex, desc, rows, ins, mn_major):
+            if not _covered(ex, st, lo, width):
+                ex.record(st, ins, "read", tag, lo, width, None, async_read=True, space="shared")
+    ex.trace.collectives.append((ins, st.pc, st.loop_ks, st.epoch, tuple(vals)))
     _havoc_dests(ex, st, ins, None)
+
+
+def _flag(x) -> int | None:
+    """An imm-trans operand: the integer immediate 0 or 1, else None."""
+    if isinstance(x, P.Imm) and not x.is_float and int(x.value) in (0, 1):
+        return int(x.value)
+    return None
+
+
+def _wgmma_operands(ex, ins, n) -> list:
+    """(descriptor register, rows, MN-major) of each shared operand of a mma_async: A (64 rows) and B (n rows)
+    in the SS form, B alone in the RS form; the operand counts exactly as the ISA has them, the accumulators
+    n / 2 f32 registers, A's four b32 registers; else Unsupported."""
+    args = ins.args
+    d = args[0] if args else None
+    rs = len(args) == 7 and isinstance(args[1], P.Vec)
+    if not isinstance(d, P.Vec) or n % 8 or not 8 <= n <= 256 or len(d.items) != n // 2 \
+            or not all(isinstance(x, P.Reg) and ex.k.regs[x.name] in ("f32", "b32") for x in d.items):
+        raise Unsupported(f"wgmma accumulators: {ins.text.strip()}")
+    if rs:
+        a = args[1].items
+        if len(a) != 4 or not all(isinstance(x, P.Reg) and ex.k.regs[x.name] in ("b32", "u32", "s32") for x in a):
+            raise Unsupported(f"wgmma A registers: {ins.text.strip()}")
+        regs, flags = args[2:3], [_flag(args[6])]
+    elif len(args) == 8:
+        regs, flags = args[1:3], [_flag(x) for x in args[6:8]]
+    else:
+        raise Unsupported(f"wgmma operands: {ins.text.strip()}")
+    if any(f is None for f in flags) or not all(isinstance(x, P.Reg) for x in regs) \
+            or any(ex.k.regs[x.name] not in ("b64", "u64", "s64") for x in regs):
+        raise Unsupported(f"wgmma descriptors or transpose immediates: {ins.text.strip()}")
+    rows = (n,) if rs else (64, n)
+    return [(r, m, bool(f)) for r, m, f in zip(regs, rows, flags)]
 
 
 def _covered(ex, st, lo, width) -> bool:
@@ -592,25 +626,36 @@ def _field(desc, hi, lo, ins):
     return v.as_long()
 
 
-def _footprint(ex, desc, rows, ins):
-    """(first byte, bytes) of shared memory that a K-major operand of `rows` rows (8-row groups SBO apart)
-    under the 128-byte swizzle may read in one k16 step: from the 128-byte row holding the start address
-    (descriptor bits 0-13, in 16 bytes) to the end of the last 8-row group ((rows / 8 - 1) SBO + 1024 bytes);
-    the swizzle only permutes 16-byte chunks within a 128-byte row, and a row's 32 bytes that may cross into
-    the next 128-byte row add 128. LBO (unused by this layout), SBO and the mode must be constants, the
-    base offset 0; other layouts are Unsupported."""
+def _footprint(ex, desc, rows, ins, mn_major=False) -> list:
+    """[(first byte, bytes)] of shared memory that an operand of `rows` rows (its M or N extent) under the
+    128-byte swizzle may read in one k16 step. The swizzle XORs address bits 4-6 with bits 7-9: it permutes
+    16-byte chunks within a 128-byte row, so each range is the 128-byte rows that hold the unswizzled
+    addresses (checker/emu_wgmma.py, after the ISA's canonical layouts; tests/test_wgmma_footprint.py checks
+    that the ranges hold every byte the emulator reads):
+      K-major (imm-trans 0): (r, k) at start + (r / 8) SBO + (r % 8) 128 + 2 k: one range from the start,
+        (rows / 8 - 1) SBO + 7 128 + 32 bytes; LBO unused;
+      MN-major (imm-trans 1): (r, k) at start + (r / 64) LBO + 2 (r % 64) + (k % 8) 128 + (k / 8) SBO: one
+        range per group i of 64 rows, from start + i LBO, SBO + 7 128 + 2 c bytes (c the group's rows).
+    A range of `span` bytes from an address whose offset in its 128-byte row is at most e (0, 96 or 127,
+    the least that holds for every thread under the launch's constraints) lies in the ceil((e + span) / 128)
+    rows from that row. SBO, LBO and the mode must be constants, the base offset 0; else Unsupported."""
     if _field(desc, 63, 62, ins) != 1 or _field(desc, 51, 49, ins) != 0:
         raise Unsupported(f"wgmma descriptor: only the 128-byte swizzle with base offset 0: {ins.text.strip()}")
-    _field(desc, 29, 16, ins)
+    lbo = _field(desc, 29, 16, ins) << 4
     sbo = _field(desc, 45, 32, ins) << 4
-    if sbo == 0 or rows % 8:
+    if sbo == 0 or rows % 8 or not 8 <= rows <= 256:
         raise Unsupported(f"wgmma descriptor stride: {ins.text.strip()}")
-    start = z3.Concat(z3.Extract(13, 0, desc), bv(0, 4))          # 18-bit shared address
-    width = (rows // 8 - 1) * sbo + 1024
-    if not _always(ex, z3.ULE(z3.Extract(6, 0, start), bv(96, 7))):
-        width += 128
-    lo = z3.ZeroExt(46, start & bv(~127, 18))
-    return lo, width
+    start = z3.ZeroExt(46, z3.Concat(z3.Extract(13, 0, desc), bv(0, 4)))     # 18-bit shared address
+    if mn_major:
+        spans = [(start + i * lbo, sbo + 896 + 2 * min(64, rows - 64 * i)) for i in range((rows + 63) // 64)]
+    else:
+        spans = [(start, (rows // 8 - 1) * sbo + 928)]
+    out = []
+    for first, span in spans:
+        off = z3.Extract(6, 0, first)
+        e = next((x for x in (0, 96) if _always(ex, z3.ULE(off, bv(x, 7)))), 127)
+        out.append((first & bv(~127, 64), -(-(e + span) // 128) * 128))
+    return out
 
 
 def shared_window(bufs) -> list:

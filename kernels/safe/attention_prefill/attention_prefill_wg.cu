@@ -1,7 +1,7 @@
-// Unsafe causal prefill attention with Hopper warpgroup MMA, FA3 style (entries attention_prefill_wg_bf16,
+// Safe causal prefill attention with Hopper warpgroup MMA, FA3 style (entries attention_prefill_wg_bf16,
 // attention_prefill_wg_f16; target sm_90a: compile option --gpu-architecture=compute_90a). Block (x, h) of
-// two warpgroups (256 threads) owns the 128 query rows t0 .. t0 + 127 of query head h, longest rows first
-// (t0 = 128 (gridDim.x - 1 - x)); warpgroup g owns rows t0 + 64 g .. + 63. Shared memory, every tile in the
+// two warpgroups (256 threads) owns the 128 query rows t0 .. t0 + 127 of query head h (t0 = 128 x; with
+// KREG_LONGEST_FIRST=1, the longest rows first: t0 = 128 (gridDim.x - 1 - x)); warpgroup g owns rows t0 + 64 g .. + 63. Shared memory, every tile in the
 // canonical 128-byte-swizzle layout (rows of 128 bytes = 64 dims, 16-byte chunk c of row r at chunk
 // c ^ (r & 7), tiles 1024-byte aligned): Q [2 halves of 64 dims][128 rows], and STAGES stages of K and V
 // [2 halves][BN keys] each, filled by cp.async (zeros past T and past the block's last key). Per key tile:
@@ -23,7 +23,9 @@
 // unconditional, so ptxas keeps the wgmmas asynchronous); KREG_PINGPONG=1: the warpgroups take turns issuing
 // (named barriers), one's softmax under the other's tensor work; KREG_QREG=1: Q as register A fragments
 // (S by register-A wgmma, K K-major; no Q tile in shared memory, more stages fit).
-// Unproven: the prover does not model the register-A / transposed wgmma (verdict unknown).
+// Registered (safe): BN 128, 2 stages, block order (KREG_LONGEST_FIRST=0): all four properties proven for all dims
+// (prover-0.13 models the register-A / MN-major wgmma). Not proven: KREG_LONGEST_FIRST=1 (the output stores'
+// write/write pairs, row = 128 (gridDim.x - 1 - x) + ..., as in kernels/include/kreg_prefill_tc.cuh).
 // Entries attention_prefill_wg_probe_{bf16,f16}: the layout check of the RS / transposed form (bench/prefill_wg_dev.py,
 // tests/test_emu_wgmma_rs.py): one warpgroup, A [64][BN] from global into A fragments, B [BN][128] into a V
 // stage by the kernel's own copy code, BN / 16 chained wgmmas, the raw accumulators per (thread, register).
@@ -52,6 +54,11 @@ namespace {
 #endif
 #ifndef KREG_MINB
 #define KREG_MINB 1
+#endif
+#ifndef KREG_LONGEST_FIRST
+#define KREG_LONGEST_FIRST 1  // 1: block x takes row tile gridDim.x - 1 - x (the longest rows start first; the prover
+                              // does not close the output stores' write/write pairs for all dims: see
+                              // kernels/include/kreg_prefill_tc.cuh); 0: row tile x (the registered, proven build)
 #endif
 constexpr int BM = 128, BN = KREG_BN, D = 128, STAGES = KREG_STAGES, NT = 256;
 constexpr int QH = KREG_QREG ? 0 : BM * 128; // bytes of one 64-dim half of the Q tile (none: Q in registers)
@@ -315,7 +322,7 @@ __device__ __forceinline__ void prefill(const T* __restrict__ q, const T* __rest
     const unsigned sraw = (unsigned)__cvta_generic_to_shared(kreg_dyn);
     const unsigned qs = (sraw + 1023) & ~1023u, kvs = qs + 2 * QH;
     const int tid = threadIdx.x, wg = tid >> 7, w = (tid >> 5) & 3, lane = tid & 31, gr = lane >> 2, tq = lane & 3;
-    const int t0 = (gridDim.x - 1 - blockIdx.x) * BM, h = blockIdx.y;
+    const int t0 = (KREG_LONGEST_FIRST ? gridDim.x - 1 - blockIdx.x : blockIdx.x) * BM, h = blockIdx.y;
     const int g = (int)((unsigned)h / ((unsigned)Hq / (unsigned)Hkv));
     const int n_keys = start + min(t0 + BM, n_q);            // keys 0 .. n_keys - 1 are seen by some row
     const int tiles = (n_keys + BN - 1) / BN;
@@ -353,7 +360,7 @@ __device__ __forceinline__ void prefill(const T* __restrict__ q, const T* __rest
         cp_commit();
     };
 
-    const int r0 = t0 + 64 * wg + 16 * w + gr;               // this thread's rows r0 and r0 + 8
+    const int r0 = t0 + 16 * (tid >> 5) + gr;                 // this thread's rows r0 and r0 + 8 (warp tid / 32 = 4 wg + w)
     const int qpos0 = start + r0, qpos1 = qpos0 + 8;
     const int wlo = start + t0 + 64 * wg;                     // the warpgroup's first query position
     const int wlo_warp = wlo + 16 * w;                        // the warp's
