@@ -83,7 +83,8 @@ HQ = 32
 BATCHES = 21
 
 
-def main(path: str) -> None:
+def main(path: str, candidates=None, title: str = "helper decode2") -> None:
+    CANDIDATES = candidates or globals()["CANDIDATES"]
     import torch
     t_start = time.time()
     dev = open_device("gpu")
@@ -104,7 +105,7 @@ def main(path: str) -> None:
         print(s, flush=True)
         out.write(s + "\n")
         out.flush()
-    say(f"# attention decode+merge structures (helper decode2), Hq {HQ}, Hkv {HKV}, bf16: {torch.cuda.get_device_name(0)}, "
+    say(f"# attention decode+merge structures ({title}), Hq {HQ}, Hkv {HKV}, bf16: {torch.cuda.get_device_name(0)}, "
         f"{sms} SMs, {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC, copy {bw / 1e12:.2f} TB/s, compile "
         f"{time.time() - t_start:.0f} s")
     say("# candidates: " + "; ".join(f"{lb}={pathlib.Path(s).stem}{''.join(' ' + o for o in op)}"
