@@ -15,15 +15,17 @@ from attention_decode_dev import RS, M4  # noqa: E402
 from attention_decode_dev2 import RS_NM, main  # noqa: E402
 
 TC = "kernels/safe/attention_decode/attention_decode_tc.cu"
+B = RS_NM + ("-DKREG_QKC=4", "-DKREG_LAZY=8")        # the registered options (KREG_AHEAD=2 by default)
 CANDIDATES = [   # (label, source, options, (merge options, threads), splits, shared bytes, cases)
     ("rs-nm-pf", RS, RS_NM, M4, None, 0, None),                  # the registered pair
-    ("tc", TC, RS_NM, M4, None, 0, None),                        # rows of one iteration in flight
-    ("tc-c2", TC, RS_NM + ("-DKREG_QKC=2",), M4, None, 0, None),     # the scores in two mma chains
-    ("tc-c4", TC, RS_NM + ("-DKREG_QKC=4",), M4, None, 0, None),     # four
-    ("tc-c2-l8", TC, RS_NM + ("-DKREG_QKC=2", "-DKREG_LAZY=8"), M4, None, 0, None),   # lazy rescale
-    ("tc-c4-l8", TC, RS_NM + ("-DKREG_QKC=4", "-DKREG_LAZY=8"), M4, None, 0, None),
-    ("tc-a2-c4-l8", TC, RS_NM + ("-DKREG_AHEAD=2", "-DKREG_QKC=4", "-DKREG_LAZY=8"), M4, None, 0, None),
-    ("tc-c4-l8-m1", TC, ("-DKREG_QKC=4", "-DKREG_LAZY=8", "-DKREG_PREF=1"), M4, None, 0, None),   # masks in the loop
+    ("tc", TC, B, M4, None, 0, None),                            # as registered: two iterations in registers
+    ("tc-S", TC, B + ("-DKREG_PRO=1",), M4, None, 0, None),      # the second iteration's rows before n arrives
+    ("tc-pf2", TC, B + ("-UKREG_PREF", "-DKREG_PREF=2"), M4, None, 0, None),   # both iterations hinted pre-wait
+    ("tc-a1", TC, B + ("-DKREG_AHEAD=1",), M4, None, 0, None),   # one iteration in registers
+    ("tc-a1-pf2", TC, B + ("-DKREG_AHEAD=1", "-UKREG_PREF", "-DKREG_PREF=2"), M4, None, 0, None),
+    ("rs-nm-pf'", RS, RS_NM, M4, None, 0, None),                 # (repeats: the run's noise)
+    ("tc'", TC, B, M4, None, 0, None),
+    ("tc-pf2'", TC, B + ("-UKREG_PREF", "-DKREG_PREF=2"), M4, None, 0, None),
 ]
 
 if __name__ == "__main__":

@@ -2,8 +2,8 @@
 // splits and outputs of attention_decode_rs.cu (read attention_decode.cu's header first), the scores and the
 // weighted V sums as mma.sync m16n8k16 instead of per-lane dots and shuffles, so that the SMs' arithmetic
 // hides under the K/V stream. Block (b, p, g) owns split p of KV head g for the query heads g*G + b*HB + h,
-// h < min(HB, G - b*HB); warp w takes the split's indices i0 .. i0+7 (i0 = 32 it + 8 w), the next 8 loaded
-// while these are computed. Lane (r, c) = (lane / 4, lane % 4), the mma fragment coordinates:
+// h < min(HB, G - b*HB); warp w takes the split's indices i0 .. i0+7 (i0 = 32 it + 8 w), the rows of the
+// next KREG_AHEAD - 1 iterations in flight while these are computed. Lane (r, c) = (lane / 4, lane % 4), the mma fragment coordinates:
 //  - S^T = Q K^T with A = Q (rows: the block's heads, rows 4..15 zero) and B = K^T (n: the 8 positions):
 //    lane (r, c) loads K row i0 + r, the 16-byte slices 8c + 32j (j < 4; 64 contiguous bytes of a row a
 //    load instruction per 4 lanes), and those words are its B fragments as they are: the 128 dims are
@@ -17,9 +17,17 @@
 //    elements of a dim (n-tile t: dim 8r + t, t < 8, or 64 + 8r + t - 8). C: lane (r, c) accumulates head
 //    r's dims 16c .. 16c+15 and 64+16c .. +15, hi part in rows r, lo part in rows r + 8 (added at the end).
 // Rows at or past the split's count are loaded clamped (as attention_decode_rs.cu) and masked: score -inf,
-// V words zero. The warps then merge through shared memory exactly as attention_decode_rs.cu.
-// Knobs: KREG_PREF=1 hints the first iteration's rows into the L2 before the PDL wait; KREG_LOOPMASK=0
-// drops the masks inside the loop (an iteration with a next one holds indices below trips - 1 <= cnt only).
+// V words zero. The warps then merge through shared memory as attention_decode_rs.cu does.
+// Knobs: KREG_PREF=k hints the first k iterations' rows into the L2 before the PDL wait; KREG_LOOPMASK=0
+// drops the masks inside the loop (an iteration with a later one holds indices below trips - 1 <= cnt only);
+// KREG_AHEAD, KREG_QKC, KREG_LAZY, KREG_PRO below. Registered (attention_decode_{bf16,f16}_tc): PREF=1,
+// LOOPMASK=0, AHEAD=2, QKC=4, LAZY=8; all four proofs for all dims in ~7 s of solver work (prover-0.13).
+// H100, Qwen3-4B heads, the pair with attention_merge under PDL (bench/results/attention_decode_tc_dev.txt):
+// ~74% of copy at 8192 positions (the rs pair: ~71%), ~92% at 32768; 3% slower than rs at n = 640. Measured
+// and not registered: one iteration in registers (71%), three (255 registers: 70%), the second iteration's
+// rows before n arrives (KREG_PRO=1: +0.1-0.3 us at 8192, but rows past n fetched at a short context: +1.3 us
+// at n = 640), the second iteration hinted into the L2 too (KREG_PREF=2: no gain). Builds that differ only in
+// how the loop's test is written vary by ~0.3 us (ptxas); the registered form is the one the checker proves.
 #include "kreg_own.cuh"
 #include "kreg_pdl.cuh"
 #include "kreg_mma.cuh"
@@ -33,7 +41,7 @@
 #define KREG_LOOPMASK 1
 #endif
 #ifndef KREG_AHEAD
-#define KREG_AHEAD 1      // iterations whose rows are in flight while one is computed (1 or 2)
+#define KREG_AHEAD 2      // iterations whose rows are in registers (1 - 3): one computed, the rest in flight
 #endif
 #ifndef KREG_QKC
 #define KREG_QKC 1        // the scores' 8 k-steps in 1, 2 or 4 accumulation chains (2, 4: shorter latency)
@@ -41,46 +49,49 @@
 #ifndef KREG_LAZY
 #define KREG_LAZY 0       // k > 0: rescale the sums only when a score passes the reference max by 2^k
 #endif
+#ifndef KREG_PRO
+#define KREG_PRO 0        // the prologue's rows after the first iteration's clamped below n (0) or below S (1)
+#endif
 #ifndef KREG_MINB
 #define KREG_MINB 1
 #endif
 constexpr int HB = 4, WARPS = 4, D = 128, NP = 8;   // NP: positions a warp an iteration
+enum { AH = KREG_AHEAD };
 #define LOG2E 1.4426950408889634f
 #define LN2 0.6931471805599453f
 
-__device__ __forceinline__ void merge(float& am, float& al, float* aacc, float bm, float bl, const float* bacc) {
-    float mx = fmaxf(am, bm);
-    float base = mx == -KREG_INF ? 0.f : mx;
-    float fa = exp2f(am - base), fb = exp2f(bm - base);
-    am = mx;
-    al = al * fa + bl * fb;
-#pragma unroll
-    for (int i = 0; i < 8; i++) aacc[i] = aacc[i] * fa + bacc[i] * fb;
-}
+// min(i, end - 1) as unsigned values: in [0, end - 1] for any i (end >= 1), whatever the checker knows of i
+__device__ __forceinline__ unsigned umin(int i, int end) { return min((unsigned)i, (unsigned)(end - 1)); }
 
 // This lane's K row (index ik) and V rows (ik2, ik2 + 1) of an iteration, each position clamped to end - 1
 // (a row at or past n is read in bounds and masked by the caller).
 template <class T>
 __device__ __forceinline__ void rows(uint4* kr, uint4* vr, const T* __restrict__ kc, const T* __restrict__ vc,
                                      int pk, int pv, int ps, int end, int Hkv, int g, int r, int c) {
-    const long long krow = ((long long)min(pk, end - 1) * Hkv + g) * D + 8 * c;
+    const long long krow = ((long long)umin(pk, end) * Hkv + g) * D + 8 * c;
 #pragma unroll
     for (int j = 0; j < 4; j++) kr[j] = kreg::load_raw<T>(kc + krow + 32 * j);
 #pragma unroll
     for (int e = 0; e < 2; e++) {
-        const long long vrow = ((long long)min(pv + e * ps, end - 1) * Hkv + g) * D + 8 * r;
+        const long long vrow = ((long long)umin(pv + e * ps, end) * Hkv + g) * D + 8 * r;
         vr[2 * e] = kreg::load_raw<T>(vc + vrow);
         vr[2 * e + 1] = kreg::load_raw<T>(vc + vrow + 64);
     }
 }
 
+// Before the PDL wait (no data reaches the program, checker/pdl.py): hint the L2 with the rows of this lane's
+// first KREG_PREF iterations (their positions depend on the launch only, clamped below S).
 __device__ __forceinline__ void prefetch_first(const void* kc, const void* vc, int Hkv, int S, int P) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, r = lane >> 2, c = lane & 3;
-    const int p = blockIdx.y, g = blockIdx.z, i0 = warp * NP;
-    kreg::prefetch_l2((const char*)kc + 2 * (((long long)min(p + (i0 + r) * P, S - 1) * Hkv + g) * D + 32 * c));
+    const int p = blockIdx.y, g = blockIdx.z;
 #pragma unroll
-    for (int e = 0; e < 2; e++)
-        kreg::prefetch_l2((const char*)vc + 2 * (((long long)min(p + (i0 + 2 * c + e) * P, S - 1) * Hkv + g) * D));
+    for (int it = 0; it < KREG_PREF; it++) {
+        const int i0 = it * WARPS * NP + warp * NP;
+        kreg::prefetch_l2((const char*)kc + 2 * (((long long)min(p + (i0 + r) * P, S - 1) * Hkv + g) * D + 32 * c));
+#pragma unroll
+        for (int e = 0; e < 2; e++)
+            kreg::prefetch_l2((const char*)vc + 2 * (((long long)min(p + (i0 + 2 * c + e) * P, S - 1) * Hkv + g) * D));
+    }
 }
 
 struct State {
@@ -187,41 +198,36 @@ __device__ __forceinline__ void decode(const T* __restrict__ q, const T* __restr
 
     const int step_i = WARPS * NP;
     int i0 = warp * NP;
-    uint4 kr[4], vr[4];
-    rows<T>(kr, vr, kc, vc, p + (i0 + r) * P, p + (i0 + 2 * c) * P, P, S, Hkv, g, r, c);   // bounded by S
-#if KREG_AHEAD == 2
-    // two iterations in flight: this one's rows and the next's (kn, vn) while this one is computed
-    uint4 kn[4], vn[4];
-    rows<T>(kn, vn, kc, vc, p + (i0 + step_i + r) * P, p + (i0 + step_i + 2 * c) * P, P, S, Hkv, g, r, c);
+    // AH iterations' rows in registers: b[0] is computed while b[1..AH-1] and the row loads of the
+    // iteration after them are in flight; the first iteration's rows are bounded by S (issued before n
+    // arrives), the others' clamped below n (KREG_PRO=1: below S, also before n, but at a short context
+    // they fetch rows past n)
+    uint4 kb[AH][4], vb[AH][4];
+#pragma unroll
+    for (int a = 0; a < AH; a++)
+        rows<T>(kb[a], vb[a], kc, vc, p + (i0 + a * step_i + r) * P, p + (i0 + a * step_i + 2 * c) * P, P,
+                a == 0 || KREG_PRO ? S : n, Hkv, g, r, c);
+    // the loop runs while an iteration after the AH in registers exists; its test also bounds i0 below 2^24
+    // (true: i0 < trips <= n), which the checker needs to rule out wrap-around across iterations (and which
+    // ptxas compiles better than a test on a counter of its own: bench/results/attention_decode_tc_dev.txt)
 #pragma unroll 1
-    for (; i0 + 2 * step_i < trips; i0 += step_i) {
+    for (; i0 + AH * step_i < trips && i0 < (1 << 24); i0 += step_i) {
         uint4 kx[4], vx[4];
-        rows<T>(kx, vx, kc, vc, p + (i0 + 2 * step_i + r) * P, p + (i0 + 2 * step_i + 2 * c) * P, P, n, Hkv, g, r, c);
-        step<T, KREG_LOOPMASK>(st, qw, kr, vr, i0, cnt, sl2, c);
+        rows<T>(kx, vx, kc, vc, p + (i0 + AH * step_i + r) * P, p + (i0 + AH * step_i + 2 * c) * P, P, n, Hkv, g, r, c);
+        step<T, KREG_LOOPMASK>(st, qw, kb[0], vb[0], i0, cnt, sl2, c);
 #pragma unroll
         for (int j = 0; j < 4; j++) {
-            kr[j] = kn[j];
-            vr[j] = vn[j];
-            kn[j] = kx[j];
-            vn[j] = vx[j];
-        }
-    }
-    step<T>(st, qw, kr, vr, i0, cnt, sl2, c);
-    step<T>(st, qw, kn, vn, i0 + step_i, cnt, sl2, c);
-#else
-#pragma unroll 1
-    for (; i0 + step_i < trips; i0 += step_i) {
-        uint4 kn[4], vn[4];
-        rows<T>(kn, vn, kc, vc, p + (i0 + step_i + r) * P, p + (i0 + step_i + 2 * c) * P, P, n, Hkv, g, r, c);
-        step<T, KREG_LOOPMASK>(st, qw, kr, vr, i0, cnt, sl2, c);
 #pragma unroll
-        for (int j = 0; j < 4; j++) {
-            kr[j] = kn[j];
-            vr[j] = vn[j];
+            for (int a = 0; a + 1 < AH; a++) {
+                kb[a][j] = kb[a + 1][j];
+                vb[a][j] = vb[a + 1][j];
+            }
+            kb[AH - 1][j] = kx[j];
+            vb[AH - 1][j] = vx[j];
         }
     }
-    step<T>(st, qw, kr, vr, i0, cnt, sl2, c);
-#endif
+#pragma unroll
+    for (int a = 0; a < AH; a++) step<T>(st, qw, kb[a], vb[a], i0 + a * step_i, cnt, sl2, c);
 
     // head r's weight sum over its 4 lanes; lanes 4r + c (r < HB) put their 32 dims of head r (16c .. 16c+15
     // and 64+16c .. +15) into shared memory, lane h < HB the (max, sum) of head h (from lane 4h)
