@@ -121,6 +121,9 @@ def test_every_op_has_a_safe_and_an_unsafe_variant_per_dtype(opname):
     ("attention_decode_bf16_rs_nm", "keep + __shfl_xor_sync(0xffffffffu, send, W)", "send + __shfl_xor_sync(0xffffffffu, keep, W)"),  # scatter halves swapped
     ("attention_decode_f16_rs_nm", "__shfl_sync(0xffffffffu, w, hbase + h * U + u)", "__shfl_sync(0xffffffffu, w, hbase + h * U)"),  # one weight for all positions
     ("attention_decode_f16_rs_nm", "for (; i0 + step_i < trips; i0 += step_i)", "for (; i0 < trips; i0 += step_i)"),  # unmasked past the split
+    ("attention_decode_bf16_tc", "t & 1 ? 0x7632 : 0x5410", "t & 1 ? 0x5410 : 0x7632"),   # V's dims paired wrong
+    ("attention_decode_f16_tc", "kreg::Cvt<T>::pack(w0 - rh.x, w1 - rh.y)", "0u"),        # P's lo part dropped
+    ("attention_decode_bf16_tc", "ib + 2 * c + 1 < cnt", "ib + 2 * c + 1 <= cnt"),         # a position past the split
     ("attention_merge_bf16_safe", "const int p = pb + WARPS * u;", "const int p = pb + WARPS * u + 1;"),  # split lost
     ("decode_advance_safe", "n[0] = p + 1;", "n[0] = p;"),                              # length one short
     ("gemm_mma_bf16", 'asm volatile("cp.async.wait_all;" ::: "memory");', ""),    # no wait: stale tiles
