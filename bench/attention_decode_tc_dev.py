@@ -18,13 +18,15 @@ from attention_decode_dev import RS, M4  # noqa: E402
 from attention_decode_dev2 import RS_NM, main  # noqa: E402
 
 TC = "kernels/safe/attention_decode/attention_decode_tc.cu"
-B = RS_NM + ("-DKREG_QKC=4", "-DKREG_LAZY=8")        # the registered options (KREG_AHEAD=2 by default)
+B = RS_NM + ("-DKREG_QKC=4", "-DKREG_LAZY=8", "-DKREG_LDQ=1")   # the registered options (KREG_AHEAD=2 by default)
+B0 = B[:-1]                                                   # the same with plain loads (L1 allocating)
 CANDIDATES = [   # (label, source, options, (merge options, threads), splits, shared bytes, cases)
     ("rs-nm-pf", RS, RS_NM, M4, None, 0, None),                  # the registered rs pair
-    ("tc", TC, B, M4, (16, 33, 66), 0, None),                    # as registered: two iterations in registers
-    ("tc-S", TC, B + ("-DKREG_PRO=1",), M4, None, 0, None),      # the second iteration's rows before n arrives
+    ("tc", TC, B, M4, (16, 33, 66), 0, None),                    # as registered: K/V loads not allocating in L1
+    ("tc-l1", TC, B0, M4, None, 0, None),                        # the same with L1-allocating loads
+    ("tc-q3", TC, B0 + ("-DKREG_LDQ=3",), M4, None, 0, None),    # no L1 allocation and 256-byte L2 fetches
     ("tc-a1", TC, B + ("-DKREG_AHEAD=1",), M4, None, 0, None),   # one iteration in registers
-    ("tc-l0", TC, RS_NM + ("-DKREG_QKC=4",), M4, None, 0, None),     # the sums rescaled every iteration
+    ("tc-S", TC, B + ("-DKREG_PRO=1",), M4, None, 0, None),      # the second iteration's rows before n arrives
     ("rs-nm-pf'", RS, RS_NM, M4, None, 0, None),                 # (repeats: the run's noise)
     ("tc'", TC, B, M4, None, 0, None),
     ("tc''", TC, B, M4, None, 0, None),

@@ -261,7 +261,7 @@ def _in_operands(prefix: str) -> bool:
     p = prefix.lstrip()
     if p.rstrip().endswith((",", "=")):
         return True
-    return bool(re.match(r"^(@!?%?[\w$]+\s+)?[a-z][\w.]*\s", p))
+    return bool(re.match(r"^(@!?%?[\w$]+\s+)?[a-z][\w.:]*\s", p))
 
 
 def _split_operands(s: str) -> list[str]:

@@ -40,3 +40,24 @@ def test_unknown_instruction_names_itself_and_its_line():
     with pytest.raises(P.ParseError) as e:
         P.parse(ptx)
     assert e.value.line == 8 and "frobnicate" in str(e.value)
+
+
+def test_cache_qualified_vector_load_parses_as_a_load():
+    """A '{' after an opcode with '::' qualifiers (ld.global.nc.L1::no_allocate.v4.u32 {..}, [..]) is a
+    vector operand, not a scope: the load parses with its qualifiers as modifiers and renders back."""
+    ptx = """.version 9.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 p)
+{
+\t.reg .b32 %r<5>;
+\t.reg .b64 %rd<2>;
+\tld.param.u64 %rd1, [p];
+\tld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%r1,%r2,%r3,%r4}, [%rd1];
+\tret;
+}
+"""
+    ins = next(i for i in P.parse(ptx).kernel("k").instrs if i.op == "ld" and "global" in i.mods)
+    assert ins.mods == ("global", "nc", "L1::no_allocate", "L2::256B", "v4", "u32") and len(ins.args[0].items) == 4
+    again = P.parse_instruction(P.render(ins))
+    assert (again.op, again.mods) == (ins.op, ins.mods)

@@ -20,13 +20,17 @@
 // V words zero. The warps then merge through shared memory as attention_decode_rs.cu does.
 // Knobs: KREG_PREF=k hints the first k iterations' rows into the L2 before the PDL wait; KREG_LOOPMASK=0
 // drops the masks inside the loop (an iteration with a later one holds indices below trips - 1 <= cnt only);
-// KREG_AHEAD, KREG_QKC, KREG_LAZY, KREG_PRO below. Registered (attention_decode_{bf16,f16}_tc): PREF=1,
-// LOOPMASK=0, AHEAD=2, QKC=4, LAZY=8; all four proofs for all dims in ~7 s of solver work (prover-0.13).
-// H100, Qwen3-4B heads, the pair with attention_merge under PDL (bench/results/attention_decode_tc_dev.txt):
-// ~74% of copy at 8192 positions (the rs pair: ~71%), ~92% at 32768; 3% slower than rs at n = 640. Measured
-// and not registered: one iteration in registers (71%), three (255 registers: 70%), the second iteration's
-// rows before n arrives (KREG_PRO=1: +0.1-0.3 us at 8192, but rows past n fetched at a short context: +1.3 us
-// at n = 640), the second iteration hinted into the L2 too (KREG_PREF=2: no gain). Builds that differ only in
+// KREG_AHEAD, KREG_QKC, KREG_LAZY, KREG_PRO, KREG_LDQ below. Registered (attention_decode_{bf16,f16}_tc):
+// PREF=1, LOOPMASK=0, AHEAD=2, QKC=4, LAZY=8, LDQ=1; all four proofs for all dims in ~7 s of solver work
+// (prover-0.13). H100, Qwen3-4B heads, the pair with attention_merge under PDL (bench/results/
+// attention_decode_tc_dev.txt, 2026-11-24): 14.60-14.66 us at 8192 positions, 77.1-77.4% of copy (the rs
+// pair 71.4-72.0%), 93.5-93.7% at 32768; 5.6 us at n = 640 of 4096 (rs 5.2-5.3). What made the difference:
+// K/V loads that do not allocate in the L1 (ld.global.nc.L1::no_allocate: 15.07 -> 14.64 us; the stream is
+// read once) and two iterations in registers; the tensor cores alone matched rs (the arithmetic was not
+// the limit). Measured and not registered: one iteration in registers (74.5%), three (255 registers, no
+// room for the merge block under PDL: 70%), the second iteration's rows before n arrives (KREG_PRO=1:
+// 78.4%, but rows past n fetched at a short context: +1.1 us at n = 640), 256-byte L2 fetches (LDQ=2 / 3:
+// no gain), the second iteration hinted into the L2 (KREG_PREF=2: no gain). Builds that differ only in
 // how the loop's test is written vary by ~0.3 us (ptxas); the registered form is the one the checker proves.
 #include "kreg_own.cuh"
 #include "kreg_pdl.cuh"
@@ -52,6 +56,9 @@
 #ifndef KREG_PRO
 #define KREG_PRO 0        // the prologue's rows after the first iteration's clamped below n (0) or below S (1)
 #endif
+#ifndef KREG_LDQ
+#define KREG_LDQ 0        // the K/V loads' cache qualifiers (ld_kv)
+#endif
 #ifndef KREG_MINB
 #define KREG_MINB 1
 #endif
@@ -63,6 +70,25 @@ enum { AH = KREG_AHEAD };
 // min(i, end - 1) as unsigned values: in [0, end - 1] for any i (end >= 1), whatever the checker knows of i
 __device__ __forceinline__ unsigned umin(int i, int end) { return min((unsigned)i, (unsigned)(end - 1)); }
 
+// 16 bytes of K or V (KREG_LDQ: 1 no L1 allocation, 2 the L2 fetching 256-byte blocks, 3 both; cache hints
+// only: the checker reads them as plain loads)
+template <class T> __device__ __forceinline__ uint4 ld_kv(const T* __restrict__ p) {
+#if KREG_LDQ == 0
+    return kreg::load_raw<T>(p);
+#else
+    uint4 u;
+#if KREG_LDQ == 1
+    asm("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
+#elif KREG_LDQ == 2
+    asm("ld.global.nc.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];"
+#else
+    asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];"
+#endif
+        : "=r"(u.x), "=r"(u.y), "=r"(u.z), "=r"(u.w) : "l"(p));
+    return u;
+#endif
+}
+
 // This lane's K row (index ik) and V rows (ik2, ik2 + 1) of an iteration, each position clamped to end - 1
 // (a row at or past n is read in bounds and masked by the caller).
 template <class T>
@@ -70,12 +96,12 @@ __device__ __forceinline__ void rows(uint4* kr, uint4* vr, const T* __restrict__
                                      int pk, int pv, int ps, int end, int Hkv, int g, int r, int c) {
     const long long krow = ((long long)umin(pk, end) * Hkv + g) * D + 8 * c;
 #pragma unroll
-    for (int j = 0; j < 4; j++) kr[j] = kreg::load_raw<T>(kc + krow + 32 * j);
+    for (int j = 0; j < 4; j++) kr[j] = ld_kv<T>(kc + krow + 32 * j);
 #pragma unroll
     for (int e = 0; e < 2; e++) {
         const long long vrow = ((long long)umin(pv + e * ps, end) * Hkv + g) * D + 8 * r;
-        vr[2 * e] = kreg::load_raw<T>(vc + vrow);
-        vr[2 * e + 1] = kreg::load_raw<T>(vc + vrow + 64);
+        vr[2 * e] = ld_kv<T>(vc + vrow);
+        vr[2 * e + 1] = ld_kv<T>(vc + vrow + 64);
     }
 }
 
