@@ -26,6 +26,9 @@
 #ifndef GEMV_PREFETCH_BLOCKS       // launch starts early); the others ask for one line only
 #define GEMV_PREFETCH_BLOCKS 0x7fffffff
 #endif
+#ifndef GEMV_W_L1                  // 1: W's loads allocate in the L1 as plain loads do; 0 (default): they do
+#define GEMV_W_L1 0                // not (ld.global.nc.L1::no_allocate: W is streamed once; the H100's 4B layer
+#endif                             // 88.4% -> 91.9% of copy, bench/results/gemv_vs_cublas.txt)
 #ifdef GEMV_MIN_BLOCKS              // blocks per SM that the registers must leave room for: the entries'
 #define KREG_GEMV_BOUNDS __launch_bounds__(32 * GEMV_GROUPS * GEMV_SLICES, GEMV_MIN_BLOCKS)
 #else                              // __launch_bounds__ (none by default)
@@ -36,6 +39,18 @@ constexpr int ROWS = GEMV_ROWS;
 constexpr int BLOCK_ROWS = GEMV_GROUPS * ROWS;   // 8 warps = 2 row pairs x 4 slices
 
 namespace kreg {
+
+// Eight elements of W (16 bytes at p): a load that does not allocate in the L1 unless GEMV_W_L1 (a cache
+// hint only: the checker reads it as a plain load).
+template <class T> __device__ __forceinline__ F8 load8_w(const T* __restrict__ p) {
+#if GEMV_W_L1
+    return load8<T>(p);
+#else
+    uint4 u;
+    asm("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(u.x), "=r"(u.y), "=r"(u.z), "=r"(u.w) : "l"(p));
+    return unpack8<T>(u);
+#endif
+}
 
 // The R dot products of a warp (lane, K slice s of SL): acc[r] = sum_k W[row(r) * K + k] * vec(k)[k]
 // for the rows with ok(r) (0 for the others); vec(k) gives the 8 values of the vector operand at
@@ -53,7 +68,7 @@ __device__ __forceinline__ void gemv_dots(const T* __restrict__ W, int K, int la
 #pragma unroll
         for (int r = 0; r < R; r++) {
             if (ok(r)) {
-                F8 wv = load8<T>(W + row(r) * K + k);
+                F8 wv = load8_w<T>(W + row(r) * K + k);
 #pragma unroll
                 for (int j = 0; j < 8; j++) acc[r] = fmaf(wv.v[j], xv.v[j], acc[r]);
             }
