@@ -83,8 +83,7 @@ HQ = 32
 BATCHES = 21
 
 
-def main(path: str, candidates=None, title: str = "helper decode2") -> None:
-    CANDIDATES = candidates or globals()["CANDIDATES"]
+def main(path: str, candidates: list = CANDIDATES, title: str = "helper decode2") -> None:
     import torch
     t_start = time.time()
     dev = open_device("gpu")
@@ -95,7 +94,7 @@ def main(path: str, candidates=None, title: str = "helper decode2") -> None:
                and e.variant.safety == "safe" and e.variant.types["DT"] == "bf16"}
     dec_v, mer_v = entries["attention_decode"].variant, entries["attention_merge"].variant
     mods = {}
-    for _, src, opts, (mopts, _t), *_ in CANDIDATES:
+    for _, src, opts, (mopts, _t), *_ in candidates:
         for s, o in ((src, tuple(opts)), (MER, tuple(mopts))):
             if (s, o) not in mods:
                 mods[(s, o)] = dev.load(compile_cuda((ROOT / s).read_text(), pathlib.Path(s).name, list(o)).ptx)
@@ -110,9 +109,9 @@ def main(path: str, candidates=None, title: str = "helper decode2") -> None:
         f"{time.time() - t_start:.0f} s")
     say("# candidates: " + "; ".join(f"{lb}={pathlib.Path(s).stem}{''.join(' ' + o for o in op)}"
                                      f"{' P=' + ','.join(map(str, sp)) if sp else ''}{f' smem={sh // KB}K' if sh else ''}"
-                                     for lb, s, op, _m, sp, sh, _c in CANDIDATES))
+                                     for lb, s, op, _m, sp, sh, _c in candidates))
     say("# graph: plain graph nodes; pdl: both with the PDL attribute (as the engine's step); dec / mer alone: plain")
-    for lb, src, opts, *_ in CANDIDATES:     # what ptxas made of each decode build (spills: local bytes)
+    for lb, src, opts, *_ in candidates:     # what ptxas made of each decode build (spills: local bytes)
         try:
             fn = mods[(src, tuple(opts))].handle.function("attention_decode_bf16")
             say(f"# build {lb}: {fn.num_regs} registers, {fn.local_size_bytes} local bytes, "
@@ -158,7 +157,7 @@ def main(path: str, candidates=None, title: str = "helper decode2") -> None:
             f"copy time of the K/V bytes {ideal:.2f} us")
         say(f"{'n':>6s} {'P':>4s} {'candidate':>11s} {'graph':>7s} {'pdl':>7s} {'dec':>7s} {'mer':>6s} "
             f"{'%copy':>6s} {'%copy pdl':>9s} {'err':>8s}")
-        for label, src, opts, (mopts, threads), splits, shared, cases in CANDIDATES:
+        for label, src, opts, (mopts, threads), splits, shared, cases in candidates:
             if cases is not None and n_val not in cases:
                 continue
             for P in sorted({P0 if s is None else s for s in (splits or (None,))}):

@@ -24,7 +24,6 @@ CANDIDATES = [   # (label, source, options, (merge options, threads), splits, sh
     ("rs-nm-pf", RS, RS_NM, M4, None, 0, None),                  # the registered rs pair
     ("tc", TC, B, M4, (16, 33, 66), 0, None),                    # as registered: K/V loads not allocating in L1
     ("tc-l1", TC, B0, M4, None, 0, None),                        # the same with L1-allocating loads
-    ("tc-q3", TC, B0 + ("-DKREG_LDQ=3",), M4, None, 0, None),    # no L1 allocation and 256-byte L2 fetches
     ("tc-a1", TC, B + ("-DKREG_AHEAD=1",), M4, None, 0, None),   # one iteration in registers
     ("tc-S", TC, B + ("-DKREG_PRO=1",), M4, None, 0, None),      # the second iteration's rows before n arrives
     ("rs-nm-pf'", RS, RS_NM, M4, None, 0, None),                 # (repeats: the run's noise)

@@ -10,6 +10,7 @@
 #pragma once
 #include "kreg_own.cuh"
 #include "kreg_pdl.cuh"
+#include "kreg_stream.cuh"
 
 #ifndef GEMV_SLICES
 #define GEMV_SLICES 4              // warps splitting K for one row group
@@ -40,16 +41,9 @@ constexpr int BLOCK_ROWS = GEMV_GROUPS * ROWS;   // 8 warps = 2 row pairs x 4 sl
 
 namespace kreg {
 
-// Eight elements of W (16 bytes at p): a load that does not allocate in the L1 unless GEMV_W_L1 (a cache
-// hint only: the checker reads it as a plain load).
+// Eight elements of W (16 bytes at p): streamed past the L1 (kreg_stream.cuh) unless GEMV_W_L1.
 template <class T> __device__ __forceinline__ F8 load8_w(const T* __restrict__ p) {
-#if GEMV_W_L1
-    return load8<T>(p);
-#else
-    uint4 u;
-    asm("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(u.x), "=r"(u.y), "=r"(u.z), "=r"(u.w) : "l"(p));
-    return unpack8<T>(u);
-#endif
+    return GEMV_W_L1 ? load8<T>(p) : load8_stream<T>(p);
 }
 
 // The R dot products of a warp (lane, K slice s of SL): acc[r] = sum_k W[row(r) * K + k] * vec(k)[k]

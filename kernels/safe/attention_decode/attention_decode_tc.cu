@@ -29,12 +29,13 @@
 // read once) and two iterations in registers; the tensor cores alone matched rs (the arithmetic was not
 // the limit). Measured and not registered: one iteration in registers (74.5%), three (255 registers, no
 // room for the merge block under PDL: 70%), the second iteration's rows before n arrives (KREG_PRO=1:
-// 78.4%, but rows past n fetched at a short context: +1.1 us at n = 640), 256-byte L2 fetches (LDQ=2 / 3:
-// no gain), the second iteration hinted into the L2 (KREG_PREF=2: no gain). Builds that differ only in
+// 78.4%, but rows past n fetched at a short context: +1.1 us at n = 640), 256-byte L2 fetches (L2::256B,
+// bench only: no gain), the second iteration hinted into the L2 (KREG_PREF=2: no gain). Builds that differ only in
 // how the loop's test is written vary by ~0.3 us (ptxas); the registered form is the one the checker proves.
 #include "kreg_own.cuh"
 #include "kreg_pdl.cuh"
 #include "kreg_mma.cuh"
+#include "kreg_stream.cuh"
 
 #define KREG_INF __int_as_float(0x7f800000)
 
@@ -57,7 +58,7 @@
 #define KREG_PRO 0        // the prologue's rows after the first iteration's clamped below n (0) or below S (1)
 #endif
 #ifndef KREG_LDQ
-#define KREG_LDQ 0        // the K/V loads' cache qualifiers (ld_kv)
+#define KREG_LDQ 0        // 1: the K/V loads do not allocate in the L1 (ld_kv)
 #endif
 #ifndef KREG_MINB
 #define KREG_MINB 1
@@ -68,38 +69,24 @@ enum { AH = KREG_AHEAD };
 #define LN2 0.6931471805599453f
 
 // min(i, end - 1) as unsigned values: in [0, end - 1] for any i (end >= 1), whatever the checker knows of i
-__device__ __forceinline__ unsigned umin(int i, int end) { return min((unsigned)i, (unsigned)(end - 1)); }
+__device__ __forceinline__ unsigned clamp_row(int i, int end) { return min((unsigned)i, (unsigned)(end - 1)); }
 
-// 16 bytes of K or V (KREG_LDQ: 1 no L1 allocation, 2 the L2 fetching 256-byte blocks, 3 both; cache hints
-// only: the checker reads them as plain loads)
+// 16 bytes of K or V: streamed past the L1 (KREG_LDQ=1, kreg_stream.cuh) or a plain load.
 template <class T> __device__ __forceinline__ uint4 ld_kv(const T* __restrict__ p) {
-#if KREG_LDQ == 0
-    return kreg::load_raw<T>(p);
-#else
-    uint4 u;
-#if KREG_LDQ == 1
-    asm("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
-#elif KREG_LDQ == 2
-    asm("ld.global.nc.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];"
-#else
-    asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];"
-#endif
-        : "=r"(u.x), "=r"(u.y), "=r"(u.z), "=r"(u.w) : "l"(p));
-    return u;
-#endif
+    return KREG_LDQ ? kreg::load_raw_stream<T>(p) : kreg::load_raw<T>(p);
 }
 
-// This lane's K row (index ik) and V rows (ik2, ik2 + 1) of an iteration, each position clamped to end - 1
+// This lane's K row (position pk) and V rows (pv, pv + ps) of an iteration, each position clamped to end - 1
 // (a row at or past n is read in bounds and masked by the caller).
 template <class T>
 __device__ __forceinline__ void rows(uint4* kr, uint4* vr, const T* __restrict__ kc, const T* __restrict__ vc,
                                      int pk, int pv, int ps, int end, int Hkv, int g, int r, int c) {
-    const long long krow = ((long long)umin(pk, end) * Hkv + g) * D + 8 * c;
+    const long long krow = ((long long)clamp_row(pk, end) * Hkv + g) * D + 8 * c;
 #pragma unroll
     for (int j = 0; j < 4; j++) kr[j] = ld_kv<T>(kc + krow + 32 * j);
 #pragma unroll
     for (int e = 0; e < 2; e++) {
-        const long long vrow = ((long long)umin(pv + e * ps, end) * Hkv + g) * D + 8 * r;
+        const long long vrow = ((long long)clamp_row(pv + e * ps, end) * Hkv + g) * D + 8 * r;
         vr[2 * e] = ld_kv<T>(vc + vrow);
         vr[2 * e + 1] = ld_kv<T>(vc + vrow + 64);
     }
