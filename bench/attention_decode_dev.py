@@ -26,8 +26,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 from attention_decode_gpu import HKV, D, graph_us, sdpa, sdpa_us  # noqa: E402
 
 from kreg import runtime  # noqa: E402
-from kreg.checker.bind import bind  # noqa: E402
-from kreg.checker.compile import compile_cuda  # noqa: E402
+from kreg.checker.ptx.bind import bind  # noqa: E402
+from kreg.checker.ptx.compile import compile_cuda  # noqa: E402
 from kreg.conformance.devices import config, open_device, ptx_module  # noqa: E402
 from kreg.conformance.speed import copy_bandwidth  # noqa: E402
 from kreg.conformance.splits import choose_splits  # noqa: E402

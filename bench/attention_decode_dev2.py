@@ -29,7 +29,7 @@ from attention_decode_dev import RS, MER, M4, bound, runner  # noqa: E402
 from attention_decode_gpu import HKV, D, graph_us, sdpa, sdpa_us  # noqa: E402
 
 from kreg import runtime  # noqa: E402
-from kreg.checker.compile import compile_cuda  # noqa: E402
+from kreg.checker.ptx.compile import compile_cuda  # noqa: E402
 from kreg.conformance.devices import open_device  # noqa: E402
 from kreg.conformance.speed import copy_bandwidth  # noqa: E402
 from kreg.conformance.splits import choose_splits  # noqa: E402

@@ -18,8 +18,8 @@ import sys
 
 import numpy as np
 
-from kreg.checker.bind import bind
-from kreg.checker.compile import compile_cuda
+from kreg.checker.ptx.bind import bind
+from kreg.checker.ptx.compile import compile_cuda
 from kreg.conformance.devices import config, open_device, ptx_module
 from kreg.conformance.speed import copy_bandwidth
 from kreg.conformance.splits import choose_splits

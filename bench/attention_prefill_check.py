@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import sys
 
-from kreg.checker.bind import bind
-from kreg.checker.compile import compile_cuda
+from kreg.checker.ptx.bind import bind
+from kreg.checker.ptx.compile import compile_cuda
 from kreg.conformance.devices import config, open_device, ptx_module
 from kreg.registry.catalog import load_catalog
 

@@ -15,7 +15,7 @@ import sys
 
 import numpy as np
 
-from kreg.checker.compile import compile_cuda
+from kreg.checker.ptx.compile import compile_cuda
 from kreg.conformance.devices import open_device
 from kreg.conformance.speed import copy_bandwidth, time_case
 from kreg.registry.catalog import load_catalog

@@ -9,7 +9,7 @@ python3 - <<'PY'
 import hashlib, sys
 sys.path.insert(0, ".")
 try:
-    import kreg.checker.compile as c
+    import kreg.checker.ptx.compile as c
 except Exception as e:
     print("import kreg failed:", e)
     raise SystemExit

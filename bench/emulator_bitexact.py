@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "corpus"))
 import cases as C  # noqa: E402
 
-from kreg.checker.compile import compile_cuda  # noqa: E402
+from kreg.checker.ptx.compile import compile_cuda  # noqa: E402
 
 
 def compare_case(case: C.Case, ptx: str) -> tuple[dict, dict]:

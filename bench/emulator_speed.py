@@ -25,10 +25,10 @@ def main():
     args = ap.parse_args()
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})      # one core, as on CI
-    from kreg.checker import emulator as E
-    from kreg.checker import fpround as F
-    from kreg.checker import ptx as P
-    from kreg.checker.compile import compile_cuda
+    from kreg.checker.emulator import machine as E
+    from kreg.checker.emulator import fpround as F
+    from kreg.checker.ptx import parse as P
+    from kreg.checker.ptx.compile import compile_cuda
     text = compile_cuda((ROOT / "tests/corpus/rmsnorm_bf16.cu").read_text()).ptx
     t0 = time.perf_counter()
     module = P.parse(text)

@@ -13,7 +13,7 @@ import datetime
 import sys
 from dataclasses import replace
 
-from kreg.checker.compile import compile_cuda
+from kreg.checker.ptx.compile import compile_cuda
 from kreg.conformance.devices import open_device
 from kreg.conformance.numerics import run_numerics
 from kreg.conformance.speed import copy_bandwidth, time_case

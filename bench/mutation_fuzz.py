@@ -29,10 +29,10 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from kreg.checker import emulator as E
-from kreg.checker import ptx as P
-from kreg.checker.compile import compile_cuda
-from kreg.checker.prove import PROPS
+from kreg.checker.emulator import machine as E
+from kreg.checker.ptx import parse as P
+from kreg.checker.ptx.compile import compile_cuda
+from kreg.checker.prover.prove import PROPS
 from kreg.registry.schema import DTYPES, load_op, load_variant
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -255,7 +255,7 @@ def _small(op, variant, dims, threads=MAX_THREADS):
 def emulate(variant, op, module, dims, rnd) -> set[str] | None:
     """The properties the emulator sees violated at these dims; None if it could not tell (unsupported
     instruction, step limit, trace too large)."""
-    from kreg.checker.bind import bind
+    from kreg.checker.ptx.bind import bind
     sizes = _sizes(op, variant, dims)
     mem = E.Memory()
     ptrs = {n: mem.alloc(max(sz, 1), n) for n, sz in sizes.items()}
@@ -351,7 +351,7 @@ def _race(acc, grid, block, tpb, warp_sync: bool = False) -> bool:
 # ---- the run -------------------------------------------------------------------------------------------
 
 def run_mutant(m: Mutant, rnd, n_shapes, timeout_ms, budget_ms, prove=True):
-    from kreg.checker.prove import prove_variant
+    from kreg.checker.prover.prove import prove_variant
     s = m.subject
     try:
         module = P.parse(m.ptx)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 
-from kreg.checker.compile import compile_cuda
+from kreg.checker.ptx.compile import compile_cuda
 from kreg.conformance.devices import open_device
 from kreg.conformance.numerics import run_numerics
 from kreg.registry.catalog import load_catalog

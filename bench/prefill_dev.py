@@ -24,7 +24,7 @@ import sys
 import time
 from dataclasses import replace
 
-from kreg.checker.compile import compile_cuda
+from kreg.checker.ptx.compile import compile_cuda
 from kreg.conformance.numerics import run_numerics
 from kreg.registry.catalog import load_catalog
 from kreg.registry.expr import parse
@@ -105,7 +105,7 @@ def numerics(kind: str, names: list[str]) -> None:
 
 
 def prove(names: list[str]) -> None:
-    import kreg.checker.prove as P
+    import kreg.checker.prover.prove as P
     op, vs = candidates(names)
     for v in vs:
         P.QUERY_LOG = log = []

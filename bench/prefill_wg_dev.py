@@ -23,8 +23,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from kreg.checker.bind import BoundLaunch
-from kreg.checker.compile import compile_cuda
+from kreg.checker.ptx.bind import BoundLaunch
+from kreg.checker.ptx.compile import compile_cuda
 from kreg.registry.catalog import load_catalog
 from kreg.registry.expr import parse
 
@@ -95,7 +95,7 @@ def gpu_probe(gmod, entry, a, b, bn):
 
 
 def emu_probe(emod, entry, a, b, bn):
-    from kreg.checker.emulator import Memory, launch
+    from kreg.checker.emulator.machine import Memory, launch
     mem = Memory()
     pa, pb, pd = mem.alloc(a.nbytes), mem.alloc(b.nbytes), mem.alloc(128 * 64 * 4)
     mem.write(pa, a)

@@ -9,8 +9,8 @@ import dataclasses
 import collections
 import time
 
-import kreg.checker.prove as prove
-from kreg.checker.compile import compile_cuda
+import kreg.checker.prover.prove as prove
+from kreg.checker.ptx.compile import compile_cuda
 from kreg.registry.catalog import load_catalog
 from kreg.registry.expr import parse
 

@@ -1,4 +1,4 @@
-"""Calibration of the prover's per-query z3 resource limits (checker/prove.py RLIMIT_PER_MS) and the check
+"""Calibration of the prover's per-query z3 resource limits (checker/prover/prove.py RLIMIT_PER_MS) and the check
 that verdicts do not depend on the machine's speed or load.
 
   --calibrate: the 0.3 limits (the nominal ms as wall-clock timeout, no rlimit); every query's rlimit
@@ -18,9 +18,9 @@ import sys
 import time
 from pathlib import Path
 
-import kreg.checker.prove as prove
-from kreg.checker.compile import compile_cuda
-from kreg.checker.prove import PROPS, prove_variant
+import kreg.checker.prover.prove as prove
+from kreg.checker.ptx.compile import compile_cuda
+from kreg.checker.prover.prove import PROPS, prove_variant
 from kreg.registry.catalog import load_catalog
 from kreg.registry.schema import load_op, load_variant
 

@@ -2,7 +2,7 @@
 # Machine independence of the prover's verdicts (checker prover-0.4, per-query z3 resource limits): a few
 # variants proven idle, beside two CPU-bound busy loops, and with the proof and both loops on one core
 # (taskset). Each variant is proven in a fresh process, as verify's proof stage does (in one process the
-# terms of earlier variants change the ids z3 numbers later ones by, and through checker/intabs.py's
+# terms of earlier variants change the ids z3 numbers later ones by, and through checker/prover/intabs.py's
 # id-sorted products the integer problems themselves). Each run prints the four verdicts and a digest of
 # every query's (kind, result, rlimit units); the three runs must agree on both (the wall times differ).
 # Output: bench/results/prover_rlimit.txt. PYTHONHASHSEED is fixed (0, unless set): the symbolic executor

@@ -9,9 +9,9 @@ import platform
 import time
 from pathlib import Path
 
-import kreg.checker.prove as prove
-from kreg.checker.compile import compile_cuda
-from kreg.checker.prove import CHECKER_VERSION, PROPS, prove_variant
+import kreg.checker.prover.prove as prove
+from kreg.checker.ptx.compile import compile_cuda
+from kreg.checker.prover.prove import CHECKER_VERSION, PROPS, prove_variant
 from kreg.registry.catalog import load_catalog
 from kreg.registry.schema import load_op, load_variant
 

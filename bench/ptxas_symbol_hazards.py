@@ -1,5 +1,5 @@
 """Which module-scope symbol names make ptxas relocate the shared / local addresses of a kernel against
-them (checker/toolchain.py). A module with two entries that use static and dynamic shared, local and
+them (checker/ptx/toolchain.py). A module with two entries that use static and dynamic shared, local and
 const memory, plus one `.global .u32 NAME` per candidate name, is assembled for sm_90; in a correct cubin
 no instruction of an entry is relocated at all, so a text relocation names a capturing symbol. Needs
 ptxas on the PATH (no GPU):
@@ -17,7 +17,7 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-from kreg.checker.toolchain import text_relocations
+from kreg.checker.ptx.toolchain import text_relocations
 
 ENTRIES = ("k_zq_1", "k_zq_2")
 _BODY = """.visible .entry {k}(.param .u64 p, .param .u32 n)

@@ -1,5 +1,5 @@
 """On the GPU: does a module-scope global named SMEM move the shared accesses of a module's first entry
-(checker/toolchain.py)? Two entries, each s[tid] = tid; bar.sync; out[tid] = s[tid ^ 1] in its own static
+(checker/ptx/toolchain.py)? Two entries, each s[tid] = tid; bar.sync; out[tid] = s[tid ^ 1] in its own static
 shared array, beside one `.global .u32 NAME`; loaded straight through CuPy (kreg's runtime refuses it).
 The last entry runs first (ptxas never relocates it), then the first. One NAME per process (a fault ends
 the CUDA context):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime
 import sys
 
-from kreg.checker.compile import compile_cuda
+from kreg.checker.ptx.compile import compile_cuda
 from kreg.conformance.devices import open_device
 from kreg.conformance.speed import copy_bandwidth, time_case
 from kreg.registry.catalog import load_catalog

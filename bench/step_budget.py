@@ -10,8 +10,8 @@ from concurrent.futures import ProcessPoolExecutor
 
 
 def one(key: str) -> list[dict]:
-    from kreg.checker import emulator
-    from kreg.checker.compile import compile_cuda
+    from kreg.checker.emulator import machine as emulator
+    from kreg.checker.ptx.compile import compile_cuda
     from kreg.conformance.devices import CpuDevice
     from kreg.conformance.numerics import run_numerics
     from kreg.registry.catalog import load_catalog

@@ -78,10 +78,10 @@ def largest_case(op, v):
 
 
 def measure_op(op_name: str, conn) -> None:
-    from kreg.checker.compile import compile_cuda
+    from kreg.checker.ptx.compile import compile_cuda
     from kreg.conformance import numerics
     from kreg.conformance.inputs import host_scalars
-    from kreg.checker.bind import buffer_sizes
+    from kreg.checker.ptx.bind import buffer_sizes
     from kreg.conformance.references import REFERENCES
     from kreg.registry.catalog import load_catalog
     cat = load_catalog()

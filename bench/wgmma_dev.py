@@ -22,8 +22,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from kreg.checker.bind import BoundLaunch
-from kreg.checker.compile import compile_cuda
+from kreg.checker.ptx.bind import BoundLaunch
+from kreg.checker.ptx.compile import compile_cuda
 from kreg.registry.catalog import load_catalog
 from kreg.registry.expr import parse
 
@@ -114,7 +114,7 @@ def gpu_probe(gmod, entry, a, b, K):
 
 
 def emu_probe(emod, entry, a, b, K):
-    from kreg.checker.emulator import Memory, launch
+    from kreg.checker.emulator.machine import Memory, launch
     mem = Memory()
     pa, pb, pd = mem.alloc(a.nbytes), mem.alloc(b.nbytes), mem.alloc(128 * 32 * 4)
     mem.write(pa, a)
@@ -124,7 +124,7 @@ def emu_probe(emod, entry, a, b, K):
 
 
 def fitcheck() -> None:
-    """The emulator's fitted wgmma accumulation (checker/emu_wgmma.py) against the H100 on fresh inputs:
+    """The emulator's fitted wgmma accumulation (checker/emulator/wgmma.py) against the H100 on fresh inputs:
     both dtypes, normal and wide-exponent operands, K = 256; fraction of registers bit-identical."""
     from kreg.runtime import parsed
     from kreg.runtime.gpu import GpuModule

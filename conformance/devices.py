@@ -12,7 +12,7 @@ import numpy as np
 from kreg import runtime
 from kreg.registry.limits import STEPS_CAP, step_budget
 
-from kreg.checker.bind import BoundLaunch
+from kreg.checker.ptx.bind import BoundLaunch
 
 # The kernel did not complete: a fault, a trap, an out-of-bounds access or a step limit (`kind` says which).
 LaunchFailure = runtime.LaunchError
@@ -131,7 +131,7 @@ class Device:
 
 
 class CpuDevice(Device):
-    """The PTX emulator (kreg.checker.emulator) through kreg.runtime: every launch runs all threads on
+    """The PTX emulator (kreg.checker.emulator.machine) through kreg.runtime: every launch runs all threads on
     the CPU; with `observe` it records every access, and accesses into a guard are reported."""
     name = "cpu"
 
@@ -288,7 +288,7 @@ def open_device(kind: str, turn=None) -> Device:
         try:
             return CpuDevice()
         except ImportError as e:
-            raise RuntimeError(f"the CPU device needs kreg.checker.emulator, which is not available ({e})") from None
+            raise RuntimeError(f"the CPU device needs kreg.checker.emulator.machine, which is not available ({e})") from None
     if kind == "gpu":
         try:
             return GpuDevice(turn)

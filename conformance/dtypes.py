@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kreg.checker.fpround import f32_to_bf16_rn
+from kreg.checker.emulator.fpround import f32_to_bf16_rn
 from kreg.registry.schema import DTYPES
 
 from .chunks import chunk_map

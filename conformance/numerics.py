@@ -22,7 +22,7 @@ from .chunks import chunk_map
 from .dtypes import OVERFLOW, decode, exact, is_float, itemsize, storage
 from .inputs import (host_scalars, input_values, make_inputs, output_params, poison_bits, poison_bytes,
                      readable_params, to_bytes)
-from kreg.checker.bind import BindError, bind, buffer_sizes
+from kreg.checker.ptx.bind import BindError, bind, buffer_sizes
 from .references import REFERENCES
 from .shapes import is_ragged
 from .tolerance import bound as tolerance_bound, error_scales, tolerance_for

@@ -7,7 +7,7 @@ import numpy as np
 
 from kreg.registry.schema import Op, Variant
 
-from kreg.checker.bind import buffer_sizes
+from kreg.checker.ptx.bind import buffer_sizes
 
 BLOCKISH = (8, 16, 32, 64, 128, 256, 512, 1024, 2048)
 

@@ -4,7 +4,7 @@ set of buffers so the working set exceeds L2; the device-to-device copy bandwidt
 process; achieved bytes/s from the op's traffic model; a figure above the roofline is flagged as a
 broken kernel or a broken measurement. The roofline is the DRAM's theoretical rate where the device
 reports it (a read-only stream legitimately beats the copy, which turns the bus around: gemv's lm_head
-reads at 106% of the copy rate on the H100), else 5% above the measured copy. A variant whose kernels all wait first (checker/pdl.py) is timed
+reads at 106% of the copy rate on the H100), else 5% above the measured copy. A variant whose kernels all wait first (checker/ptx/pdl.py) is timed
 a second time as the engine runs it, each launch in the graph with programmatic dependent launch
 (`pdl_us`: its start overlaps the previous launch's tail); `engine_us` is the time as the engine runs
 the variant (pdl_us where it may use PDL, else median_us), what profiles rank by."""
@@ -16,13 +16,13 @@ from dataclasses import replace
 import numpy as np
 
 from kreg import runtime
-from kreg.checker.pdl import waits_first
+from kreg.checker.ptx.pdl import waits_first
 from kreg.registry.schema import Op, Variant
 
 from .devices import GpuDevice, config, ptx_module
 from .dtypes import encode, itemsize
 from .inputs import index_values, make_inputs, output_params, poison_bytes, to_bytes
-from kreg.checker.bind import bind, buffer_sizes
+from kreg.checker.ptx.bind import bind, buffer_sizes
 
 MAX_SETS = 1 << 15
 ROOFLINE_SLACK = 1.05     # measured copy bandwidth is itself a measurement; 5% above it is already broken

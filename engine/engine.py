@@ -4,7 +4,7 @@ the buffer the next step's embedding reads); the position and the attention leng
 scalars the host sets once after a prefill, and the step's last launch (decode_advance) moves on by
 one, so a replay needs no host write. Every launch is a variant of the plan (plan.py). With pdl (the
 default) each launch (decode step and prefill) whose kernel executes griddepcontrol.wait before any memory access
-(checker/pdl.py) carries the programmatic-dependent-launch attribute: it may be scheduled while its
+(checker/ptx/pdl.py) carries the programmatic-dependent-launch attribute: it may be scheduled while its
 predecessor still runs, and its wait holds it until that predecessor completed and its writes are
 visible, so the step's results are those of launches run one after another."""
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The launch lists of a decode step and of a prefill pass: every op of every layer bound to the
-resident model's buffers (plan.OpKernel.launches -> checker/bind.py). Decode: T = 1, gemv (gemv_swiglu
+resident model's buffers (plan.OpKernel.launches -> checker/ptx/bind.py). Decode: T = 1, gemv (gemv_swiglu
 for the activation and down projection where the plan has it), the qk_norm_rope_kv prologue at the
 device position, split attention_decode + attention_merge over the device length n, and decode_advance
 moving both on; where the plan has the fused ops (plan.fused_decode), the norms, residual adds and the

@@ -2,17 +2,17 @@
 by a profile (safe-only / fastest) for this device and dtype, loaded as the exact PTX whose sha256 the
 store names (and, per named case where another qualifying variant was timed faster, that variant for
 launches at exactly the case's dims); and binding an op's params and dims to concrete buffers
-(checker/bind.py)."""
+(checker/ptx/bind.py)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
 from kreg import runtime
-from kreg.checker import ptx as P
-from kreg.checker.bind import BindError, bind, buffer_sizes
-from kreg.checker.compile import CompileError, compile_cuda
-from kreg.checker.pdl import waits_first
-from kreg.checker.prove import CHECKER_VERSION
+from kreg.checker.ptx import parse as P
+from kreg.checker.ptx.bind import BindError, bind, buffer_sizes
+from kreg.checker.ptx.compile import CompileError, compile_cuda
+from kreg.checker.ptx.pdl import waits_first
+from kreg.checker.prover.prove import CHECKER_VERSION
 from kreg.registry.catalog import Catalog, Entry, load_catalog
 from kreg.registry.profiles import resolve
 from kreg.registry.schema import Op
@@ -68,7 +68,7 @@ class Launch:
     @property
     def pdl_ready(self) -> bool:
         """Whether this launch may carry the PDL attribute: its kernel's PTX executes griddepcontrol.wait
-        before any memory access (checker/pdl.py), so starting it early cannot break the stream order."""
+        before any memory access (checker/ptx/pdl.py), so starting it early cannot break the stream order."""
         return _pdl_ready(self.kernel)
 
     def with_pdl(self) -> Launch:
@@ -103,7 +103,7 @@ class OpKernel:
     @property
     def pdl_ready(self) -> bool:
         """Whether every kernel this variant (and each one chosen for some dims) launches waits first
-        (checker/pdl.py)."""
+        (checker/ptx/pdl.py)."""
         return all(_pdl_ready(self.module.kernel(ln.entry)) for ln in self.entry.variant.launches) and \
             all(k.pdl_ready for k in self.by_dims.values())
 

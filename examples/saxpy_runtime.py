@@ -8,7 +8,7 @@ import argparse
 import numpy as np
 
 from kreg import runtime
-from kreg.checker.compile import compile_cuda
+from kreg.checker.ptx.compile import compile_cuda
 
 SOURCE = r"""
 extern "C" __global__ void saxpy(float a, const float* x, const float* y, float* out, int n) {

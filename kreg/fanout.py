@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 
 from kreg import __version__
-from kreg.checker.prove import CHECKER_VERSION
+from kreg.checker.prover.prove import CHECKER_VERSION
 from kreg.pipeline import Options, verify_variant
 from kreg.registry.catalog import Entry, variant_hash
 from kreg.registry.results import VariantReport

@@ -62,13 +62,13 @@ def choose_cases(op: Op, variant, device: str, opts: Options) -> dict[str, dict[
 # ---- the stages: each a plain function of plain data, run in a child --------------------------------
 
 def compile_stage(variant) -> tuple[str, str]:
-    from kreg.checker.compile import compile_cuda
+    from kreg.checker.ptx.compile import compile_cuda
     c = compile_cuda(variant.source_path.read_text(), variant.source_path.name, variant.options)
     return c.ptx, c.sha256
 
 
 def prove_stage(variant, op: Op, ptx: str, timeout_ms: int, budget_ms: int | None) -> dict:
-    from kreg.checker.prove import prove_json      # this child is the proof's isolation
+    from kreg.checker.prover.prove import prove_json      # this child is the proof's isolation
     return prove_json(variant, op, ptx, timeout_ms, budget_ms)
 
 
@@ -164,7 +164,7 @@ def verify_variant(entry: Entry, op: Op, device: str, opts: Options | None = Non
         _take_proofs(res, reused)
         res.proof_reused = True
     elif opts.prove:
-        from kreg.checker.prove import hard_limit_s
+        from kreg.checker.prover.prove import hard_limit_s
         budget = opts.prove_budget_ms or opts.prove_timeout_ms
         got = isolate.run(prove_stage, v, op, ptx, opts.prove_timeout_ms, opts.prove_budget_ms,
                           timeout_s=hard_limit_s(budget), memory_mb=opts.memory_mb)
@@ -320,7 +320,7 @@ def store_recorder(store: Store, e: Entry):
 def store_known_proof(store: Store, e: Entry):
     """known_proof for verify_variant: a stored proof of this variant's PTX by the current checker whose
     four properties are all decided (proven for all dims, or refuted)."""
-    from kreg.checker.prove import CHECKER_VERSION
+    from kreg.checker.prover.prove import CHECKER_VERSION
 
     def known(ptx_sha256: str) -> dict | None:
         row = store.latest(e.hash, "proof", ptx_sha256=ptx_sha256, checker_version=CHECKER_VERSION)

@@ -24,7 +24,7 @@ from pathlib import Path
 import yaml
 
 from kreg import isolate
-from kreg.checker.prove import CHECKER_VERSION
+from kreg.checker.prover.prove import CHECKER_VERSION
 from kreg.pipeline import Options, store_final, store_recorder, verdict, verify_variant
 from kreg.registry.catalog import Catalog, Entry, home, load_catalog, variant_hash
 from kreg.registry.limits import SOURCE_MAX_BYTES
@@ -111,7 +111,7 @@ def candidates(folder: Path) -> list[tuple[Path | None, Path]]:
 def device_kind(device: str) -> str:
     """The device kind results are stored under (as the numerics stage names it)."""
     if device == "cpu":
-        from kreg.checker.emulator import DEVICE_KIND
+        from kreg.checker.emulator.machine import DEVICE_KIND
         return DEVICE_KIND
     got = isolate.run(_gpu_kind, timeout_s=120)     # CUDA is never initialised in this process
     return got.value if got.ok else ""

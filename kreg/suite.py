@@ -99,7 +99,7 @@ def _hypothesis_test():
     @given(data=st.data())
     def test_variant_on_hypothesis_shapes(registry_verdicts, key, data):
         """Numerics (all checks) at hypothesis-chosen dims inside the op's ranges and requirements."""
-        from kreg.checker.compile import compile_cuda
+        from kreg.checker.ptx.compile import compile_cuda
         from kreg.conformance.numerics import run_numerics
         from kreg.conformance.shapes import dims_strategy
         if registry_verdicts[key].numerics != "pass":

@@ -47,24 +47,6 @@ def geometry_problems(grid, block, shared: int) -> list[str]:
     return why
 
 
-def launch_problems(variant, op, cases: dict[str, dict[str, int]]) -> list[str]:
-    """Each case at which one of the variant's launches (its grid, block and shared expressions) is
-    outside the CUDA limits or cannot be evaluated: one sentence naming the case, dims and limit."""
-    from .expr import ExprError
-    why = []
-    for case, dims in cases.items():
-        for i, ln in enumerate(variant.launches):
-            where = f"case {case} {dims}: launch {i + 1} ({ln.entry})"
-            try:
-                grid, block, shared = ln.geometry(dims)
-            except ExprError as e:
-                why.append(f"{where}: launch geometry cannot be evaluated: {e}")
-                continue
-            why += [f"{where}: grid {grid} block {block} shared {shared}: {w}"
-                    for w in geometry_problems(grid, block, shared)]
-    return why
-
-
 def step_budget(threads: int, elements: int) -> int:
     """Issue steps the emulator may spend on one launch of `threads` threads over buffers of
     `elements` elements in all: generous for any real kernel, small enough that a hang fails fast."""

@@ -6,11 +6,29 @@ from __future__ import annotations
 
 import re
 
-from .limits import launch_problems
+from .expr import ExprError
+from .limits import geometry_problems
 
 FLOAT_TYPES = {"f16", "f16x2", "bf16", "bf16x2", "f32", "f64"}
 _ATOMIC = re.compile(r"(?<![\w.$%])(atom|red)((?:\.[\w:]+)+)\s")     # also inside inline-asm braces
 FLOAT_ATOMICS = "uses float atomics (order-dependent results) but does not declare `deterministic: false`"
+
+
+def launch_problems(variant, op, cases: dict[str, dict[str, int]]) -> list[str]:
+    """Each case at which one of the variant's launches (its grid, block and shared expressions) is
+    outside the CUDA limits or cannot be evaluated: one sentence naming the case, dims and limit."""
+    why = []
+    for case, dims in cases.items():
+        for i, ln in enumerate(variant.launches):
+            where = f"case {case} {dims}: launch {i + 1} ({ln.entry})"
+            try:
+                grid, block, shared = ln.geometry(dims)
+            except ExprError as e:
+                why.append(f"{where}: launch geometry cannot be evaluated: {e}")
+                continue
+            why += [f"{where}: grid {grid} block {block} shared {shared}: {w}"
+                    for w in geometry_problems(grid, block, shared)]
+    return why
 
 
 def geometry(variant, op, cases: dict[str, dict[str, int]]) -> list[str]:

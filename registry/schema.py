@@ -11,7 +11,8 @@ import yaml
 from .source_policy import source_problem
 
 from .expr import Expr, ExprError, parse, parse_condition
-from .limits import SOURCE_MAX_BYTES, launch_problems
+from .limits import SOURCE_MAX_BYTES
+from .preflight import launch_problems
 from .yamlsafe import YamlRefused, load_metadata
 
 # dtype name -> (bytes, numpy name, CUDA C++ type)

@@ -10,7 +10,8 @@
 
 Imports registry and checker only; the GPU backend (CuPy, cuda.bindings) is imported lazily."""
 from .config import PDL, LaunchConfig
-from .device import Device, device
+from .backends import device
+from .device import Device
 from .errors import ArgError, KernelNotFound, LaunchError, LoadError, ShaMismatch
 from .graph import Graph
 from .memory import Buffer

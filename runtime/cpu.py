@@ -2,7 +2,7 @@
 the recorded list of launches, replayed in order."""
 from __future__ import annotations
 
-from kreg.checker import emulator as E
+from kreg.checker.emulator import machine as E
 from kreg.registry.limits import STEPS_CAP
 
 from .device import Device

@@ -2,9 +2,8 @@
 emulator with its own memory; `device("gpu")` the current CUDA GPU (one object per process)."""
 from __future__ import annotations
 
-from functools import cache
 
-from kreg.checker import toolchain
+from kreg.checker.ptx import toolchain
 
 from .errors import LoadError, ShaMismatch
 from .graph import Graph
@@ -79,19 +78,3 @@ class Device:
 
     def describe(self) -> str:
         return self.kind
-
-
-@cache
-def _gpu():
-    from .gpu import Gpu
-    return Gpu()
-
-
-def device(kind: str = "cpu", **options) -> Device:
-    """Open a device by kind: "cpu" (options: max_cost) or "gpu"."""
-    if kind == "cpu":
-        from .cpu import Cpu
-        return Cpu(**options)
-    if kind == "gpu":
-        return _gpu()
-    raise ValueError(f"unknown device {kind!r} (cpu or gpu)")

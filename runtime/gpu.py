@@ -17,8 +17,8 @@ class GpuModule:
 
     def __init__(self, ptx: str):
         import cupy
-        from kreg.checker.compile import _home, check_driver_accepts
-        from kreg.checker.ptx_cache import exact_file
+        from kreg.checker.ptx.compile import _home, check_driver_accepts
+        from kreg.checker.ptx.cache import exact_file
         check_driver_accepts(ptx, cupy.cuda.runtime.driverGetVersion())
         # CuPy reads the file lazily, so it is a file named by the sha256 it must match (checked)
         self.sha256 = hashlib.sha256(ptx.encode()).hexdigest()

@@ -1,7 +1,7 @@
 """Module (the loaded PTX of one sha256 on one device) and Kernel (one entry of it)."""
 from __future__ import annotations
 
-from kreg.checker import ptx as P
+from kreg.checker.ptx import parse as P
 
 from .config import LaunchConfig
 from .errors import KernelNotFound

@@ -6,8 +6,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from kreg.checker import ptx as P
-from kreg.checker.bind import PARAM_NP   # PTX param type -> NumPy scalar type that passes it by value
+from kreg.checker.ptx import parse as P
+from kreg.checker.ptx.bind import PARAM_NP   # PTX param type -> NumPy scalar type that passes it by value
 
 from .errors import ArgError
 

@@ -8,7 +8,7 @@ import hashlib
 
 import numpy as np
 
-from kreg.checker import ptx as P
+from kreg.checker.ptx import parse as P
 from kreg.registry.vendor import ROUTINES, routine
 
 from .errors import KernelNotFound, LaunchError, LoadError

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from kreg import runtime
-from kreg.checker.compile import compile_cuda
+from kreg.checker.ptx.compile import compile_cuda
 from kreg.conformance.dtypes import decode, encode
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent

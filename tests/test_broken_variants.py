@@ -28,7 +28,7 @@ GPU = Options(prove=False, speed=False, ragged=3, gpu_ragged_bytes=1 << 20, gpu_
 
 def _has_emulator():
     try:
-        import kreg.checker.emulator  # noqa: F401
+        import kreg.checker.emulator.machine  # noqa: F401
         return True
     except ImportError:
         return False
@@ -49,7 +49,7 @@ def _verify_all(device, opts):
 @pytest.fixture(scope="module")
 def cpu_results():
     if not _has_emulator():
-        pytest.skip("the CPU device needs kreg.checker.emulator")
+        pytest.skip("the CPU device needs kreg.checker.emulator.machine")
     return _verify_all("cpu", CPU)
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kreg.checker import emulator as E
-from kreg.checker.compile import compile_cuda
+from kreg.checker.emulator import machine as E
+from kreg.checker.ptx.compile import compile_cuda
 from kreg.conformance.devices import CpuDevice
 from kreg.conformance.numerics import run_case, run_numerics
 from kreg.registry import limits as L

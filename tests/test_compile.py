@@ -1,6 +1,6 @@
 import pytest
 
-from kreg.checker.compile import CompileError, DriverTooOld, check_driver_accepts, compile_cuda, ptx_isa_version
+from kreg.checker.ptx.compile import CompileError, DriverTooOld, check_driver_accepts, compile_cuda, ptx_isa_version
 from kreg.registry.catalog import load_catalog
 
 

@@ -4,7 +4,7 @@ a correct kernel) without a GPU or the emulator. The real devices are tested in 
 import numpy as np
 import pytest
 
-from kreg.checker.compile import compile_cuda
+from kreg.checker.ptx.compile import compile_cuda
 from kreg.conformance.devices import Device
 from kreg.conformance.dtypes import decode, encode
 from kreg.conformance.inputs import make_inputs, poison_bits

@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kreg.checker import emulator as E
-from kreg.checker import fpround as F
-from kreg.checker import ptx as P
-from kreg.checker.compile import compile_cuda
+from kreg.checker.emulator import machine as E
+from kreg.checker.emulator import fpround as F
+from kreg.checker.ptx import parse as P
+from kreg.checker.ptx.compile import compile_cuda
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -37,7 +37,7 @@ def _catalog():
 
 def run_add(variant_name, n, seed):
     """A registry add variant, launched as its YAML says (through bind), on n random bf16 elements."""
-    from kreg.checker.bind import bind
+    from kreg.checker.ptx.bind import bind
     cat = _catalog()
     v = cat.find(variant_name).variant
     module = P.parse(kernel_ptx(str(v.source_path.relative_to(ROOT))))

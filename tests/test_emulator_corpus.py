@@ -8,7 +8,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent / "corpus"))
 import cases as C  # noqa: E402
 
-from kreg.checker.compile import compile_cuda  # noqa: E402
+from kreg.checker.ptx.compile import compile_cuda  # noqa: E402
 
 CASES = {c.name: c for c in C.CASES}
 

@@ -1,13 +1,13 @@
 """The emulator's tensor-core and async-copy instructions against the PTX ISA's fragment layouts, written
-out here independently of checker/emu_tensor.py: mma.sync m16n8k16 (bf16, f16) on fragments each lane
+out here independently of checker/emulator/tensor.py: mma.sync m16n8k16 (bf16, f16) on fragments each lane
 loads by the ISA's formulas (groupID = lane / 4, threadID_in_group = lane % 4), ldmatrix x1/x2/x4 with
 and without .trans on rows at lane-supplied addresses, and cp.async landing only at its wait."""
 import numpy as np
 import pytest
 
-from kreg.checker.compile import compile_cuda
-from kreg.checker.emulator import Memory, launch
-from kreg.checker.emulator import EmulatorError
+from kreg.checker.ptx.compile import compile_cuda
+from kreg.checker.emulator.machine import Memory, launch
+from kreg.checker.emulator.machine import EmulatorError
 from kreg.conformance.dtypes import encode
 from kreg.runtime import parsed
 

@@ -11,9 +11,9 @@ import sys
 import pytest
 
 from kreg import runtime
-from kreg.checker.compile import compile_cuda
-from kreg.checker.prove import CHECKER_VERSION
-from kreg.checker.emulator import DEVICE_KIND
+from kreg.checker.ptx.compile import compile_cuda
+from kreg.checker.prover.prove import CHECKER_VERSION
+from kreg.checker.emulator.machine import DEVICE_KIND
 from kreg.engine import plan as P
 from kreg.engine.errors import EngineError
 from kreg.registry.catalog import load_catalog

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from kreg.checker.compile import compile_cuda
-from kreg.checker.prove import prove_variant
+from kreg.checker.ptx.compile import compile_cuda
+from kreg.checker.prover.prove import prove_variant
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 from test_kernels_emulated import CAT, mismatches  # noqa: E402

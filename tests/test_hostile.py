@@ -56,7 +56,7 @@ def _stage(name: str, m: dict, home: Path) -> None:
 def _swap_cached_ptx(home: Path, variant: str, other: Path) -> None:
     """Compile the variant's source into the PTX cache (as an earlier run would have), then replace the
     cached .ptx with the PTX of another source, leaving the recorded sha256 as it was."""
-    from kreg.checker.compile import compile_cuda
+    from kreg.checker.ptx.compile import compile_cuda
     old = os.environ.get("KREG_HOME")
     os.environ["KREG_HOME"] = str(home)
     try:

@@ -9,7 +9,7 @@ import z3
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kreg.checker.intabs import IntAbs
+from kreg.checker.prover.intabs import IntAbs
 
 EXAMPLES = int(os.environ.get("KREG_INTABS_EXAMPLES", "120"))
 

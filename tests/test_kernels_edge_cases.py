@@ -4,15 +4,15 @@ cache rows outside the written positions untouched, argmax ties resolved to the 
 import numpy as np
 import pytest
 
-from kreg.checker.compile import compile_cuda
+from kreg.checker.ptx.compile import compile_cuda
 from kreg.conformance.dtypes import decode, encode, storage
-from kreg.checker.bind import bind, buffer_sizes
+from kreg.checker.ptx.bind import bind, buffer_sizes
 from kreg.runtime import parsed
 from kreg.conformance.references import REFERENCES, rope_tables
 from kreg.conformance.tolerance import bound as tolerance_bound, error_scales, tolerance_for
 from kreg.registry.catalog import load_catalog
 
-emulator = pytest.importorskip("kreg.checker.emulator")
+emulator = pytest.importorskip("kreg.checker.emulator.machine")
 
 CAT = load_catalog()
 OPS = ("qk_norm_rope_kv", "qk_norm_rope_prefill", "argmax")

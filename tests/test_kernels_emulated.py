@@ -7,10 +7,10 @@ import dataclasses
 import numpy as np
 import pytest
 
-from kreg.checker.compile import compile_cuda
-from kreg.checker.emulator import Memory, run_bound
+from kreg.checker.ptx.compile import compile_cuda
+from kreg.checker.emulator.machine import Memory, run_bound
 from kreg.conformance.dtypes import decode, encode, is_float, storage
-from kreg.checker.bind import bind, buffer_sizes
+from kreg.checker.ptx.bind import bind, buffer_sizes
 from kreg.runtime import parsed
 from kreg.conformance.references import REFERENCES
 from kreg.conformance.shapes import ragged_dims
@@ -152,7 +152,7 @@ def test_a_broken_kernel_is_caught(tmp_path, name, old, new):
 def test_decode_then_merge_is_attention_over_the_first_n_positions():
     """attention_decode at a device-scalar n below S (some splits empty), then attention_merge, on the
     emulator: softmax(scale q k^T) v over positions < n only, per query head of its KV group."""
-    from kreg.checker.emulator import Memory, run_bound
+    from kreg.checker.emulator.machine import Memory, run_bound
     dec = {e.variant.types["DT"]: e for e in ENTRIES if e.op == "attention_decode" and e.variant.safety == "safe"}
     mer = {e.variant.types["DT"]: e for e in ENTRIES if e.op == "attention_merge" and e.variant.safety == "safe"}
     rng = np.random.default_rng(7)

@@ -6,9 +6,9 @@ import time
 import numpy as np
 import pytest
 
-from kreg.checker import emulator as E
-from kreg.checker.compile import compile_cuda
-from kreg.checker.bind import BindError, bind
+from kreg.checker.emulator import machine as E
+from kreg.checker.ptx.compile import compile_cuda
+from kreg.checker.ptx.bind import BindError, bind
 from kreg.runtime import parsed
 from kreg.registry import limits as L
 from kreg.registry.catalog import BUILTIN

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kreg.checker import ptx as P
+from kreg.checker.ptx import parse as P
 from kreg.registry.schema import load_op, load_variant
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -110,7 +110,7 @@ ret;
 def test_emulator_shared_access_below_zero_is_out_of_bounds():
     """Found by the fuzzer (an addr-1 mutant): the emulator's shared-memory bound check wrapped around,
     so a store 4 bytes below the window passed it and landed in another block's shared memory."""
-    from kreg.checker import emulator as E
+    from kreg.checker.emulator import machine as E
     with pytest.raises(E.EmulatorError, match="out-of-bounds"):
         E.launch(SHARED_BELOW, "k", 2, 32, 0, [], E.Memory())
 

@@ -1,4 +1,4 @@
-"""Programmatic dependent launch: the static check of checker/pdl.py (griddepcontrol.wait before every
+"""Programmatic dependent launch: the static check of checker/ptx/pdl.py (griddepcontrol.wait before every
 memory access) accepts kernels that wait first and refuses one that reads, branches or waits under a
 predicate before its wait; the emulator and the prover treat both griddepcontrol instructions as
 no-ops; the engine gives the PDL attribute to exactly the decode launches whose kernels pass the
@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from kreg import runtime
-from kreg.checker import ptx as P
-from kreg.checker.compile import compile_cuda
-from kreg.checker.pdl import wait_first_problem, waits_first
+from kreg.checker.ptx import parse as P
+from kreg.checker.ptx.compile import compile_cuda
+from kreg.checker.ptx.pdl import wait_first_problem, waits_first
 from kreg.engine import plan as EP
 from kreg.registry.catalog import load_catalog
 

@@ -10,9 +10,9 @@ import dataclasses
 import numpy as np
 import pytest
 
-from kreg.checker.bind import bind, buffer_sizes
-from kreg.checker.compile import compile_cuda
-from kreg.checker.emulator import Memory, run_bound
+from kreg.checker.ptx.bind import bind, buffer_sizes
+from kreg.checker.ptx.compile import compile_cuda
+from kreg.checker.emulator.machine import Memory, run_bound
 from kreg.conformance.dtypes import decode, encode
 from kreg.registry.catalog import load_catalog
 from kreg.runtime import parsed

@@ -5,7 +5,7 @@ import json
 import os
 import subprocess
 
-from kreg.checker.prove import CHECKER_VERSION
+from kreg.checker.prover.prove import CHECKER_VERSION
 from kreg.registry.results import PROPS
 from kreg.registry.store import Store
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kreg.checker.compile import compile_cuda
-from kreg.checker.prove import CHECKER_VERSION, PROPS, prove_variant
+from kreg.checker.ptx.compile import compile_cuda
+from kreg.checker.prover.prove import CHECKER_VERSION, PROPS, prove_variant
 from kreg.registry.catalog import load_catalog
 from kreg.registry.schema import load_op, load_variant
 
@@ -136,7 +136,7 @@ def _hog(*a):
 
 
 def test_isolated_proof_that_hangs_is_killed_and_unknown(monkeypatch):
-    import kreg.checker.prove as prove
+    import kreg.checker.prover.prove as prove
     monkeypatch.setattr(prove, "_prove_here", _hang)    # stands for a solver call that ignores its timeout
     monkeypatch.setattr(prove, "GRACE_S", 1.0)
     t = time.monotonic()
@@ -147,7 +147,7 @@ def test_isolated_proof_that_hangs_is_killed_and_unknown(monkeypatch):
 
 
 def test_isolated_proof_over_its_memory_limit_is_unknown(monkeypatch):
-    import kreg.checker.prove as prove
+    import kreg.checker.prover.prove as prove
     monkeypatch.setattr(prove, "_prove_here", _hog)
     monkeypatch.setattr(prove, "MEMORY_MB", 256)
     res = prove.prove_variant(_variant("vec_basic"), _ops()["vec"], _ptx("vec_basic"), timeout_ms=2000)

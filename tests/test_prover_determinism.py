@@ -12,10 +12,10 @@ import pytest
 
 SCRIPT = """
 import hashlib, sys
-from kreg.checker import ptx as P
-from kreg.checker.compile import compile_cuda
-from kreg.checker.env import LaunchEnv
-from kreg.checker.symbolic import Executor
+from kreg.checker.ptx import parse as P
+from kreg.checker.ptx.compile import compile_cuda
+from kreg.checker.prover.env import LaunchEnv
+from kreg.checker.prover.symbolic import Executor
 from kreg.registry.catalog import load_catalog
 cat = load_catalog()
 v = next(e.variant for e in cat.kernels if e.variant.name == {name!r})

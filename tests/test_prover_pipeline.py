@@ -1,5 +1,5 @@
 """prover-0.12: what is in flight where a loop iteration starts (cp.async copies, wgmma reads, writes not yet
-fenced for the async proxy) is bounded by the waits and fences every iteration runs first (checker/loops.py
+fenced for the async proxy) is bounded by the waits and fences every iteration runs first (checker/prover/loops.py
 prefix_plan, carry), so a wgmma pipeline that leaves a step's wgmmas and the next steps' copies in flight
 across the loop's back edge is proven (tests/prover_corpus wg_pipe, wg_pipe4), and the same pipeline with a
 stage refilled while a wgmma may still read it is never proven, however large the budget."""
@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from kreg.checker import ptx as P
-from kreg.checker.loops import find_loops, prefix_plan
-from kreg.checker.prove import prove_variant
+from kreg.checker.ptx import parse as P
+from kreg.checker.prover.loops import prefix_plan
+from kreg.checker.ptx.cfg import find_loops
+from kreg.checker.prover.prove import prove_variant
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_prover import _ops, _ptx, _variant  # noqa: E402

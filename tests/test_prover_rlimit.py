@@ -14,8 +14,8 @@ from pathlib import Path
 
 import z3
 
-import kreg.checker.prove as prove
-from kreg.checker.prove import PROPS, prove_variant
+import kreg.checker.prover.prove as prove
+from kreg.checker.prover.prove import PROPS, prove_variant
 
 from test_prover import _ops, _ptx, _variant
 

@@ -10,12 +10,14 @@ from types import SimpleNamespace
 import pytest
 import z3
 
-import kreg.checker.prove as prove
-from kreg.checker import ptx as P
-from kreg.checker.loops import find_loops, inductions
-from kreg.checker.prove import PROPS, Verdict
-from kreg.checker.env import LaunchEnv
-from kreg.checker.symbolic import Executor, exit_ipdom, is_warp_sync, sync_branches
+import kreg.checker.prover.prove as prove
+from kreg.checker.ptx import parse as P
+from kreg.checker.prover.loops import inductions
+from kreg.checker.ptx.cfg import find_loops
+from kreg.checker.prover.prove import PROPS, Verdict
+from kreg.checker.prover.env import LaunchEnv
+from kreg.checker.prover.symbolic import Executor
+from kreg.checker.ptx.cfg import exit_ipdom, is_warp_sync, sync_branches
 
 from test_prover import _ops, _ptx, _variant
 
@@ -106,7 +108,7 @@ def test_counter_copied_back_by_mov_is_an_induction():
 
 
 def test_step_recomputed_in_the_loop_is_invariant_only_before_its_use():
-    from kreg.checker.loops import Remat
+    from kreg.checker.prover.loops import Remat
     before = _inductions(_loop_ptx("\tmul.wide.s32 %rd6, %r2, 512;\n\tadd.s64 %rd5, %rd5, %rd6;\n"
                                    "\tadd.s32 %r10, %r10, 1;"))
     (sign, step), = before["%rd5"][1]

@@ -4,9 +4,9 @@ import os
 
 import pytest
 
-from kreg.checker.compile import compile_cuda
-from kreg.checker import ptx_cache
-from kreg.checker.ptx_cache import PtxCache, exact_file
+from kreg.checker.ptx.compile import compile_cuda
+from kreg.checker.ptx import cache as ptx_cache
+from kreg.checker.ptx.cache import PtxCache, exact_file
 
 SRC = 'extern "C" __global__ void k(float* x) { x[threadIdx.x] = 2.0f; }\n'
 OTHER = 'extern "C" __global__ void k(float* x) { x[threadIdx.x] = 3.0f; }\n'

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from kreg.checker import ptx as P
-from kreg.checker.compile import compile_cuda
+from kreg.checker.ptx import parse as P
+from kreg.checker.ptx.compile import compile_cuda
 
 sys.path.insert(0, str(Path(__file__).parent / "corpus"))
 import cases as C  # noqa: E402

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from kreg import runtime
-from kreg.checker.compile import compile_cuda
+from kreg.checker.ptx.compile import compile_cuda
 from kreg.runtime import PDL, LaunchConfig
 
 DEVICES = ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)]

@@ -1,4 +1,4 @@
-"""The prover's per-instruction semantics (checker/semantics.py) against the emulator's (emu_alu.py) on
+"""The prover's per-instruction semantics (checker/prover/semantics.py) against the emulator's (emu_alu.py) on
 concrete values. Each instruction form is one tiny kernel: every thread loads one input tuple, runs the
 instruction, stores the results; the emulator runs it for a whole batch of tuples at once, and the
 symbolic executor evaluates the same parsed instruction on z3 constants. An exact result must equal the
@@ -19,11 +19,12 @@ import z3
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kreg.checker import emulator as E
-from kreg.checker import ptx as P
-from kreg.checker.loops import Unsupported
-from kreg.checker.semantics import execute
-from kreg.checker.symbolic import Executor, State, bv
+from kreg.checker.emulator import machine as E
+from kreg.checker.ptx import parse as P
+from kreg.checker.prover.state import Unsupported
+from kreg.checker.prover.semantics import execute
+from kreg.checker.prover.symbolic import Executor
+from kreg.checker.prover.state import State, bv
 
 EXAMPLES = int(os.environ.get("KREG_DIFF_EXAMPLES", "3"))
 BATCH = 24

@@ -2,7 +2,7 @@
 CUDA headers are refused, at load and at compile time, without echoing the refused path."""
 import pytest
 
-from kreg.checker.compile import SourceRefused, compile_cuda
+from kreg.checker.ptx.compile import SourceRefused, compile_cuda
 from kreg.registry.source_policy import OUTSIDE, source_problem
 from kreg.registry.catalog import BUILTIN
 from kreg.registry.limits import SOURCE_MAX_BYTES
@@ -85,7 +85,7 @@ def test_every_registry_and_corpus_source_passes():
 
 
 def test_a_huge_compile_log_is_cut():
-    from kreg.checker.compile import CompileError
+    from kreg.checker.ptx.compile import CompileError
     bad = 'extern "C" __global__ void k() {\n' + "".join(f"undefined_{i}_{'x' * 300}();\n" for i in range(300)) + "}\n"
     with pytest.raises(CompileError) as e:
         compile_cuda(bad, "noisy.cu", use_cache=False)

@@ -1,6 +1,6 @@
 """conformance/speed.plan_sets: how the speed figure rotates buffer sets past L2 (CPU; the timing itself
 is GPU-only). Ops that touch a buffer only in part share it, so a decode gather reads cold rows."""
-from kreg.checker.bind import buffer_sizes
+from kreg.checker.ptx.bind import buffer_sizes
 from kreg.conformance.speed import MAX_SETS, plan_sets
 from kreg.registry.catalog import load_catalog
 

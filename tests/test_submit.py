@@ -113,7 +113,7 @@ def _stage_case(case: str, m: dict, cand: Path, home: Path) -> tuple[Path, Path]
     for rel, target in (m.get("symlink") or {}).items():
         os.symlink(target, cand / Path(rel).name)
     if m.get("swap_cached_ptx"):       # an earlier compile of the source, its cached PTX then replaced
-        from kreg.checker.compile import compile_cuda
+        from kreg.checker.ptx.compile import compile_cuda
         compile_cuda((cand / f"{name}.cu").read_text(), f"{name}.cu")
         good = compile_cuda((HOSTILE / case / m["swap_cached_ptx"]).read_text(), use_cache=False).ptx
         [cached] = (home / "cache" / "ptx").glob("*.ptx")

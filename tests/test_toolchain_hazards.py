@@ -1,4 +1,4 @@
-"""Toolchain hazards (checker/toolchain.py): PTX that ptxas translates against the PTX ISA is never proven
+"""Toolchain hazards (checker/ptx/toolchain.py): PTX that ptxas translates against the PTX ISA is never proven
 and never loaded, no shipped kernel has one, and (where ptxas is on the PATH) the hazard is real."""
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from kreg import runtime
-from kreg.checker import ptx as P
-from kreg.checker import toolchain
-from kreg.checker import prove as prove_mod
-from kreg.checker.compile import assemble_cuda, compile_cuda
-from kreg.checker.prove import PROPS, prove_variant
+from kreg.checker.ptx import parse as P
+from kreg.checker.ptx import toolchain
+from kreg.checker.prover import prove as prove_mod
+from kreg.checker.ptx.compile import assemble_cuda, compile_cuda
+from kreg.checker.prover.prove import PROPS, prove_variant
 from kreg.registry.catalog import load_catalog
 from kreg.registry.schema import load_op, load_variant
 

@@ -128,7 +128,7 @@ def test_a_vendor_launch_binds_as_its_routine_takes_it(name):
     buffers, 32-bit dims, in the order runtime/vendor.py passes them to cublasGemmEx."""
     import numpy as np
     from types import SimpleNamespace
-    from kreg.checker.bind import bind
+    from kreg.checker.ptx.bind import bind
     from kreg.runtime.vendor import signature
     cat = load_catalog()
     e = cat.find(name)

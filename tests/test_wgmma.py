@@ -1,4 +1,4 @@
-"""Hopper warpgroup MMA (checker/emu_wgmma.py, kernels/unsafe/gemm/gemm_wgmma.cu) on the CPU: the probe
+"""Hopper warpgroup MMA (checker/emulator/wgmma.py, kernels/unsafe/gemm/gemm_wgmma.cu) on the CPU: the probe
 kernel's raw accumulators against the PTX ISA's m64nNk16 fragment layout written out here (warp w of the
 warpgroup owns rows 16 w .. 16 w + 15; lane l holds d[4 j + h] at row 16 w + l / 4 + 8 (h / 2), column
 8 j + 2 (l % 4) + h % 2) on operands that code their rows, columns and k; the asynchrony (accumulators
@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kreg.checker.compile import compile_cuda
-from kreg.checker.emulator import Memory, launch
-from kreg.checker.prove import PROPS, prove_variant
+from kreg.checker.ptx.compile import compile_cuda
+from kreg.checker.emulator.machine import Memory, launch
+from kreg.checker.prover.prove import PROPS, prove_variant
 from kreg.registry.catalog import load_catalog
 from kreg.runtime import parsed
 
@@ -164,7 +164,7 @@ def test_emulator_against_the_h100_probe():
     """The H100's raw accumulators of wgmma_probe_bf16 on random normals (K = 256: 16 chained k16 steps;
     bench/wgmma_dev.py probe) against the emulator's: every register within the documented tensor-core
     bound (gemm.yaml: 3 K u of sum |a b|; so the layouts agree), and at least 99% bit-identical under the
-    fitted k16-step model (checker/emu_wgmma.py), where a single rounding of the exact sum matches < 20%."""
+    fitted k16-step model (checker/emulator/wgmma.py), where a single rounding of the exact sum matches < 20%."""
     rng = np.random.default_rng(5)
     for _ in range(2):
         rng.integers(-3, 4, (64, 256))

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 import z3
 
-from kreg.checker import emulator  # noqa: F401  (loads the emulator's handlers in order)
-from kreg.checker import emu_wgmma
-from kreg.checker import ptx as P
-from kreg.checker import semantics as S
-from kreg.checker.loops import Unsupported
+from kreg.checker.emulator import machine as emulator  # noqa: F401  (loads the emulator's handlers in order)
+from kreg.checker.emulator import wgmma as emu_wgmma
+from kreg.checker.ptx import parse as P
+from kreg.checker.prover import semantics as S
+from kreg.checker.prover.state import Unsupported
 
 
 class _Env:

@@ -1,4 +1,4 @@
-"""The wgmma register-A / transposed-B form in the emulator (checker/emu_wgmma.py) and the wgmma prefill
+"""The wgmma register-A / transposed-B form in the emulator (checker/emulator/wgmma.py) and the wgmma prefill
 (kernels/safe/attention_prefill/attention_prefill_wg.cu) on the CPU: the prefill's layout probe (A [64][BN]
 loaded into the PTX ISA's m64k16 A register fragment, B [BN][128] keys x dims in a V stage read MN-major
 through a descriptor with LBO = the distance of the two 64-dim halves, BN / 16 chained steps, the raw
@@ -8,8 +8,8 @@ both loop forms; the registered build safe."""
 import numpy as np
 import pytest
 
-from kreg.checker.compile import compile_cuda
-from kreg.checker.emulator import Memory, launch
+from kreg.checker.ptx.compile import compile_cuda
+from kreg.checker.emulator.machine import Memory, launch
 from kreg.registry.catalog import load_catalog
 from kreg.runtime import parsed
 

@@ -9,7 +9,7 @@ import json
 from rich.console import Console
 from rich.table import Table
 
-from kreg.checker.prove import CHECKER_VERSION
+from kreg.checker.prover.prove import CHECKER_VERSION
 from kreg.registry.catalog import load_catalog
 from kreg.registry.profiles import resolve
 from kreg.registry.store import Store, StoreError

@@ -228,7 +228,7 @@ def initial(case: Case) -> tuple[list, list]:
 
 def run_emulated(case: Case, ptx: str, **kw) -> dict[str, bytes]:
     """Every buffer's bytes after the launch on the CPU emulator."""
-    from kreg.checker import emulator as E
+    from kreg.checker.emulator import machine as E
     mem = E.Memory()
     bufs, args = initial(case)
     addrs = []
@@ -244,7 +244,7 @@ def run_emulated(case: Case, ptx: str, **kw) -> dict[str, bytes]:
 @lru_cache(maxsize=None)
 def emulated(name: str) -> dict[str, bytes]:
     """run_emulated on the case's freshly compiled PTX, once per process (tests share it)."""
-    from kreg.checker.compile import compile_cuda
+    from kreg.checker.ptx.compile import compile_cuda
     case = next(c for c in CASES if c.name == name)
     return run_emulated(case, compile_cuda(case.source.read_text()).ptx)
 
@@ -252,7 +252,7 @@ def emulated(name: str) -> dict[str, bytes]:
 def run_gpu(case: Case, ptx: str) -> dict[str, bytes]:
     """Every buffer's bytes after the launch on the GPU (CuPy, the exact PTX)."""
     import cupy
-    from kreg.checker.bind import BoundLaunch
+    from kreg.checker.ptx.bind import BoundLaunch
     from kreg.runtime.gpu import GpuModule
     bufs, args = initial(case)
     dev = [cupy.asarray(data) for _, data in bufs]

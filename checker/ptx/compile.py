@@ -11,13 +11,13 @@ from pathlib import Path
 
 from kreg.registry.limits import COMPILE_LOG_MAX_CHARS
 
-from .ptx_cache import PtxCache
+from kreg.checker.ptx.cache import PtxCache
 from kreg.registry.catalog import include_bytes
 from kreg.registry.source_policy import source_problem
 
 ARCH = "compute_90"
 NVRTC_VERSION = (13, 0)   # the version pinned in pyproject.toml
-INCLUDE_DIR = Path(__file__).resolve().parent.parent / "kernels" / "include"
+INCLUDE_DIR = Path(__file__).resolve().parents[2] / "kernels" / "include"
 # PTX ISA version each CUDA driver major.minor accepts at most (PTX ISA release notes).
 DRIVER_MAX_PTX = {(12, 0): (8, 0), (12, 1): (8, 1), (12, 2): (8, 2), (12, 3): (8, 3), (12, 4): (8, 4),
                   (12, 5): (8, 5), (12, 6): (8, 5), (12, 8): (8, 7), (12, 9): (8, 8), (13, 0): (9, 0),

@@ -21,7 +21,7 @@ from __future__ import annotations
 import struct
 from collections import Counter
 
-from . import ptx as P
+from kreg.checker.ptx import parse as P
 
 # name -> the address window whose relocations a module-scope variable of that name captures
 RESERVED_NAMES = {"SMEM": "shared", "LOCAL": "local"}
@@ -59,7 +59,7 @@ def text_relocations(elf: bytes) -> Counter:
 def assembled_hazards(ptx: str, source: str, name: str, options=()) -> list[str] | None:
     """What is relocated in the entries' code of the cubin NVRTC assembles from `source` (empty: nothing);
     None when that source's PTX is not `ptx` byte for byte (nothing can be said about `ptx` then)."""
-    from .compile import assemble_cuda, compile_cuda
+    from kreg.checker.ptx.compile import assemble_cuda, compile_cuda
     if compile_cuda(source, name, options).ptx != ptx:      # cached: a mutant's PTX costs no second compile
         return None
     got, cubin = assemble_cuda(source, name, options)

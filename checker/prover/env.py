@@ -9,9 +9,9 @@ import z3
 from kreg.registry.expr import Expr
 from kreg.registry.schema import DTYPES, Launch, Op, Variant
 
-from . import ptx as P
-from .loops import Unsupported
-from .symbolic import Buffer, bv, fit
+from kreg.checker.ptx import parse as P
+from kreg.checker.prover.state import Unsupported
+from kreg.checker.prover.state import Buffer, bv, fit
 
 AXES = "xyz"
 GRID_MAX = ((1 << 31) - 1, 65535, 65535)

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from kreg.checker import ptx as P
-from kreg.checker.emu_alu import op
-from kreg.checker.emu_ops import DT
+from kreg.checker.ptx import parse as P
+from kreg.checker.emulator.ops import DT, op
 
 
 # ---- control flow -----------------------------------------------------------------------------------
@@ -231,7 +230,7 @@ def _dp(self, ins, m, *_):
 
 @op("isspacep")
 def _isspacep(self, ins, m, *_):
-    from kreg.checker.emu_ops import LOCAL_BASE, SHARED_BASE
+    from kreg.checker.emulator.ops import LOCAL_BASE, SHARED_BASE
     a = np.asarray(self.get(ins.args[1], "u64")).astype(np.uint64)
     space = next(x for x in ins.mods if x in ("global", "shared", "local", "const", "param"))
     in_sh = (a >= np.uint64(SHARED_BASE)) & (a < np.uint64(SHARED_BASE + (1 << 32)))

@@ -19,7 +19,7 @@ prefetch to L1 (or `prefetchu`) is refused: the L1 is not coherent. (The emulato
 treat prefetches as no-ops, so a kernel keeps its prefetch addresses inside its buffers itself.)"""
 from __future__ import annotations
 
-from . import ptx as P
+from kreg.checker.ptx import parse as P
 
 # Register-only opcodes (no memory effect, no control transfer, no inter-thread exchange). `ld` is
 # allowed only from the param space; everything not listed (ld/ldu/st/atom/red/cp/ldmatrix/prefetch,

@@ -1,118 +1,23 @@
 """Symbolic execution of one PTX kernel for one symbolic thread, with z3 bitvectors of the registers'
 real widths. Branches are explored on both sides and merged at immediate post-dominators; natural
-loops are summarised (checker/loops.py). The result is a list of memory-access records, barrier-
+loops are summarised (checker/prover/loops.py). The result is a list of memory-access records, barrier-
 divergence records and side obligations, each guarded by the path condition under which it happens.
 Running it twice (thread suffixes "A" and "B") gives the two-thread reduction: symbols that belong to
 a thread carry its suffix, shape variables and input-buffer contents (uninterpreted functions) do not."""
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, field
 
 import z3
 
-from . import ptx as P
-from .loops import Loop, Unsupported, find_loops  # noqa: F401 (re-exported)
+from kreg.checker.ptx import parse as P
+from kreg.checker.ptx.cfg import (IrreducibleFlow, Loop, exit_ipdom, find_loops, is_block_collective, is_warp_sync,
+                                  sync_branches)
+from kreg.checker.prover.loops import summarize
+from kreg.checker.prover.semantics import execute
+from kreg.checker.prover.state import Access, BranchCheck, State, Trace, Unsupported, bv, fit, merge_pending
 
-INT_TYPES = {t for t in P.TYPES if t[0] in "usb" and t != "bf16" and t != "bf16x2"}
-SIGNED = {"s8", "s16", "s32", "s64"}
 MAX_STEPS = 20000
-
-
-@dataclass
-class Buffer:
-    name: str
-    kind: str            # "param" | "scratch" | "shared" | "global-var" | "const" | "local"
-    role: str | None     # op role for params ("in", "out", "inout"), "scratch", or None
-    size: z3.ExprRef     # bytes, a wide bitvector over dims
-    base: z3.ExprRef     # its (symbolic) base address, 64-bit (32-bit windows zero-extended)
-    elem_bits: int = 0
-    values: tuple | None = None   # (lo, hi) wide bitvectors for loaded values (value preconditions)
-    signed: bool = True
-    dynamic: bool = False         # extern dynamic shared memory: every such variable is the same memory
-
-
-@dataclass
-class Access:
-    instr: P.Instr
-    kind: str            # "read" | "write" | "atomic"
-    buffer: str | None   # None: provenance unknown
-    addr: z3.ExprRef     # 64-bit address
-    width: int           # bytes
-    pc: z3.BoolRef
-    epoch: z3.ExprRef
-    wepoch: z3.ExprRef = None     # full-mask bar.warp.sync executed so far
-    aseq: z3.ExprRef = None       # cp.async issues and waits executed so far (program order among them)
-    loop_ks: tuple = ()           # the iteration counts of the loops around it
-    # an asynchronous copy's shared write (cp.async) may land at any point from its issue (epoch, aseq)
-    # until the wait that completes it (end, aseq_end): fresh symbols, fixed where the wait is known
-    end: z3.ExprRef = None
-    aseq_end: z3.ExprRef = None
-    # a wgmma's shared read (async proxy) is pending the same way, from its issue to the wgmma.wait_group
-    # that retires it; a generic write (st, atom, cp.async) is visible to the async proxy from the epoch of
-    # the writing thread's first fence.proxy.async after it has landed: vis, a fresh symbol bounded there
-    async_read: bool = False
-    vis: z3.ExprRef = None
-    space: str | None = None      # the state space where the instruction names none (wgmma: shared)
-
-
-@dataclass
-class BranchCheck:
-    instr: P.Instr
-    pc: z3.BoolRef
-    cond: z3.BoolRef
-    epoch: z3.ExprRef
-    loop_ks: tuple
-    wepoch: z3.ExprRef = None
-    block: bool = True            # a block barrier may follow before reconvergence
-    warp: bool = False            # a bar.warp.sync may follow before reconvergence
-
-
-@dataclass
-class State:
-    regs: dict
-    tags: dict
-    pc: z3.BoolRef
-    epoch: z3.ExprRef
-    loop_ks: tuple = ()
-    wepoch: z3.ExprRef = None
-    aseq: z3.ExprRef = None
-    pending: tuple = ()           # (Access of a cp.async shared write, commit groups closed since its issue,
-                                  #  the condition under which it is still pending on this state's paths)
-    wpending: tuple = ()          # the same for wgmma shared reads (wgmma commit groups)
-    unfenced: tuple = ()          # (Access of a generic write, 0, condition): no fence.proxy.async since it landed
-
-    def copy(self, pc=None):
-        return State(dict(self.regs), dict(self.tags), self.pc if pc is None else pc, self.epoch, self.loop_ks,
-                     self.wepoch, self.aseq, self.pending, self.wpending, self.unfenced)
-
-
-@dataclass
-class Trace:
-    """What one symbolic thread does."""
-    accesses: list = field(default_factory=list)
-    branches: list = field(default_factory=list)
-    obligations: list = field(default_factory=list)   # (formula that must be unsat, reason)
-    defs: list = field(default_factory=list)          # definitional constraints on fresh symbols
-    approx: set = field(default_factory=set)          # names of over-approximated (havoc) symbols
-    collectives: list = field(default_factory=list)   # (instr, pc, loop_ks, epoch, operands): wgmma issues
-    notes: list = field(default_factory=list)
-
-
-def bv(v, w):
-    return z3.BitVecVal(v % (1 << w), w)
-
-
-def fit(e, w, signed=False):
-    """Coerce a bitvector to width w (truncate or extend)."""
-    if z3.is_bool(e):
-        e = z3.If(e, bv(1, w), bv(0, w))
-    n = e.size()
-    if n == w:
-        return e
-    if n > w:
-        return z3.Extract(w - 1, 0, e)
-    return z3.SignExt(w - n, e) if signed else z3.ZeroExt(w - n, e)
 
 
 class Executor:
@@ -122,7 +27,10 @@ class Executor:
         self.counter = 0
         self.created: list = []
         self.alts: list = []          # ("alt", i) tags: a pointer into one of several buffers
-        self.loops = find_loops(kernel)
+        try:
+            self.loops = find_loops(kernel)
+        except IrreducibleFlow as e:
+            raise Unsupported(str(e)) from None
         ipdom = exit_ipdom(kernel)
         self.bar_branches = sync_branches(kernel, ipdom, is_block_collective)
         self.async_proxy = any(ins.op == "wgmma" for ins in kernel.instrs)
@@ -297,7 +205,6 @@ class Executor:
 
     # ---- loops ----------------------------------------------------------------------------------
     def summarize(self, st0, L: Loop, outer):
-        from .loops import summarize
         return summarize(self, st0, L, outer)
 
     # ---- values ---------------------------------------------------------------------------------
@@ -371,7 +278,6 @@ class Executor:
 
     # ---- one instruction ------------------------------------------------------------------------
     def step(self, st, ins: P.Instr) -> State:
-        from .semantics import execute
         st = st.copy()
         guard = self.pred(st, ins) if ins.pred is not None else None
         execute(self, st, ins, guard)
@@ -379,7 +285,7 @@ class Executor:
 
     def record(self, st, ins, kind, buf, addr, width, guard, pending=False, async_read=False, space=None):
         """Record an access; pending: a cp.async shared write, which lands by the wait that completes it
-        (its end is fixed there, checker/semantics.py; left free, it may land any time later); async_read: a
+        (its end is fixed there, checker/prover/semantics.py; left free, it may land any time later); async_read: a
         wgmma shared read, pending until the wgmma.wait_group that retires it (bounded there, else free).
         A write's async-proxy visibility (vis) is bounded by the thread's next fence.proxy.async."""
         pc = st.pc if guard is None else z3.And(st.pc, guard)
@@ -434,81 +340,8 @@ def _twin(k, st, a):
     return b
 
 
-def merge_pending(states):
-    """The copies pending on any of the merged paths ([(path condition, pending)] per state): each still
-    pending where one of the states that carry it was (a state that completed it, or never issued it,
-    adds nothing), counting the fewest commit groups closed since its issue among those states."""
-    out: dict[int, list] = {}
-    for pc, lst in states:
-        for a, n, cond in lst:
-            e = out.setdefault(id(a), [a, n, [], []])
-            e[1] = min(e[1], n)
-            e[2].append(cond)
-            e[3].append(pc)
-    res = []
-    for a, n, conds, pcs in out.values():
-        if len(pcs) == len(states) and all(c is conds[0] or c.eq(conds[0]) for c in conds):
-            res.append((a, n, conds[0]))     # pending on every merged path: the merged pc says the rest
-        else:
-            res.append((a, n, z3.Or(*[z3.And(c, p) for c, p in zip(conds, pcs)])))
-    return tuple(res)
-
-
 def _group(outs, ex):
     by = {}
     for t, s in outs:
         by.setdefault(t, []).append(s)
     return [(t, ex.merge(ss)) for t, ss in by.items()]
-
-
-def exit_ipdom(k: P.Kernel) -> list[int]:
-    """Immediate post-dominators where a predicated ret/exit also leads to the kernel's exit. The
-    CFG (shared with the emulator) gives such a block only its fall-through edge, so its own ipdom
-    and those of branches around it would hide the threads that leave there from the barrier
-    divergence check."""
-    early = frozenset(b.id for b in k.blocks
-                      if k.instrs[b.end - 1].op in ("ret", "exit") and k.instrs[b.end - 1].pred is not None)
-    return P._post_dominators(k, early)
-
-
-def is_block_barrier(ins: P.Instr) -> bool:
-    return ins.op in ("bar", "barrier") and "warp" not in ins.mods
-
-
-def is_block_collective(ins: P.Instr) -> bool:
-    """A block barrier or a warpgroup instruction (wgmma .sync.aligned: every thread of the warpgroup must
-    execute it; checked as block-uniform control flow, like a barrier)."""
-    return is_block_barrier(ins) or ins.op == "wgmma"
-
-
-def is_warp_sync(ins: P.Instr) -> bool:
-    """bar.warp.sync with the full member mask (0xffffffff): the only form given an ordering."""
-    if ins.op != "bar" or "warp" not in ins.mods or len(ins.args) != 1:
-        return False
-    m = ins.args[0]
-    return isinstance(m, P.Imm) and not m.is_float and int(m.value) & 0xffffffff == 0xffffffff
-
-
-def sync_branches(k: P.Kernel, ipdom: list[int], is_sync=is_block_barrier) -> set[int]:
-    """Blocks ending in a conditional branch or a predicated ret/exit from which a synchronisation
-    (is_sync) is reachable before the branch's immediate post-dominator (exit-aware, see exit_ipdom:
-    for a predicated ret/exit that is the kernel's exit, so every sync after it counts)."""
-    has_sync = {b.id for b in k.blocks if any(is_sync(k.instrs[i]) for i in range(b.start, b.end))}
-    out = set()
-    if not has_sync:
-        return out
-    for b in k.blocks:
-        last = k.instrs[b.end - 1]
-        if last.pred is None or last.op not in ("bra", "ret", "exit"):
-            continue
-        stop = ipdom[b.id]
-        seen, todo = set(), list(b.succs)
-        while todo:
-            x = todo.pop()
-            if x == stop or x in seen:
-                continue
-            seen.add(x)
-            todo += k.blocks[x].succs
-        if seen & has_sync:
-            out.add(b.id)
-    return out

@@ -1,5 +1,5 @@
 """The prover's entry point: for every launch of a variant, execute its PTX symbolically for two
-arbitrary threads (checker/symbolic.py) and decide four properties with z3 — read-only inputs,
+arbitrary threads (checker/prover/symbolic.py) and decide four properties with z3 — read-only inputs,
 in-bounds accesses, race freedom and barrier safety — for all dims the op allows. A query the solver
 cannot close in time is retried for each of the op's named cases; a model is a witness, reported as
 `refuted` only when it involves no over-approximated value (else `unknown`, with the witness)."""
@@ -17,13 +17,14 @@ from kreg import isolate as isolation
 from kreg.registry.results import PROPS, Status
 from kreg.registry.schema import Op, Variant
 
-from . import ptx as P
-from . import toolchain
-from .env import AXES, LaunchEnv
-from .intabs import IntAbs
-from .loops import Unsupported
-from .symbolic import Executor, exit_ipdom, is_block_barrier, is_block_collective, is_warp_sync, sync_branches
-from .witness import replay
+from kreg.checker.ptx import parse as P
+from kreg.checker.ptx import toolchain
+from kreg.checker.prover.env import AXES, LaunchEnv
+from kreg.checker.prover.intabs import IntAbs
+from kreg.checker.prover.state import Unsupported
+from kreg.checker.prover.symbolic import Executor
+from kreg.checker.ptx.cfg import exit_ipdom, is_block_barrier, is_block_collective, is_warp_sync, sync_branches
+from kreg.checker.prover.witness import replay
 
 CHECKER_VERSION = "prover-0.13"  # 0.13: wgmma with A from registers and MN-major (transposed) operands; K-major footprint exact for any SBO; wgmma-only branches warpgroup-uniform; a loop's async count padded where paths differ
                                  # 0.12: what is in flight where a loop iteration starts (cp.async copies, wgmma reads,
@@ -47,7 +48,7 @@ ASSUMPTIONS = ("pointer params are distinct, non-overlapping buffers of the size
                "addresses lie below 2^18, as on sm_90); launch geometry "
                "within CUDA limits; inputs (role in) are not modified by anyone else during the launch; the "
                "assembler translates the PTX as the PTX ISA says (its known exceptions are never proven: "
-               "checker/toolchain.py)")
+               "checker/ptx/toolchain.py)")
 
 
 @dataclass
@@ -217,7 +218,7 @@ class _Solver:
 
 
 class _IntSolver:
-    """The same constraints translated to integers (checker/intabs.py), translated once on first use;
+    """The same constraints translated to integers (checker/prover/intabs.py), translated once on first use;
     each query gets a fresh solver (z3's non-incremental tactics close these far faster than its
     incremental core), in a z3 context of its own. Only `unsat` is used."""
 
@@ -320,7 +321,7 @@ def _prove_here(variant: Variant, op: Op, ptx: str, timeout_ms: int, budget_ms: 
 
 
 def _check_assembly(total: dict[str, Verdict], variant: Variant, ptx: str) -> None:
-    """A proof is kept only if the sm_90 assembler leaves the entries' code unrelocated (checker/toolchain.py),
+    """A proof is kept only if the sm_90 assembler leaves the entries' code unrelocated (checker/ptx/toolchain.py),
     where the variant's source is at hand and gives these PTX bytes."""
     if not any(v.status == "proven" for v in total.values()) or getattr(variant, "library", ""):
         return
@@ -346,7 +347,7 @@ def _prove_launch(variant, op, module, launch, timeout_ms, budget, n=0) -> dict[
         raise Unsupported("the two symbolic threads disagree")
     base = env.constraints + env.thread_constraints("A") + env.thread_constraints("B") + ta.defs + tb.defs
     if any(ins.op == "wgmma" for ins in kernel.instrs):
-        from .semantics import shared_window
+        from kreg.checker.prover.semantics import shared_window
         base += shared_window(env.buffers)
     approx = ta.approx | tb.approx
     solver = _Solver(base, timeout_ms, budget)
@@ -550,7 +551,7 @@ def _sync_queries(ta, tb, th, warp, wg_only=frozenset()):
 
 
 # ---- which buffer an access hits --------------------------------------------------------------------
-# A pointer's tag (checker/symbolic.py) names the buffer whose base it was computed from; it says
+# A pointer's tag (checker/prover/symbolic.py) names the buffer whose base it was computed from; it says
 # nothing about the offset, which may be anything (a difference of two pointers passed through a
 # shuffle or memory, say). So a tag is only trusted for an access proven to lie inside its buffer
 # for all dims ("justified"): the buffers are distinct allocations that do not overlap, so such an

@@ -12,84 +12,17 @@ proxy) is bounded by the waits and fences that every iteration executes first (p
 for a back edge, in the next iteration, at its epoch counted from the back edge's."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import z3
 
-from . import ptx as P
+from kreg.checker.ptx import parse as P
+from kreg.checker.ptx.cfg import Loop, is_block_barrier, is_warp_sync
+from kreg.checker.prover.state import Unsupported, merge_pending
 
 INT_TYPES = {"s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64", "b8", "b16", "b32", "b64"}
 NO_DEST = {"st", "red", "bar", "barrier", "bra", "ret", "exit", "membar", "fence", "prefetch", "prefetchu",
            "nanosleep", "cp", "griddepcontrol"}
-
-
-class Unsupported(Exception):
-    """The kernel uses something the prover does not model soundly: every property becomes unknown."""
-
-
-@dataclass
-class Loop:
-    header: int
-    body: set
-    latches: list
-    back: list = field(default_factory=list)
-    exits: list = field(default_factory=list)
-
-
-def dominators(k: P.Kernel) -> list[set]:
-    n = len(k.blocks)
-    allb = set(range(n))
-    dom = [allb.copy() for _ in range(n)]
-    if n:
-        dom[0] = {0}
-    changed = True
-    while changed:
-        changed = False
-        for b in range(1, n):
-            preds = k.blocks[b].preds
-            new = set.intersection(*[dom[p] for p in preds]) if preds else set()
-            new = new | {b}
-            if new != dom[b]:
-                dom[b], changed = new, True
-    return dom
-
-
-def find_loops(k: P.Kernel) -> dict[int, Loop]:
-    dom = dominators(k)
-    k._dom = dom
-    loops: dict[int, Loop] = {}
-    for b in k.blocks:
-        for s in b.succs:
-            if s in dom[b.id]:
-                L = loops.setdefault(s, Loop(s, {s}, []))
-                L.latches.append(b.id)
-                todo = [b.id]
-                while todo:
-                    x = todo.pop()
-                    if x in L.body:
-                        continue
-                    L.body.add(x)
-                    todo += k.blocks[x].preds
-    # irreducible control flow: a cycle not closed by a back edge
-    color = {}
-
-    def dfs(u):
-        stack = [(u, iter(k.blocks[u].succs))]
-        color[u] = 1
-        while stack:
-            x, it = stack[-1]
-            nxt = next(it, None)
-            if nxt is None:
-                color[x] = 2
-                stack.pop()
-            elif color.get(nxt) == 1 and nxt not in dom[x]:
-                raise Unsupported("irreducible control flow")
-            elif nxt not in color:
-                color[nxt] = 1
-                stack.append((nxt, iter(k.blocks[nxt].succs)))
-    if k.blocks:
-        dfs(0)
-    return loops
 
 
 def dests(ins: P.Instr) -> list[str]:
@@ -251,7 +184,7 @@ def barriers_per_iteration(k: P.Kernel, L: Loop, is_sync=None) -> int | None:
 
 def counts_per_iteration(k: P.Kernel, L: Loop, is_sync=None) -> set:
     """The numbers of barriers (or other syncs: is_sync) on the paths header -> back edge."""
-    is_sync = is_sync or _is_barrier
+    is_sync = is_sync or is_block_barrier
 
     def bars(b):
         blk = k.blocks[b]
@@ -275,22 +208,13 @@ def counts_per_iteration(k: P.Kernel, L: Loop, is_sync=None) -> set:
     return counts(L.header)
 
 
-def _is_barrier(ins):
-    return ins.op in ("bar", "barrier") and "warp" not in ins.mods
-
-
-def _is_warp_sync(ins):
-    from .symbolic import is_warp_sync
-    return is_warp_sync(ins)
-
-
 def summarize(ex, st0, L: Loop, outer):
     k = ex.k
     ind, written = inductions(k, L, ex.loops)
-    has_bar = any(_is_barrier(ins) for _, ins in _instrs(k, L))
+    has_bar = any(is_block_barrier(ins) for _, ins in _instrs(k, L))
     B = barriers_per_iteration(k, L) if has_bar else 0
-    has_wsync = any(_is_warp_sync(ins) for _, ins in _instrs(k, L))
-    BW = barriers_per_iteration(k, L, _is_warp_sync) if has_wsync else 0
+    has_wsync = any(is_warp_sync(ins) for _, ins in _instrs(k, L))
+    BW = barriers_per_iteration(k, L, is_warp_sync) if has_wsync else 0
     has_async = any(_is_async_event(ins) for _, ins in _instrs(k, L))
     BA = barriers_per_iteration(k, L, _is_async_event) if has_async else 0
     # Where paths differ in their async events (a conditional copy, a skipped wgmma), the async count is only
@@ -402,7 +326,6 @@ def summarize(ex, st0, L: Loop, outer):
     prev = z3.substitute(cont, *sub)
     history = [_counted_exit(ex, st0, L, ind, widths, kk, kw)]
     tr.defs.append(ok == z3.Or(kk == 0, z3.And(kk != 0, prev, *history)))
-    from .symbolic import merge_pending
     if inherited:             # pending on entry and not completed at the header: still pending after it
         for _, st in L2.exits:
             st.pending = merge_pending([(z3.BoolVal(True), inherited), (z3.BoolVal(True), st.pending)])
@@ -437,7 +360,7 @@ class PlanStep:
 
 
 def _counted(ins) -> bool:
-    return _is_barrier(ins) or _is_async_event(ins) or ins.op in ("cp", "wgmma") or _is_warp_sync(ins)
+    return is_block_barrier(ins) or _is_async_event(ins) or ins.op in ("cp", "wgmma") or is_warp_sync(ins)
 
 
 def _skip_region(k, L, b, loops):
@@ -483,9 +406,9 @@ def prefix_plan(k: P.Kernel, L: Loop, loops) -> tuple:
                         all(m in ("proxy", "async", "shared::cta") for m in ins.mods):
                     out.append(PlanStep("fence", None, bars, events, cpc, wgc))
                 continue
-            if ins.pred is not None or _is_warp_sync(ins):
+            if ins.pred is not None or is_warp_sync(ins):
                 return tuple(out)
-            if _is_barrier(ins):
+            if is_block_barrier(ins):
                 if "red" in ins.mods or len(ins.args) != 1 or not isinstance(ins.args[0], P.Imm):
                     return tuple(out)
                 bars += 1
@@ -617,3 +540,4 @@ def _in_range(total, w):
     ww = total.size()
     lo, hi = -(1 << (w - 1)), (1 << (w - 1)) - 1
     return z3.And(total >= z3.BitVecVal(lo, ww), total <= z3.BitVecVal(hi, ww))
+

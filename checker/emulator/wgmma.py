@@ -33,7 +33,7 @@ pending chains onto that one's result, as the hardware does. Operations never re
 
 Named barriers (bar.sync / bar.arrive a, b: barrier a of the block completes when b threads arrived),
 the hand-over between a producer warpgroup and consumer warpgroups, and setmaxnreg (a warpgroup-
-collective no-op here) are here too; the block-wide barrier forms stay with checker/emu_sync.py.
+collective no-op here) are here too; the block-wide barrier forms stay with checker/emulator/sync.py.
 
 Numerics (the ISA leaves them open): each k16 step as fitted to the H100's bits (bench/wgmma_fit.py on
 bench/results/wgmma_probe_h100.txt: 99.7% of the registers bit-identical over 16 chained steps, the rest
@@ -47,9 +47,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from kreg.checker import emu_sync
-from kreg.checker import fpround as F
-from kreg.checker.emu_alu import op
+from kreg.checker.emulator import sync as emu_sync
+from kreg.checker.emulator import fpround as F
+from kreg.checker.emulator.ops import op
 
 SWIZZLE_128B, NO_SWIZZLE = 1, 0
 ALIGN_BITS = 26                  # bits kept below the largest exponent of a k16 step's terms (_fused_sum)
@@ -280,7 +280,7 @@ def _bar_named(self, ins, m, act, pc0):
     """bar.sync / bar.arrive / barrier.sync a, b with a barrier id a (0..15) and a thread count b: the
     barrier completes when b threads of the block have arrived (sync or arrive), releasing the threads that
     sync on it; arrive does not wait. Plain block barriers (bar.sync 0 without a count or with the block
-    size) keep the block-wide handler (checker/emu_sync.py)."""
+    size) keep the block-wide handler (checker/emulator/sync.py)."""
     arrive = ins.has("arrive")
     if ins.has("warp", "red", "cluster") or (not arrive and (len(ins.args) < 2 and _is_zero(self, ins))):
         return emu_sync._bar(self, ins, m, act, pc0)          # looked up now: other forms stay theirs

@@ -9,8 +9,8 @@ import numpy as np
 
 from kreg.registry.schema import DTYPES, Op, Variant
 
-from . import ptx as P
-from .bind import bind
+from kreg.checker.ptx import parse as P
+from kreg.checker.ptx.bind import bind
 
 MAX_BYTES = 64 << 20
 MAX_THREADS = 1 << 17
@@ -20,7 +20,7 @@ MAX_TRACE = 1 << 21          # traced accesses, each a Python object
 
 def replay(variant: Variant, op: Op, module: P.Module, prop: str, w: dict) -> str:
     """"confirmed" | "not-confirmed" | "not-run" (too large, or the emulator could not run it)."""
-    from . import emulator as E
+    from kreg.checker.emulator import machine as E
     dims = w.get("dims") or {}
     if op.dims_ok(dims):
         return "not-run"

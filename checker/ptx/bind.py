@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 import numpy as np
 
-from . import ptx as P
+from kreg.checker.ptx import parse as P
 from kreg.registry.expr import ExprError
 from kreg.registry.limits import geometry_problems
 from kreg.registry.schema import DTYPES, Op, Variant

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from kreg.checker import ptx as P
-from kreg.checker.emu_alu import op
-from kreg.checker.emu_ops import DT, UINT, _ftz32
-from kreg.checker import fpround as F
+from kreg.checker.ptx import parse as P
+from kreg.checker.emulator.ops import CLUSTER_SHIFT, DT, UINT, _ftz32, op
+from kreg.checker.emulator import fpround as F
 
 
 def _width(t):
@@ -255,8 +254,7 @@ def _atom(self, ins, m, *_):
 def _mapa(self, ins, m, *_):
     """mapa.shared::cluster.{u32,u64} d, a, rank: this block's shared::cta address a as the
     shared::cluster address of the same offset in block `rank` of the cluster ((1 + rank) << 24 | a;
-    emulator.CLUSTER_SHIFT). The generic form is not emulated."""
-    from kreg.checker.emulator import CLUSTER_SHIFT
+    ops.CLUSTER_SHIFT). The generic form is not emulated."""
     if "shared::cluster" not in ins.mods or ins.type not in ("u32", "u64", "b32", "b64"):
         raise self.err("unsupported", f"mapa.{'.'.join(ins.mods)}")
     a = np.broadcast_to(np.asarray(self.get(ins.args[1], ins.type)).astype(np.int64), (self.N,))

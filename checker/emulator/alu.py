@@ -4,19 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from kreg.checker import fpround as F
-from kreg.checker import ptx as P
-from kreg.checker.emu_ops import BITS, DT, HALF, INT, IROUND, UINT, _ftz32, _isfloat, _mode, _signed
+from kreg.checker.emulator import fpround as F
+from kreg.checker.ptx import parse as P
+from kreg.checker.emulator.ops import BITS, DT, HALF, INT, IROUND, UINT, _ftz32, _isfloat, _mode, _signed, op
 
-ALU = {}
-
-
-def op(*names):
-    def deco(fn):
-        for n in names:
-            ALU[n] = fn
-        return fn
-    return deco
 
 
 def _bits(t):
@@ -850,13 +841,10 @@ def _cvta(self, ins, m, *_):
     s = ins.args[1]
     v = np.uint64(self.sym_addr(s.name, None)) if isinstance(s, P.Sym) else self.get(s, "u64")
     if space in ("shared", "local"):
-        from kreg.checker.emu_ops import LOCAL_BASE, SHARED_BASE
+        from kreg.checker.emulator.ops import LOCAL_BASE, SHARED_BASE
         base = np.uint64(SHARED_BASE if space == "shared" else LOCAL_BASE)
         v = (v - base) if to else (v + base)
     elif space == "param":
         raise self.err("unsupported", "cvta.param")
     t = ins.type or "u64"
     self.put(ins.args[0], np.asarray(v).astype(np.uint64).astype(DT[t]), t, m)
-
-
-from kreg.checker import emu_mem, emu_sync, emu_tensor, emu_wgmma  # noqa: E402,F401  (register their handlers in ALU)

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from kreg.checker import fpround as F
-from kreg.checker.emu_alu import op
-from kreg.checker.emu_mem import _addresses, _lanes
-from kreg.checker.emu_sync import _warp_sync
+from kreg.checker.emulator import fpround as F
+from kreg.checker.emulator.ops import op
+from kreg.checker.emulator.memory import _addresses, _lanes
+from kreg.checker.emulator.sync import _warp_sync
 
 FULL = np.uint32(0xFFFFFFFF)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from kreg.checker import fpround as F
-from kreg.checker import ptx as P
+from kreg.checker.emulator import fpround as F
+from kreg.checker.ptx import parse as P
 
 UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 INT = {8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
@@ -19,6 +19,16 @@ BITS = {t: b for t, b in P.TYPES.items()}
 ROUND = ("rn", "rz", "rm", "rp")
 IROUND = {"rni": np.rint, "rzi": np.trunc, "rmi": np.floor, "rpi": np.ceil}
 HALF = ("f16", "bf16")
+CLUSTER_SHIFT = 24               # shared::cluster addresses: (1 + rank) << 24 | offset (machine._cluster_locate)
+ALU = {}                         # opcode -> handler; alu, memory, sync, tensor and wgmma register theirs with @op
+
+
+def op(*names):
+    def deco(fn):
+        for n in names:
+            ALU[n] = fn
+        return fn
+    return deco
 
 
 def _signed(t):

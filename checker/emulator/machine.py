@@ -16,9 +16,9 @@ from functools import lru_cache
 
 import numpy as np
 
-from kreg.checker import ptx as P
-from kreg.checker.emu_alu import ALU
-from kreg.checker.emu_ops import DT, LOCAL_BASE, SHARED_BASE, STORE, EmulatorError, EmuOpsMixin
+from kreg.checker.ptx import parse as P
+from kreg.checker.emulator import alu, memory, sync, tensor, wgmma  # noqa: F401 (register their handlers in ALU)
+from kreg.checker.emulator.ops import ALU, CLUSTER_SHIFT, DT, LOCAL_BASE, SHARED_BASE, STORE, EmulatorError, EmuOpsMixin
 from kreg.registry.limits import BATCH_STEPS, SHARED_MAX_BYTES, STEP_THREADS, geometry_problems
 
 VERSION = "emu-3"               # the CPU device kind results are stored under: bump when semantics change
@@ -27,7 +27,6 @@ BATCH_THREADS = 1 << 15          # threads emulated at once (whole blocks)
 SHARED_WINDOW, LOCAL_WINDOW = SHARED_BASE, LOCAL_BASE
 WINDOW_SIZE = 1 << 32
 CLUSTER_MAX = 16                 # blocks in a thread-block cluster (16: the non-portable size)
-CLUSTER_SHIFT = 24               # shared::cluster addresses: (1 + rank) << 24 | offset (see _cluster_locate)
 GLOBAL_BASE = 0x0000_7F00_0000_0000
 GAP = 1 << 16                    # unmapped bytes between allocations
 WARP_SYNC = {"shfl", "vote", "redux", "match", "activemask", "mma", "ldmatrix", "wgmma", "setmaxnreg"}   # wgmma, setmaxnreg: the warpgroup's 128 threads

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import z3
 
-from . import ptx as P
-from .loops import Unsupported
-from .symbolic import SIGNED, BranchCheck, bv, fit, is_warp_sync
+from kreg.checker.ptx import parse as P
+from kreg.checker.ptx.cfg import is_warp_sync
+from kreg.checker.prover.state import SIGNED, BranchCheck, Unsupported, bv, fit
 
 FLOAT = {"f16", "f16x2", "bf16", "bf16x2", "f32", "f64", "tf32", "e4m3x2", "e5m2x2"}
 PURE_UF = {"fma", "rcp", "sqrt", "rsqrt", "ex2", "lg2", "sin", "cos", "tanh", "copysign", "testp", "bfe", "bfi",
@@ -405,7 +405,7 @@ def _barrier(ex, st, ins, guard):
 def _warp_sync(ex, st, ins, guard):
     """bar.warp.sync: counted (st.wepoch) only with the full member mask; any other mask orders
     nothing here (no count). Whether the count orders accesses of two threads of one warp depends
-    on the warp executing its syncs convergently, checked in checker/prove.py."""
+    on the warp executing its syncs convergently, checked in checker/prover/prove.py."""
     if not is_warp_sync(ins):
         return
     if guard is not None:
@@ -526,8 +526,8 @@ def _wgmma(ex, st, ins, guard):
     (wait_group N retires the groups closed before the last N; an operation not yet committed stays
     pending); the accumulators become fresh values at issue and again at every wait (they are written
     when the operation retires). The warpgroup must execute it together: a branch around it is checked like
-    one around a barrier (checker/symbolic.is_block_collective) and the warpgroup's descriptors must agree
-    (checker/prove.py, from Trace.collectives). Anything else: Unsupported."""
+    one around a barrier (checker/ptx/cfg.is_block_collective) and the warpgroup's descriptors must agree
+    (checker/prover/prove.py, from Trace.collectives). Anything else: Unsupported."""
     kind = ins.mods[0] if ins.mods else ""
     if not {"sync", "aligned"} <= set(ins.mods):
         raise Unsupported(f"wgmma form: {ins.text.strip()}")
@@ -563,7 +563,7 @@ def _wgmma(ex, st, ins, guard):
     descs = _wgmma_operands(ex, ins, n)
     st.aseq = st.aseq + 1
     shared = {b.name for b in ex.env.buffers.values() if b.kind == "shared"}
-    tag = shared.pop() if len(shared) == 1 else None     # a hint, trusted where proven (checker/prove.py _justify)
+    tag = shared.pop() if len(shared) == 1 else None     # a hint, trusted where proven (checker/prover/prove.py _justify)
     vals = []
     for reg, rows, mn_major in descs:
         desc = ex.operand(st, reg, 64)[0]
@@ -630,7 +630,7 @@ def _footprint(ex, desc, rows, ins, mn_major=False) -> list:
     """[(first byte, bytes)] of shared memory that an operand of `rows` rows (its M or N extent) under the
     128-byte swizzle may read in one k16 step. The swizzle XORs address bits 4-6 with bits 7-9: it permutes
     16-byte chunks within a 128-byte row, so each range is the 128-byte rows that hold the unswizzled
-    addresses (checker/emu_wgmma.py, after the ISA's canonical layouts; tests/test_wgmma_footprint.py checks
+    addresses (checker/emulator/wgmma.py, after the ISA's canonical layouts; tests/test_wgmma_footprint.py checks
     that the ranges hold every byte the emulator reads):
       K-major (imm-trans 0): (r, k) at start + (r / 8) SBO + (r % 8) 128 + 2 k: one range from the start,
         (rows / 8 - 1) SBO + 7 128 + 32 bytes; LBO unused;
@@ -660,7 +660,7 @@ def _footprint(ex, desc, rows, ins, mn_major=False) -> list:
 
 def shared_window(bufs) -> list:
     """Descriptors hold 18-bit shared addresses: every shared buffer lies below 2^18 (a hardware fact; added
-    to a wgmma kernel's constraints once all its buffers are known, checker/prove.py)."""
+    to a wgmma kernel's constraints once all its buffers are known, checker/prover/prove.py)."""
     out = []
     for b in bufs.values():
         if b.kind == "shared":
