@@ -171,8 +171,17 @@ def verify_variant(entry: Entry, op: Op, device: str, opts: Options | None = Non
         res.seconds["prove"] = round(got.seconds, 2)
         if got.status == "interrupted":
             return _decide(res, got)
+        undecided = got.value.get("undecided") if got.ok else (
+            f"the prover exceeded its hard wall-clock limit of {hard_limit_s(budget):.0f} s" if got.status == "timeout"
+            else None)
+        if undecided:              # the clock stopped it: the environment, never a verdict; nothing stored
+            res.environment_error = (f"proof not decided: {undecided}; nothing was stored. Run with fewer --jobs, "
+                                     "on a less loaded machine, or with a longer guard (KREG_PROVER_GUARD=3)")
+            res.reasons.append(f"environment: {res.environment_error}")
+            return _decide(res, got)
         if got.ok:
-            _take_proofs(res, got.value)
+            _take_proofs(res, got.value["verdicts"])
+            res.proof_work = got.value.get("work") or {}
             record("proof", res)
         else:
             res.reasons.append(_failed("checker", got) + "; proofs are unknown")
