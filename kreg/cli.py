@@ -19,8 +19,9 @@ from rich.table import Table
 
 from kreg import __version__
 from kreg.commands import EXIT_CODES, EXIT_ENV, EXIT_INTERRUPTED, EXIT_OK, EXIT_PIPE, EXIT_REJECTED, EXIT_USAGE  # noqa: F401
-from kreg.registry.catalog import Catalog, Entry, home, load_catalog
+from kreg.registry.catalog import Catalog, Entry, HomeEscape, check_home, home, load_catalog
 from kreg.registry.schema import SchemaError
+from kreg.registry.store import StoreError
 
 PIPE_WIDTH = 1000     # columns of tables written to a pipe or file: never cut to the default 80
 
@@ -153,12 +154,17 @@ def check_environment(device: str) -> None:
     """Raise EnvironmentProblem unless results can be stored and the device exists. Opening the store
     first is what recreates an empty one or migrates an old one: its notes are said here."""
     from kreg.registry.store import Store, StoreError
+    check_home()
     try:
         store = Store()
     except (sqlite3.Error, StoreError, OSError) as e:
         raise EnvironmentProblem(f"the results store under {home()} cannot be used: {e}") from None
     for note in store.notes:
         err.print(f"[yellow]note:[/] {escape(note)}", highlight=False)
+    if store.read_only:
+        raise EnvironmentProblem(f"the results store {store.path} is read-only, and this command stores every "
+                                 "result it decides: nothing was run (the store is intact; make it writable, or "
+                                 "set KREG_HOME to another folder)")
     if device == "gpu":
         try:
             import cupy
@@ -200,6 +206,7 @@ def cmd_profile(args) -> int:
 
 def cmd_run(args) -> int:
     from kreg.commands.run import run_run
+    check_home()           # the PTX cache and the store are written under $KREG_HOME
     return run_run(args, out, err)
 
 
@@ -278,7 +285,7 @@ def main(argv=None) -> int:
     except SchemaError as e:
         err.print(f"[red]invalid metadata:[/] {escape(str(e))}", highlight=False)
         return EXIT_USAGE
-    except (EnvironmentProblem, sqlite3.Error, PermissionError) as e:
+    except (EnvironmentProblem, sqlite3.Error, PermissionError, HomeEscape, StoreError) as e:
         err.print(f"[red]environment:[/] {escape(str(e) or type(e).__name__)}", highlight=False)
         return EXIT_ENV
     except OSError as e:
