@@ -19,6 +19,8 @@ from kreg.untrusted import markup, plain
 def run_profile(args, out: Console, err: Console) -> int:
     try:
         store = Store()
+        for note in store.notes:
+            err.print(f"[yellow]note:[/] {markup(note)}", highlight=False)
         res = resolve(args.profile, args.device, load_catalog(), store, CHECKER_VERSION)
     except StoreError as e:
         err.print(f"[red]environment error:[/] {markup(e)}", highlight=False)
