@@ -209,7 +209,7 @@ def from_profile(profile: str, dev: runtime.Device, dtype: str, ops=ENGINE_OPS, 
         store = store or Store()
         res = resolve(profile, name, catalog, store, CHECKER_VERSION, unusable=_not_capturable)
     except StoreError as e:
-        raise EngineError(f"the results store cannot be read: {e}", exit_code=3) from None
+        raise EngineError(str(e), exit_code=3) from None
     verify = f"kreg verify --device {name}"
     if not res.device_kinds:
         raise EngineError(f"the results store ({store.path}) holds no verify results for --device {name}: run "

@@ -158,6 +158,12 @@ def verify_variant(entry: Entry, op: Op, device: str, opts: Options | None = Non
         res.complete = got.status == "error"              # a compile error is a verdict; a hang may be the machine
         return _decide(res, got)
     ptx, res.ptx_sha256 = got.value
+    refused = preflight.resources(v, op, choose_cases(op, v, device, opts), ptx)   # before the prover reads it
+    if refused:
+        res.numerics, res.complete = "fail", True
+        res.reasons += [f"limits: {w}" for w in refused[:MAX_REASONS]]
+        res.verdict = verdict(res)
+        return res
 
     reused = known_proof(res.ptx_sha256) if known_proof and opts.prove else None
     if reused:

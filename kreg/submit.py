@@ -26,14 +26,14 @@ import yaml
 from kreg import isolate
 from kreg.checker.prover.prove import CHECKER_VERSION
 from kreg.pipeline import Options, store_final, store_recorder, verdict, verify_variant
-from kreg.registry.catalog import Catalog, Entry, home, load_catalog, variant_hash
+from kreg.registry.catalog import Catalog, Entry, confined, home, load_catalog, variant_hash
 from kreg.registry.limits import SOURCE_MAX_BYTES
 from kreg.registry.results import PROPS, VariantReport
 from kreg.registry.schema import SchemaError, load_variant
 from kreg.registry.store import Store
 from kreg.registry.yamlsafe import YamlRefused, load_metadata
 
-NAME_OK = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$")
+NAME_OK = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")     # matched whole (fullmatch)
 PROVENANCE_KEYS = ("generator", "prompt_hash", "parent", "submitter")
 PTX_NOT_SUPPORTED = ("PTX sources are not supported: submit the CUDA C++ source (.cu); kreg proves and tests "
                      "the PTX its pinned NVRTC emits from it")
@@ -139,9 +139,10 @@ def submit(source_path: str | Path | None, meta_path: str | Path, *, device: str
     store = store or Store()
     kind = kind if kind is not None else device_kind(device)
     sub = SubmitReport(str(source_path or ""), str(meta), VariantReport("", "", "", "", {}))
-    root = home() / "tmp"
+    root = confined(home() / "tmp")
     root.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix="submit-", dir=root))
+    clean_stale_staging(root)
+    tmp = Path(tempfile.mkdtemp(prefix=f"submit-{os.getpid()}-", dir=root))
     try:
         try:
             data, src = _read_candidate(source_path, meta)
@@ -187,6 +188,38 @@ def submit(source_path: str | Path | None, meta_path: str | Path, *, device: str
         sub.seconds = time.monotonic() - t0
 
 
+STALE_STAGING_S = 24 * 3600      # a staging folder this old is stale even if its pid is alive (reused)
+
+
+def clean_stale_staging(root: Path) -> list[Path]:
+    """Remove the staging folders (submit-<pid>-*) a killed submit left in $KREG_HOME/tmp: those of a
+    process that no longer runs, or older than a day (also the older unnamed submit-* folders)."""
+    gone = []
+    now = time.time()
+    for d in root.glob("submit-*"):
+        try:
+            if d.is_symlink() or not d.is_dir():
+                continue
+            pid = d.name.split("-")[1]
+            old = now - d.lstat().st_mtime > STALE_STAGING_S
+            if old or (pid.isdigit() and not _alive(int(pid))):
+                shutil.rmtree(d, ignore_errors=True)
+                gone.append(d)
+        except OSError:
+            continue
+    return gone
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:          # e.g. EPERM: it exists under another user
+        return True
+    return True
+
+
 class _Refused(Exception):
     def __init__(self, reason: str, data: dict | None = None):
         data = data if isinstance(data, dict) else {}
@@ -230,7 +263,7 @@ def _stage(data: dict, src: Path, folder: Path, catalog: Catalog) -> Entry:
     schema against the catalog's ops."""
     folder.mkdir(parents=True)
     name = data.get("name")
-    stem = name if isinstance(name, str) and NAME_OK.match(name) else "candidate"   # else the schema says why
+    stem = name if isinstance(name, str) and NAME_OK.fullmatch(name) else "candidate"   # else the schema says why
     staged_src = folder / f"{stem}.cu"
     try:
         st = os.lstat(src)
@@ -251,7 +284,13 @@ def _stage(data: dict, src: Path, folder: Path, catalog: Catalog) -> Entry:
         v = load_variant(staged, catalog.ops)
     except SchemaError as e:
         raise _Refused(f"metadata: {e.path or '<top>'}: {e.message}", data) from None
-    return Entry(v, variant_hash(v), "user")
+    entry = Entry(v, variant_hash(v), "user")
+    for b in catalog.entries:
+        if b.origin == "builtin" and b.name == v.name and (b.op, b.hash) != (v.op, entry.hash):
+            raise _Refused(f"metadata: name: {v.name!r} is already registered (builtin {b.op}/{b.name}): a "
+                           "submission cannot take a built-in variant's name under any op; give the candidate "
+                           "another `name:`", data)
+    return entry
 
 
 class _Dumper(yaml.SafeDumper):
@@ -285,7 +324,7 @@ def _record(store: Store, entry: Entry, r: VariantReport, kind: str) -> None:
 @contextmanager
 def _locked():
     """One installer at a time across processes (the name-clash check and the move)."""
-    path = home() / "tmp" / "install.lock"
+    path = confined(home() / "tmp" / "install.lock")
     with open(path, "a") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
         try:
@@ -300,11 +339,12 @@ def _install(entry: Entry) -> tuple[str | None, str | None]:
     v = entry.variant
     dest = home() / "kernels" / v.safety / v.op
     with _locked():
-        same = [e for e in load_catalog().entries if (e.op, e.name) == (v.op, v.name)]
-        if same and same[0].hash == entry.hash:
+        dest = confined(dest)
+        same = [e for e in load_catalog().entries if e.name == v.name]     # a name is unique across ops
+        if same and (same[0].op, same[0].hash) == (v.op, entry.hash):
             return same[0].variant.path, None
         if same:
-            return None, (f"not entered: a different variant {v.op}/{v.name} is already registered "
+            return None, (f"not entered: a different variant {same[0].op}/{v.name} is already registered "
                           f"({same[0].origin}, {same[0].variant.path}); give the candidate another `name:`")
         names = [dest / f"{v.name}.cu", dest / f"{v.name}.yaml"]
         taken = [p for p in names if os.path.lexists(p)]

@@ -24,7 +24,8 @@ DTYPES = {
 }
 ROLES = ("in", "out", "inout", "scalar")
 SAFETY = ("safe", "unsafe", "vendor")      # vendor: a library routine, no source (registry/vendor.py)
-NAME_RE = r"^[A-Za-z_][A-Za-z0-9_]*$"
+NAME_RE = r"[A-Za-z_][A-Za-z0-9_]*"          # matched whole (re.fullmatch): no trailing newline
+VARIANT_NAME_RE = r"[A-Za-z0-9_][A-Za-z0-9_.\-]{0,127}"   # also a file name: no leading dot
 MAX_DIM = 2**40
 
 
@@ -76,7 +77,7 @@ class _V:
             self.fail(f"expected a non-empty string, got {_kind(v)}", key)
         if choices and v not in choices:
             self.fail(f"expected one of {', '.join(choices)}, got {v!r}", key)
-        if pattern and not re.match(pattern, v):
+        if pattern and not re.fullmatch(pattern, v):
             self.fail(f"expected an identifier, got {v!r}", key)
         return v
 
@@ -222,7 +223,7 @@ def load_op(path: Path) -> Op:
         default = pv.get("default")
         if default is not None and (isinstance(default, bool) or not isinstance(default, (int, float))):
             pv.fail("expected a number", "default")
-        if not re.match(NAME_RE, pname):
+        if not re.fullmatch(NAME_RE, pname):
             vp.fail("param names must be identifiers", pname)
         params[pname] = Param(pname, role, dtype, shape, values, default)
     clash = sorted(set(params) & set(dims))
@@ -436,7 +437,7 @@ def load_variant(path: Path, ops: dict[str, Op]) -> Variant:
     if opname not in ops:
         v.fail(f"unknown op {opname!r} (known: {', '.join(sorted(ops)) or 'none'})", "op")
     op = ops[opname]
-    name = v.string("name", pattern=r"^[A-Za-z0-9_.\-]+$")
+    name = v.string("name", pattern=VARIANT_NAME_RE)
     safety = v.string("safety", choices=SAFETY)
     source = v.string("source")
     if "/" in source or "\\" in source or source.startswith("."):
@@ -460,7 +461,7 @@ def load_variant(path: Path, ops: dict[str, Op]) -> Variant:
         vs = v.sub("scratch").mapping()
         for sname in vs.data:
             sv = vs.sub(sname).mapping(required=("dtype", "shape"))
-            if not re.match(NAME_RE, sname) or sname in op.params or sname in op.dims:
+            if not re.fullmatch(NAME_RE, sname) or sname in op.params or sname in op.dims:
                 vs.fail("expected an identifier that is not a param or dim of the op", sname)
             dtype = sv.string("dtype", choices=tuple(DTYPES))
             shp = sv.sub("shape")
@@ -517,7 +518,7 @@ def _load_vendor(v: _V, path: Path, ops: dict[str, Op]) -> Variant:
     if opname not in ops:
         v.fail(f"unknown op {opname!r} (known: {', '.join(sorted(ops)) or 'none'})", "op")
     op = ops[opname]
-    name = v.string("name", pattern=r"^[A-Za-z0-9_.\-]+$")
+    name = v.string("name", pattern=VARIANT_NAME_RE)
     library = v.string("library", choices=LIBRARIES)
     if (library, opname) not in ROUTINES:
         v.fail(f"{library} has no routine for op {opname} (it has: "

@@ -15,7 +15,7 @@ from .limits import SOURCE_MAX_BYTES
 KREG_INCLUDE_DIR = Path(__file__).resolve().parent.parent / "kernels" / "include"
 OUTSIDE = ("an include outside the kreg headers (kernels/include/*.cuh) and the CUDA headers NVRTC ships "
            "(cuda_fp16.h, cuda_bf16.h, ...)")
-_SEGMENT = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
+_SEGMENT = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")      # matched whole (fullmatch)
 _DIRECTIVE = re.compile(r"^[ \t\f\v]*(?:#|%:)[ \t\f\v]*([A-Za-z_]\w*)(.*)$", re.M)
 _HAS_INCLUDE = re.compile(r"__has_include(?:_next)?\b\s*(\(\s*(?:<[^<>\n]*>|\"[^\"\n]*\")\s*\))?")
 _HEADER = re.compile(r"^\s*(<([^<>\n]*)>|\"([^\"\n]*)\")\s*$")
@@ -68,7 +68,7 @@ def kreg_includes(text: str) -> frozenset[str] | None:
 def allowed_header(name: str) -> bool:
     """A plain relative path naming a kreg header or a file of the CUDA headers' folder."""
     parts = name.split("/")
-    if not name or len(name) > 200 or not all(_SEGMENT.match(p) and p not in (".", "..") for p in parts):
+    if not name or len(name) > 200 or not all(_SEGMENT.fullmatch(p) and p not in (".", "..") for p in parts):
         return False
     return name in kreg_headers() or _in_cuda_headers(name)
 
