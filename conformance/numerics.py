@@ -23,7 +23,7 @@ from .dtypes import OVERFLOW, decode, exact, is_float, itemsize, storage
 from .inputs import (host_scalars, input_values, make_inputs, output_params, poison_bits, poison_bytes,
                      readable_params, to_bytes)
 from kreg.checker.bind import BindError, bind, buffer_sizes
-from .references import REFERENCES
+from .plugins import reference_for
 from .shapes import is_ragged
 from .tolerance import bound as tolerance_bound, error_scales, tolerance_for
 
@@ -229,7 +229,8 @@ class CaseRun:
         return why
 
     def reference(self, bits: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        fn = self.references.get(self.op.reference)
+        name = self.op.reference
+        fn = self.references.get(name) if self.references is not None else reference_for(name)
         if fn is None:
             raise KeyError(f"no float64 reference named {self.op.reference!r}")
         with self.device.arrays() as xp:
@@ -264,7 +265,6 @@ class CaseRun:
 def run_case(device: Device, module, variant: Variant, op: Op, case: str, dims: dict[str, int],
              rng: np.random.Generator, references=None) -> CaseResult:
     res = CaseResult(case, dict(dims), is_ragged(op, dims))
-    references = references or REFERENCES
     try:
         run = CaseRun(device, module, variant, op, dims, rng, references)
     except (BindError, ValueError) as e:      # ValueError: an expression (ExprError) or a size
