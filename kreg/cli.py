@@ -246,7 +246,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="prove again even where the store holds a decided proof of the same PTX by this checker")
     s.set_defaults(func=cmd_verify)
     s = sub.add_parser("submit", help="submit candidate kernels: verify, decide, enter the accepted ones")
-    s.add_argument("path", help="a .cu source (its YAML by --meta, or beside it) or a folder of candidates")
+    s.add_argument("path", help="a .cu source, or a .py building it with load_inline (its YAML by --meta, "
+                   "or beside it), or a folder of candidates")
     s.add_argument("--meta", help="the candidate's variant YAML (default: the source's name with .yaml)")
     s.add_argument("--device", choices=("cpu", "gpu"), default="cpu")
     s.add_argument("--json", action="store_true")

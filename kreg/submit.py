@@ -27,6 +27,7 @@ from kreg import isolate
 from kreg.checker.prover.prove import CHECKER_VERSION
 from kreg.pipeline import Options, store_final, store_recorder, verdict, verify_variant
 from kreg.registry.catalog import Catalog, Entry, confined, home, load_catalog, variant_hash
+from kreg.registry.intake import Intake, IntakeError, take
 from kreg.registry.limits import SOURCE_MAX_BYTES
 from kreg.registry.results import PROPS, VariantReport
 from kreg.registry.schema import SchemaError, load_variant
@@ -58,6 +59,7 @@ class SubmitReport:
     from_store: bool = False
     installed: str | None = None                # the variant's YAML in the registry
     seconds: float = 0.0
+    intake: dict | None = None                  # a framework-bound source: what was dropped and changed
 
     @property
     def accepted(self) -> bool:
@@ -73,7 +75,7 @@ class SubmitReport:
             "why": self.why, "claimed": self.claimed,
             "candidate": {"source": self.source, "meta": self.meta, "hash": self.candidate_hash},
             "provenance": self.provenance, "from_store": self.from_store, "installed": self.installed,
-            "submit_seconds": round(self.seconds, 2)}
+            "intake": self.intake, "submit_seconds": round(self.seconds, 2)}
 
 
 def decide(j: dict) -> tuple[str, list[str]]:
@@ -149,7 +151,11 @@ def submit(source_path: str | Path | None, meta_path: str | Path, *, device: str
             sub.source = str(src)
             sub.claimed = str(data.get("safety", ""))
             sub.provenance = _provenance(data, provenance, src, meta)
-            entry = _stage(data, src, tmp / "claimed", catalog)
+            got = _intake(_read_source(src, data), data, src)
+            if got.form != "cuda":
+                sub.intake = got.to_json()
+            data = got.data
+            entry = _stage(data, got.source, tmp / "claimed", catalog)
         except _Refused as e:
             sub.report = VariantReport(e.op, e.name, e.safety, "", {}, reasons=[e.reason], complete=True)
             sub.decision, sub.why = "rejected", [f"rejected: {e.reason}"]
@@ -173,7 +179,7 @@ def submit(source_path: str | Path | None, meta_path: str | Path, *, device: str
         if sub.decision in ("safe", "unsafe"):
             if sub.decision != entry.variant.safety:      # the accepted class goes into the YAML; the
                 staged = entry.variant.source_path          # source is the copy that was verified
-                entry = _stage(data | {"safety": sub.decision}, staged, tmp / "accepted", catalog)
+                entry = _stage(data | {"safety": sub.decision}, staged.read_bytes(), tmp / "accepted", catalog)
                 sub.report = _relabel(r, entry)
                 if not _stored_verdict(store, entry.hash, kind):
                     _record(store, entry, sub.report, kind)
@@ -257,14 +263,9 @@ def _read_candidate(source_path, meta: Path) -> tuple[dict, Path]:
     return data, src
 
 
-def _stage(data: dict, src: Path, folder: Path, catalog: Catalog) -> Entry:
-    """The candidate as the registry would hold it, in a private folder: the YAML (its `source:` set to
-    <name>.cu) and a bounded copy of the source (never through a symbolic link); validated by the
-    schema against the catalog's ops."""
-    folder.mkdir(parents=True)
-    name = data.get("name")
-    stem = name if isinstance(name, str) and NAME_OK.fullmatch(name) else "candidate"   # else the schema says why
-    staged_src = folder / f"{stem}.cu"
+def _read_source(src: Path, data: dict) -> bytes:
+    """The source's bytes, at most SOURCE_MAX_BYTES + 1 (the schema refuses a longer one), never
+    through a symbolic link."""
     try:
         st = os.lstat(src)
         if stat.S_ISLNK(st.st_mode):
@@ -273,11 +274,37 @@ def _stage(data: dict, src: Path, folder: Path, catalog: Catalog) -> Entry:
             raise _Refused("source: not a regular file", data)
         fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         with os.fdopen(fd, "rb") as f:
-            staged_src.write_bytes(f.read(SOURCE_MAX_BYTES + 1))
+            return f.read(SOURCE_MAX_BYTES + 1)
     except FileNotFoundError:
         raise _Refused(f"source: file {src.name!r} not found", data) from None
     except OSError as e:
         raise _Refused(f"source: cannot read: {errno.errorcode.get(e.errno, type(e).__name__)}", data) from None
+
+
+def _intake(raw: bytes, data: dict, src: Path) -> Intake:
+    """The source as kreg compiles it (registry/intake.py: a load_inline Python file or a .cu with a
+    framework binding reduced to its device code); a source too large or not UTF-8 goes to the schema
+    as it is, which says why it is refused."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
+    if text is None or len(raw) > SOURCE_MAX_BYTES:
+        return Intake(raw, data)
+    try:
+        return take(text, data, src.name)
+    except IntakeError as e:
+        raise _Refused(f"source: {e}", data) from None
+
+
+def _stage(data: dict, source: str | bytes, folder: Path, catalog: Catalog) -> Entry:
+    """The candidate as the registry would hold it, in a private folder: the YAML (its `source:` set to
+    <name>.cu) and the source; validated by the schema against the catalog's ops."""
+    folder.mkdir(parents=True)
+    name = data.get("name")
+    stem = name if isinstance(name, str) and NAME_OK.fullmatch(name) else "candidate"   # else the schema says why
+    staged_src = folder / f"{stem}.cu"
+    staged_src.write_bytes(source.encode() if isinstance(source, str) else source)
     staged = folder / f"{stem}.yaml"
     staged.write_text(yaml.dump(data | {"source": staged_src.name}, Dumper=_Dumper, sort_keys=False))
     try:

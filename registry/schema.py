@@ -226,9 +226,12 @@ def load_op(path: Path) -> Op:
         if not re.fullmatch(NAME_RE, pname):
             vp.fail("param names must be identifiers", pname)
         params[pname] = Param(pname, role, dtype, shape, values, default)
-    clash = sorted(set(params) & set(dims))
-    if clash:
-        v.fail(f"{clash[0]!r} is both a dim and a param")
+    for both in sorted(set(params) & set(dims)):     # a kernel argument that is also a dim: the dim itself
+        p = params.pop(both)
+        if p.role != "scalar" or p.shape or p.values or p.default is not None or p.dtype not in DTYPES \
+                or DTYPES[p.dtype][1][0] not in "iu":
+            v.fail(f"{both!r} is both a dim and a param: a param named like a dim must be an integer scalar "
+                   "(role: scalar, an integer dtype, no shape, values or default); it is passed as the dim's value")
     requires = []
     if "requires" in v.data:
         vr = v.sub("requires")

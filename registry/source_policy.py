@@ -1,6 +1,7 @@
 """What CUDA source kreg agrees to compile: at most SOURCE_MAX_BYTES, and `#include` only of the kreg
-headers (kernels/include) and of the CUDA headers that ship with NVRTC's runtime wheel (cuda_fp16.h,
-cuda_bf16.h, cuda_pipeline.h, ...), named by a plain relative path. Anything else (an absolute path,
+headers (kernels/include: its .cuh files and its small stand-ins for the C headers NVRTC lacks,
+<stdint.h>/<cstdint>, <float.h>/<cfloat>, <limits.h>/<climits>) and of the CUDA headers that ship with
+NVRTC's runtime wheel (cuda_fp16.h, cuda_bf16.h, cuda_pipeline.h, ...), named by a plain relative path. Anything else (an absolute path,
 `..`, a macro, an unknown file) is refused, and the refused name is never echoed back: a submission
 must not be able to make kreg read, or print, a file of the host."""
 from __future__ import annotations
@@ -73,9 +74,13 @@ def allowed_header(name: str) -> bool:
     return name in kreg_headers() or _in_cuda_headers(name)
 
 
+STANDARD_STAND_INS = ("stdint.h", "cstdint", "float.h", "cfloat", "limits.h", "climits")
+
+
 @cache
 def kreg_headers() -> frozenset[str]:
-    return frozenset(p.name for p in KREG_INCLUDE_DIR.glob("*.cuh") if p.is_file())
+    return frozenset(p.name for p in KREG_INCLUDE_DIR.iterdir() if p.is_file() and
+                     (p.suffix == ".cuh" or p.name in STANDARD_STAND_INS))
 
 
 @cache

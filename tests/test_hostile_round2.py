@@ -380,7 +380,7 @@ def test_the_registry_kernels_are_inside_the_ptx_bounds_with_room():
     """The bounds are far above what the registry's kernels declare (measured, not assumed)."""
     from kreg.registry import limits, preflight
     from kreg.registry.catalog import load_catalog
-    from kreg.checker.compile import compile_cuda
+    from kreg.checker.ptx.compile import compile_cuda
     cat = load_catalog()
     for name in ("add_bf16_safe", "gemm_wgs_bf16_safe", "attention_prefill_wg_f16_safe"):
         try:

@@ -1,4 +1,4 @@
-"""`kreg submit SOURCE.cu [--meta YAML] | DIR`: candidates through kreg.submit (a few at once with a
+"""`kreg submit SOURCE.cu|SOURCE.py [--meta YAML] | DIR`: candidates through kreg.submit (a few at once with a
 progress bar; with --ray, as Ray tasks through kreg.fanout), a table or JSON at the end. Exit codes: 0 every candidate accepted, 1 some rejected or
 not entered (a name clash), 2 usage error (missing file, a .ptx source, no candidates), 3 environment
 error (no GPU, unusable store, a stage kept from running), 130 interrupted."""
@@ -41,8 +41,8 @@ def _selected(args) -> list[tuple[Path | None, Path]] | str:
         return found or f"no candidates (*.yaml beside their .cu) in {path}"
     if path.suffix == ".ptx":
         return PTX_NOT_SUPPORTED
-    if path.suffix != ".cu":
-        return f"{path}: expected a .cu source or a folder of candidates"
+    if path.suffix not in (".cu", ".py"):
+        return f"{path}: expected a .cu source, a .py file that builds it with load_inline, or a folder of candidates"
     meta = Path(args.meta) if args.meta else path.with_suffix(".yaml")
     for p in (path, meta):
         if not os.path.lexists(p):
@@ -153,6 +153,9 @@ def _table(out: Console, device: str, done: list[SubmitReport]) -> None:
     for s in done:
         label = Path(s.meta).name
         lines = s.why + ([f"entered as {s.installed}"] if s.accepted else [])
+        if s.intake:
+            lines += [f"intake ({s.intake['form']}): dropped {d}" for d in s.intake["dropped"]]
+            lines += [f"intake ({s.intake['form']}): {n}" for n in s.intake["changed"]]
         if not s.accepted:                 # every reason
             lines += [r for r in s.report.reasons if r not in s.why and f"rejected: {r}" not in s.why]
         for why in lines:
