@@ -25,16 +25,17 @@ def sampling_from(model_dir, temperature=None, top_k=None, top_p=None, seed: int
 def run(model_dir, prompt: str, *, device: str = "cpu", profile: str = "safe-only", max_new_tokens: int = 32,
         chat: bool = True, enable_thinking: bool = True, system: str | None = None, temperature=None, top_k=None,
         top_p=None, seed: int = 0, max_seq: int | None = None, dtype: str | None = None,
-        profile_kernels: bool = False, on_text=None, on_ready=None, engine: Engine | None = None) -> dict:
+        profile_kernels: bool = False, on_text=None, on_ready=None, engine: Engine | None = None, lock=None) -> dict:
     """Generate from a prompt; on_ready(engine) is called once the engine is loaded, on_text(str) with the
-    text as it completes (streaming)."""
+    text as it completes (streaming). lock: a registry.lockfile.Lock whose variants run instead of the
+    profile's (and exactly those)."""
     load_config(model_dir)                              # the directory's problems first
     tok = Tokenizer(model_dir)
     sampling = sampling_from(model_dir, temperature, top_k, top_p, seed)
     text_in = chat_prompt(prompt, system, enable_thinking) if chat else prompt
     ids = tok.encode(text_in)
     need = len(ids) + max_new_tokens
-    eng = engine or Engine(model_dir, device=device, profile=profile, dtype=dtype,
+    eng = engine or Engine(model_dir, device=device, profile=profile, dtype=dtype, lock=lock,
                            max_seq=max_seq or max(256, 1 << (need - 1).bit_length()))
     if on_ready:
         on_ready(eng)

@@ -44,7 +44,7 @@ class Generation:
 
 class Engine:
     def __init__(self, model_dir, device: str = "gpu", profile: str = "safe-only", dtype: str | None = None,
-                 max_seq: int | None = None, plan: P.Plan | None = None, pdl: bool = True):
+                 max_seq: int | None = None, plan: P.Plan | None = None, pdl: bool = True, lock=None):
         self.cfg = cfg = load_config(model_dir)
         self.dtype = dtype or cfg.dtype
         if self.dtype not in ("bf16", "f16"):
@@ -55,7 +55,8 @@ class Engine:
         except Exception as e:
             raise EngineError(f"cannot open --device {device}: {type(e).__name__}: {e}", exit_code=3) from None
         ck = Checkpoint(model_dir)                  # file problems surface before any kernel is compiled
-        self.plan = plan or P.from_profile(profile, self.dev, self.dtype)
+        self.plan = plan or (P.from_lock(lock, self.dev, self.dtype) if lock is not None
+                             else P.from_profile(profile, self.dev, self.dtype))
         self.S = min(max_seq or 4096, cfg.max_position_embeddings)
         self.P = self._splits()
         self.m = Resident(self.dev, ck, cfg, self.dtype, self.S)
