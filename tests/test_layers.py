@@ -1,4 +1,4 @@
-"""The layers form a DAG: isolate <- registry <- checker <- runtime <- conformance <- engine <- the
+"""The layers form a DAG: isolate <- registry <- checker <- runtime <- conformance <- engine (and kreg.torch, beside it) <- the
 pipeline, the commands, the CLI and the user suite. A module never imports a higher layer (any import
 statement, at the top or inside a function, counts)."""
 import ast
@@ -10,7 +10,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = {"registry": "kreg.registry", "checker": "kreg.checker", "runtime": "kreg.runtime",
             "conformance": "kreg.conformance", "engine": "kreg.engine", "kreg": "kreg"}
 RANK = {"kreg": 0, "kreg.isolate": 0, "kreg.registry": 1, "kreg.checker": 2, "kreg.runtime": 3,
-        "kreg.conformance": 4, "kreg.engine": 5, "kreg.pipeline": 6, "kreg.fanout": 7, "kreg.submit": 7, "kreg.commands": 7, "kreg.cli": 8,
+        "kreg.conformance": 4, "kreg.engine": 5, "kreg.torch": 5, "kreg.pipeline": 6, "kreg.fanout": 7, "kreg.submit": 7, "kreg.commands": 7, "kreg.cli": 8,
         "kreg.suite": 8}
 
 
