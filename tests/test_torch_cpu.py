@@ -127,7 +127,8 @@ def test_qk_norm_rope_writes_the_caches(home):
     pos = torch.tensor([3], dtype=torch.int32)
     k1, v1 = kc.clone(), vc.clone()
     q1 = kt.qk_norm_rope_kv(qkv[0], qn, kn, cos, sin, pos, kc, vc)
-    assert q1.shape == (Hq, 128) and torch.equal(kc[:3], k1[:3]) and torch.equal(vc[3], qkv[0, Hq + Hkv:])
+    assert q1.shape == (Hq, 128) and torch.equal(kc[:3], k1[:3]) and torch.equal(vc[:3], v1[:3])
+    assert torch.equal(vc[3], qkv[0, Hq + Hkv:]) and not torch.equal(kc[3], k1[3])    # row pos[0] written
 
 
 def test_contract_violations_are_refused_before_any_launch(home, monkeypatch):

@@ -3,8 +3,6 @@ emulator): a tiny random model (the engine's random-model writer: config.json + 
 transformers itself) gives logits within the engine's tolerance of the same model run by transformers
 in float64, and the same greedy tokens as plain transformers in bf16. The GPU runs of a tiny and a
 4B-shaped model, 32 greedy steps, are in tests/test_torch_gpu.py."""
-import os
-
 import numpy as np
 import pytest
 

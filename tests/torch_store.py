@@ -3,7 +3,6 @@ variants (one per op, the first by name, as the engine's explicit plan takes: th
 proofs by the current checker, numerics on the CPU emulator; recorded, not re-proven, as
 tests/test_engine_cli.py does), and the ops' own float64 references and tolerances."""
 import numpy as np
-import torch
 
 from kreg.checker.compile import compile_cuda
 from kreg.checker.emulator import DEVICE_KIND
@@ -36,8 +35,9 @@ def safe_bf16(cat, ops) -> dict:
     return out
 
 
-def np64(t: torch.Tensor) -> np.ndarray:
-    return t.detach().cpu().to(torch.float64).numpy() if t.is_floating_point() else t.detach().cpu().numpy()
+def np64(t) -> np.ndarray:
+    """A torch tensor on the host as float64 (exact for bf16/f16/f32), integers as they are."""
+    return t.detach().cpu().double().numpy() if t.is_floating_point() else t.detach().cpu().numpy()
 
 
 def assert_matches_reference(op, types: dict, dims: dict, inputs: dict, got: dict, scalars=None):
