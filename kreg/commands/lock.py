@@ -54,7 +54,7 @@ def run_lock(args, out: Console, err: Console) -> int:
         ops = sorted({c.op for c in missing})
         err.print(f"[red]kreg lock:[/] profile {args.profile} has no qualifying variant on {args.device} for "
                   f"{', '.join(ops)}; nothing written. Run `kreg verify --device {args.device} "
-                  + " ".join(f"--op {o}" for o in ops) + "` (or lock fewer ops with --op)", highlight=False)
+                  + " ".join(f"--op {o}" for o in ops) + "` (or lock fewer with --op, --dtype)", highlight=False)
         return 1
     lock.write(args.output)
     if args.json:
