@@ -6,6 +6,7 @@ under torch.compile (fullgraph) and record into CUDA graphs; the real one resolv
 (variants.py), checks the layout and launches (launch.py)."""
 from __future__ import annotations
 
+import logging
 import string
 
 import torch
@@ -19,6 +20,8 @@ from .contract import TORCH_DTYPES, check_layout, dims_and_types, free_dims, fre
 NAMESPACE = "kreg"
 _lib = torch.library.Library(NAMESPACE, "FRAGMENT")
 OPS: dict[str, Op] = {}
+SKIPPED: dict[str, str] = {}      # op -> why it could not be defined (a user op's names torch's schema refuses)
+log = logging.getLogger("kreg.torch")
 
 
 def _scalar_type(op: Op, name: str) -> str:
@@ -88,9 +91,14 @@ def _fake(op: Op):
 def register_all() -> dict[str, Op]:
     """Define torch.ops.kreg.<op> for every op of the catalog (built-in and $KREG_HOME) not yet defined."""
     for name, op in sorted(load_catalog().ops.items()):
-        if name in OPS or not tensor_params(op, ("in", "inout")):
+        if name in OPS or name in SKIPPED or not tensor_params(op, ("in", "inout")):
             continue
-        _lib.define(schema(op))
+        try:
+            _lib.define(schema(op))
+        except Exception as e:   # noqa: BLE001 - one op's metadata never takes the others down
+            SKIPPED[name] = f"{type(e).__name__}: {e}"
+            log.warning("kreg.torch: op %s not defined: %s", name, SKIPPED[name])
+            continue
         _lib.impl(name, _real(op), "CPU")
         _lib.impl(name, _real(op), "CUDA")
         torch.library.register_fake(f"{NAMESPACE}::{name}", _fake(op), lib=_lib)
