@@ -27,11 +27,12 @@ def run(model_dir, prompt: str, *, device: str = "cpu", profile: str = "safe-onl
         chat: bool = True, enable_thinking: bool = True, system: str | None = None, temperature=None, top_k=None,
         top_p=None, seed: int = 0, max_seq: int | None = None, dtype: str | None = None,
         profile_kernels: bool = False, on_text=None, on_ready=None, on_prompt=None, on_prefill=None,
-        engine: Engine | None = None) -> dict:
+        engine: Engine | None = None, lock=None) -> dict:
     """Generate from a prompt; on_prompt(tokens, context) once the prompt is tokenized (before anything
     is loaded), on_ready(engine) once the engine is loaded, on_prefill(done, total) as the prompt is
     read, on_text(str) with the text as it completes (streaming). The request is checked against the
-    model's context (max_position_embeddings) before the engine is built."""
+    model's context (max_position_embeddings) before the engine is built. lock: a registry.lockfile.Lock whose
+    variants run instead of the profile's (and exactly those)."""
     cfg = load_config(model_dir)                        # the directory's problems first
     if not chat and not prompt:
         raise EngineError("an empty prompt with --raw: there is nothing to generate from (give a prompt, or "
@@ -58,7 +59,7 @@ def run(model_dir, prompt: str, *, device: str = "cpu", profile: str = "safe-onl
         raise EngineError(f"the {len(ids)}-token prompt and --max-new-tokens {max_new_tokens} need "
                           f"{need - 1} KV cache positions, more than --max-seq {max_seq}: raise --max-seq (up to "
                           f"{context}) or ask for fewer tokens")
-    eng = engine or Engine(model_dir, device=device, profile=profile, dtype=dtype,
+    eng = engine or Engine(model_dir, device=device, profile=profile, dtype=dtype, lock=lock,
                            max_seq=max_seq or min(context, max(256, 1 << (need - 1).bit_length())))
     if on_ready:
         on_ready(eng)

@@ -45,7 +45,7 @@ class Generation:
 
 class Engine:
     def __init__(self, model_dir, device: str = "gpu", profile: str = "safe-only", dtype: str | None = None,
-                 max_seq: int | None = None, plan: P.Plan | None = None, pdl: bool = True):
+                 max_seq: int | None = None, plan: P.Plan | None = None, pdl: bool = True, lock=None):
         self.cfg = cfg = load_config(model_dir)
         self.dtype = dtype or cfg.dtype
         if self.dtype not in ("bf16", "f16"):
@@ -57,7 +57,8 @@ class Engine:
             raise EngineError(f"cannot open --device {device}: {type(e).__name__}: {e}", exit_code=3) from None
         ck = Checkpoint(model_dir)                  # file problems surface before any kernel is compiled
         ck.check(cfg)                               # every tensor's dtype and shape, before any is loaded
-        self.plan = plan or P.from_profile(profile, self.dev, self.dtype)
+        self.plan = plan or (P.from_lock(lock, self.dev, self.dtype) if lock is not None
+                             else P.from_profile(profile, self.dev, self.dtype))
         self.S = min(max_seq or 4096, cfg.max_position_embeddings)
         self.P = self._splits()
         why = contract_problem(self.plan, cfg, self.dtype, self.S, self.P)   # before any weight is uploaded

@@ -1,4 +1,4 @@
-"""The `kreg` command line: list, show, verify, submit, profile, run (and later bench).
+"""The `kreg` command line: list, show, verify, submit, profile, lock, run (and later bench).
 
 Exit codes (EXIT_* below): 0 all good; 1 some variant rejected; 2 usage error (a bad argument, an
 unknown op or variant, invalid metadata named on the command line); 3 environment error (--device gpu
@@ -204,6 +204,11 @@ def cmd_profile(args) -> int:
     return run_profile(args, out, err)
 
 
+def cmd_lock(args) -> int:
+    from kreg.commands.lock import run_lock
+    return run_lock(args, out, err)
+
+
 def cmd_run(args) -> int:
     from kreg.commands.run import run_run
     check_home()           # the PTX cache and the store are written under $KREG_HOME
@@ -269,6 +274,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--device", choices=("cpu", "gpu"), default="cpu")
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_profile)
+    from kreg.commands.lock import add_parser as add_lock
+    add_lock(sub)
+    sub.choices["lock"].set_defaults(func=cmd_lock)
     from kreg.commands.run import add_parser as add_run
     add_run(sub, positive_int, seed_int)
     sub.choices["run"].set_defaults(func=cmd_run)

@@ -1,4 +1,4 @@
-"""`kreg run --model DIR --prompt TEXT [--profile safe-only|fastest] [--max-new-tokens N] [--chat|--raw]
+"""`kreg run --model DIR --prompt TEXT [--profile safe-only|fastest | --lock FILE] [--max-new-tokens N] [--chat|--raw]
 [--device cpu|gpu] [--json] [--profile-kernels] ...`: generate with the reference Qwen3 engine. Prints
 which variant runs for each op (stderr), streams the text (stdout), then the timings (stderr); --json
 prints one object instead. Exit codes: 0 done; 1 the profile cannot run (the ops without a qualifying
@@ -20,6 +20,7 @@ def add_parser(sub, positive_int, seed_int) -> None:
     s.add_argument("--model", required=True, help="a Hugging Face Qwen3 model directory")
     s.add_argument("--prompt", required=True)
     s.add_argument("--profile", choices=("safe-only", "fastest"), default="safe-only")
+    s.add_argument("--lock", metavar="FILE", help="run exactly the variants this lock file pins (`kreg lock`)")
     s.add_argument("--max-new-tokens", type=positive_int, default=32)
     g = s.add_mutually_exclusive_group()
     g.add_argument("--chat", dest="chat", action="store_true", default=True, help="apply the chat template (default)")
@@ -40,6 +41,12 @@ def add_parser(sub, positive_int, seed_int) -> None:
 
 def run_run(args, out: Console, err: Console) -> int:
     from kreg.engine import EngineError, run
+    from kreg.registry.lockfile import LockError, read
+    try:
+        lock = read(args.lock) if args.lock else None
+    except LockError as e:
+        err.print(f"[red]kreg run:[/] {markup(e)}", highlight=False, markup=True)
+        return 2
     # generated text comes from the model folder's vocabulary: shown with its control characters escaped
     stream = None if args.json else (lambda t: (sys.stdout.write(plain(t, lines=True)), sys.stdout.flush()))
     try:
@@ -47,7 +54,7 @@ def run_run(args, out: Console, err: Console) -> int:
                 max_new_tokens=args.max_new_tokens, chat=args.chat, enable_thinking=not args.no_think,
                 system=args.system, temperature=0.0 if args.greedy else args.temperature, top_k=args.top_k,
                 top_p=args.top_p, seed=args.seed, max_seq=args.max_seq, dtype=args.dtype,
-                profile_kernels=args.profile_kernels, on_text=stream,
+                profile_kernels=args.profile_kernels, on_text=stream, lock=lock,
                 on_ready=None if args.json else (lambda eng: _variants(err, eng)))
     except EngineError as e:
         err.print(f"[red]kreg run:[/] {markup(e)}", highlight=False, markup=True)    # it may quote a path
