@@ -115,6 +115,7 @@ class Access:
     space: str           # "global" | "shared"
     epoch: int
     wsync: int = 0       # bar.warp.sync instances the thread completed before the access (any mask)
+    since: int | None = None   # a cp.async write (traced where it lands): the block's epoch at its issue
 
 
 @dataclass
@@ -565,19 +566,20 @@ class _Machine(EmuOpsMixin):
     def _bufname(self, space, addr):
         return self.mem.nearest(addr) if space in ("global", "const", "generic") else space
 
-    def record(self, ins, space, idx, addrs, width, kind):
+    def record(self, ins, space, idx, addrs, width, kind, since=None):
         if self.trace and space in ("global", "shared"):
             if self.trace_left is not None:
                 self.trace_left -= len(idx)
                 if self.trace_left < 0:
                     raise EmulatorError("step-limit", "too many traced accesses for the trace budget")
             self._trace.append((ins.index, space, idx.copy(), np.asarray(addrs, np.uint64).copy(), width, kind,
-                                self.epoch[self.blk[idx]].copy(), self.wsync[idx].copy()))
+                                self.epoch[self.blk[idx]].copy(), self.wsync[idx].copy(), since))
 
     def accesses(self) -> list[Access]:
         out = []
-        for ins, space, idx, addrs, width, kind, ep, ws in self._trace:
-            for t, a, e, w in zip(idx.tolist(), addrs.tolist(), ep.tolist(), ws.tolist()):
+        for ins, space, idx, addrs, width, kind, ep, ws, since in self._trace:
+            sl = [None] * len(idx) if since is None else since.tolist()
+            for t, a, e, w, s in zip(idx.tolist(), addrs.tolist(), ep.tolist(), ws.tolist(), sl):
                 out.append(Access(tuple(int(x) for x in self.cta[:, t]), tuple(int(x) for x in self.tidx[:, t]),
-                                  ins, int(a), width, kind, space, int(e), int(w)))
+                                  ins, int(a), width, kind, space, int(e), int(w), s))
         return out

@@ -23,14 +23,14 @@ from kreg.checker.ptx import parse as P
 from kreg.checker.ptx.bind import bind, buffer_sizes
 from kreg.checker.emulator import machine as E
 
-MAX_SHAPES = 12          # shapes tried, smallest first
+MAX_SHAPES = 40          # shapes tried
 MAX_BYTES = 8 << 20      # all buffers of one shape
 MAX_THREADS = 4096       # threads of one launch
 MAX_STEPS = 100_000      # issue steps of one launch
 MAX_TRACE = 400_000      # traced accesses of one launch
 HB_THREADS = 2048        # threads of a launch whose vector clocks are kept (strong accesses)
-EDGE = (1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 48, 63, 64, 65, 96, 127, 128, 129, 192, 255, 256, 257,
-        320, 384, 511, 512, 513, 640, 768, 1024, 1025, 2048, 4096)
+EDGE = (1, 2, 3, 4, 7, 8, 9, 16, 17, 31, 32, 33, 48, 64, 65, 96, 127, 128, 129, 192, 255, 256, 257, 384, 512,
+        513, 1024, 1025)
 STRONG_MODS = ("volatile", "relaxed", "acquire", "release")
 FILLS = ("low", "high", "spread")
 
@@ -43,29 +43,41 @@ class Found:
 
 
 def shapes(op: Op, variant: Variant, limit: int = MAX_SHAPES) -> list[dict[str, int]]:
-    """Dims to try: per dim its low end and the EDGE values in range; combinations that satisfy the op,
-    fit MAX_BYTES, ordered by the largest and then the summed position of their values in those lists
-    (balanced growth: every dim small first), then by their values."""
+    """Dims to try (each satisfying the op and fitting MAX_BYTES): the smallest balanced combination of
+    every dim's candidates (its low end and the EDGE values in range), then each dim swept through its
+    candidates with the others held there, round robin over the dims, then larger balanced combinations."""
     names = sorted(op.dims)
     cands = []
     for d in names:
         lo, hi = op.dims[d]
         cands.append(sorted({lo, *[v for v in EDGE if lo <= v <= hi]}))
-    ranked = sorted(itertools.product(*[range(len(c)) for c in cands]),
-                    key=lambda ix: (max(ix, default=0), sum(ix), ix))
-    out = []
-    for ix in ranked:
+
+    def ok(ix):
         dims = {d: cands[k][i] for k, (d, i) in enumerate(zip(names, ix))}
         if op.dims_ok(dims):
-            continue
+            return None
         try:
-            if sum(buffer_sizes(variant, op, dims).values()) > MAX_BYTES:
-                continue
+            return dims if sum(buffer_sizes(variant, op, dims).values()) <= MAX_BYTES else None
         except Exception:
+            return None
+    balanced = sorted(itertools.product(*[range(len(c)) for c in cands]), key=lambda ix: (max(ix, default=0), sum(ix), ix))
+    base = next((ix for ix in balanced[:4096] if ok(ix)), None)
+    if base is None:
+        return []
+    order = [base]
+    sweeps = [[base[:k] + (i,) + base[k + 1:] for i in range(len(c)) if i != base[k]] for k, c in enumerate(cands)]
+    for row in itertools.zip_longest(*sweeps):
+        order += [ix for ix in row if ix is not None]
+    order += balanced[:4096]
+    out, seen = [], set()
+    for ix in order:
+        if ix in seen:
             continue
-        out.append(dims)
-        if len(out) >= limit:
-            break
+        seen.add(ix)
+        if (dims := ok(ix)) is not None:
+            out.append(dims)
+            if len(out) >= limit:
+                break
     return out
 
 
@@ -209,8 +221,8 @@ def races(acc: list, kernel: P.Kernel, grid, block):
         (pa, pb, pg, pc), (ca, cb, cg, _) = p, cur
         if pg == cg:
             return True
-        if pb == cb and pa.epoch < ca.epoch:
-            return True
+        if pb == cb and pa.epoch < (ca.epoch if ca.since is None else ca.since):
+            return True     # a cp.async write is unordered from its issue to where it lands
         if pb == cb and (pg - pb * tpb) // 32 == (cg - cb * tpb) // 32 and pa.wsync != ca.wsync:
             return True
         return hb and C[cg, pg] >= pc

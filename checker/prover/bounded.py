@@ -1,11 +1,13 @@
 """Settling what the proof left open: each property still `unknown` is searched for a concrete violation
 in the emulator at small shapes (checker/emulator/search.py); one found refutes it, with a witness the user
 can replay (reason "bounded witness at dims ..."). Never turns anything into `proven`. What stays `unknown`
-is told which of the kernel's constructs the prover does not model (checker/prover/unmodelled.py)."""
+is told which of the kernel's constructs the prover does not model (checker/prover/unmodelled.py). The prover
+knows no ordering but barriers: in a kernel that polls a flag (volatile / acquire loads) its race witness
+may be ordered by the hand-off, so it stands only where the search's happens-before check shows a race.
 from __future__ import annotations
 
 from kreg.checker.emulator.search import search
-from kreg.checker.prover.unmodelled import unmodelled
+from kreg.checker.prover.unmodelled import polls_flags, unmodelled
 
 ENABLED = True
 
@@ -13,6 +15,10 @@ ENABLED = True
 def settle_unknowns(total: dict, variant, op, module, verdict_cls) -> None:
     """Refute, in place, the unknown verdicts of `total` that the bounded search shows violated; annotate
     the rest with what is not modelled."""
+    if total.get("race_free") is not None and total["race_free"].status == "refuted" and polls_flags(module, variant) \
+            and not (total["race_free"].witness or {}).get("bounded"):
+        v = total["race_free"]
+        v.status, v.reason = "unknown", f"possible race ({v.reason}), but the kernel orders threads by a flag"
     open_ = {p for p, v in total.items() if v.status == "unknown"}
     if not open_:
         return

@@ -46,6 +46,18 @@ def _back_edge_preds(k: P.Kernel) -> set[str]:
     return out
 
 
+def polls_flags(module: P.Module, variant) -> bool:
+    """Whether a kernel of the variant loads with volatile / relaxed / acquire semantics (a flag hand-off)."""
+    for entry in dict.fromkeys(ln.entry for ln in variant.launches):
+        try:
+            k = module.kernel(entry)
+        except Exception:
+            continue
+        if any(i.op == "ld" and i.has(*SYNC_MODS) for i in k.instrs):
+            return True
+    return False
+
+
 def unmodelled(module: P.Module, variant) -> list[str]:
     """One phrase per unmodelled construct found in the variant's kernels ("... is not modelled")."""
     out: list[str] = []
