@@ -3,7 +3,7 @@ in the emulator at small shapes (checker/emulator/search.py); one found refutes 
 can replay (reason "bounded witness at dims ..."). Never turns anything into `proven`. What stays `unknown`
 is told which of the kernel's constructs the prover does not model (checker/prover/unmodelled.py). The prover
 knows no ordering but barriers: in a kernel that polls a flag (volatile / acquire loads) its race witness
-may be ordered by the hand-off, so it stands only where the search's happens-before check shows a race.
+may be ordered by the hand-off, so it stands only where the search's happens-before check shows a race."""
 from __future__ import annotations
 
 from kreg.checker.emulator.search import search
