@@ -90,12 +90,14 @@ def search(variant: Variant, op: Op, module: P.Module, props: set[str]) -> dict[
             want = props - set(found)
             if not want:
                 return found
-            for f in _run(variant, op, module, dims, fill, want):
+            for f in run_at(variant, op, module, dims, fill, want):
                 found.setdefault(f.prop, f)
     return found
 
 
-def _run(variant, op, module, dims, fill, want) -> list[Found]:
+def run_at(variant, op, module, dims, fill, want) -> list[Found]:
+    """The violations of the properties in want that one run at these dims shows (fill: how index
+    tensors and valued scalars are set, one of FILLS): what replays a witness."""
     sizes = buffer_sizes(variant, op, dims)
     mem = E.Memory()
     ptrs = {n: mem.alloc(max(sz, 1), n) for n, sz in sizes.items()}

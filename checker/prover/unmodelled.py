@@ -70,7 +70,8 @@ def unmodelled(module: P.Module, variant) -> list[str]:
         if any(i.op == "ld" and i.has(*SYNC_MODS) for i in k.instrs):
             out.append("a volatile / acquire flag hand-off between threads (one polls what another sets) is not "
                        "modelled: order with a barrier (__syncthreads, __syncwarp) instead")
-        if "atom" in ops:
+        used = {r for i in k.instrs for r in _regs(i.args[1:] if i.op not in ("st", "red") else i.args)}
+        if any(i.op == "atom" and set(_regs(i.args[:1])) & used for i in k.instrs):
             out.append("the values an atomic returns (distinct tickets to distinct threads) are not modelled: "
                        "an address or bound computed from them is arbitrary to the prover")
         if "vote" in ops and "popc" in ops:
@@ -80,6 +81,4 @@ def unmodelled(module: P.Module, variant) -> list[str]:
         if any(i.op == "setp" and _regs(i.args[:1])[0] in loop_preds and set(_regs(i.args[1:])) & taint
                for i in k.instrs if i.args):
             out.append("a loop bound read from memory is not modelled beyond its `values` range")
-        if "mma" in ops and any(i.op == "st" for i in k.instrs):
-            pass     # mma fragment stores are modelled (their addresses are ordinary register arithmetic)
     return list(dict.fromkeys(out))
