@@ -95,7 +95,7 @@ def _warp_sync(self, ins, m, act, pc0, body, member=None):
 
 
 def _bar_warp(self, ins, m, ready):
-    pass
+    self.wsync = self.wsync + ready
 
 
 def _shfl_body(self, ins, m, ready):

@@ -164,6 +164,8 @@ def _prove_here(variant: Variant, op: Op, ptx: str, timeout_ms: int, budget_ms: 
                     v.status == old.status == "proven" and v.scope != "all-dims"):
                 total[p] = v
     _check_assembly(total, variant, ptx)
+    from kreg.checker.prover.bounded import settle_unknowns     # unknowns: a bounded search may refute them
+    settle_unknowns(total, variant, op, module, Verdict)
     for v in total.values():
         v.ptx_sha256 = sha
         if v.status == "proven" and v.scope != "all-dims" and not (v.scope or "").startswith("cases:"):
