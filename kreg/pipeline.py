@@ -36,7 +36,8 @@ class Options:
     speed: bool = True
     prove: bool = True
     prove_timeout_ms: int = 10_000
-    prove_budget_ms: int | None = 30_000    # the whole variant's proof, in ms of solver work on the reference machine
+    prove_budget_ms: int | None = None      # the whole variant's proof, in ms of solver work on the reference
+                                            # machine (None: the variant's own, `proof: {budget_ms}`, default 30 s)
     speed_cases: str = "all"                # "all" named cases, or only the "largest" (most bytes moved)
     timeout_s: float = 300.0
     compile_timeout_s: float = 60.0
@@ -171,8 +172,8 @@ def verify_variant(entry: Entry, op: Op, device: str, opts: Options | None = Non
         res.proof_reused = True
     elif opts.prove:
         from kreg.checker.prover.prove import hard_limit_s
-        budget = opts.prove_budget_ms or opts.prove_timeout_ms
-        got = isolate.run(prove_stage, v, op, ptx, opts.prove_timeout_ms, opts.prove_budget_ms,
+        budget = opts.prove_budget_ms or v.proof_budget_ms
+        got = isolate.run(prove_stage, v, op, ptx, opts.prove_timeout_ms, budget,
                           timeout_s=hard_limit_s(budget), memory_mb=opts.memory_mb)
         res.seconds["prove"] = round(got.seconds, 2)
         if got.status == "interrupted":

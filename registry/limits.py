@@ -8,6 +8,10 @@ METADATA_MAX_BYTES = 64 << 10        # an op or variant YAML file
 SOURCE_MAX_BYTES = 1 << 20           # a variant's .cu file
 COMPILE_LOG_MAX_CHARS = 20_000       # of NVRTC's log, in an error message (and so in the results store)
 
+# ---- proofs -----------------------------------------------------------------------------------------
+PROOF_BUDGET_MS = 30_000             # a variant's proof budget (ms of solver work on the reference machine)
+PROOF_BUDGET_MAX_MS = 600_000        # the most a variant's YAML (`proof: {budget_ms}`) may ask for
+
 # ---- expressions ------------------------------------------------------------------------------------
 EXPR_MAX_ABS = 1 << 64               # any intermediate value of a dim expression, in magnitude
 

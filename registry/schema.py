@@ -11,7 +11,7 @@ import yaml
 from .source_policy import source_problem
 
 from .expr import Expr, ExprError, parse, parse_condition
-from .limits import SOURCE_MAX_BYTES
+from .limits import PROOF_BUDGET_MAX_MS, PROOF_BUDGET_MS, SOURCE_MAX_BYTES
 from .preflight import launch_problems
 from .yamlsafe import YamlRefused, load_metadata
 
@@ -358,6 +358,7 @@ class Variant:
     path: str                 # the YAML file
     raw: dict = field(repr=False, default_factory=dict)
     library: str = ""         # vendor variants only: the library whose routine runs (no source)
+    proof_budget_ms: int = PROOF_BUDGET_MS   # `proof: {budget_ms}`: the prover's budget for this variant
 
     @property
     def source_path(self) -> Path:
@@ -431,7 +432,7 @@ def load_variant(path: Path, ops: dict[str, Op]) -> Variant:
     if isinstance(v.data, dict) and v.data.get("safety") == "vendor":
         return _load_vendor(v, path, ops)
     common = ("op", "name", "safety", "source")
-    optional = ("types", "compile", "provenance", "deterministic", "doc")
+    optional = ("types", "compile", "provenance", "deterministic", "doc", "proof")
     if isinstance(v.data, dict) and "launches" in v.data:
         v.mapping(required=common + ("launches",), optional=optional + ("scratch",))
     else:
@@ -500,7 +501,8 @@ def load_variant(path: Path, ops: dict[str, Op]) -> Variant:
                          "options")
         options = tuple(opts)
     det, prov = _det_prov(v)
-    variant = Variant(opname, name, safety, source, types, launches, scratch, options, det, prov, str(path), v.data)
+    variant = Variant(opname, name, safety, source, types, launches, scratch, options, det, prov, str(path), v.data,
+                      proof_budget_ms=_proof_budget(v))
     _evaluate_at_cases(v, op, [(f"scratch.{s.name}.shape", e) for s in scratch.values() for e in s.shape])
     _evaluate_at_cases(v, op, [(f"launch {ln.entry} argument", a.expr) for ln in launches for a in ln.args
                                if a.expr is not None], nonneg=False)
@@ -532,6 +534,21 @@ def _load_vendor(v: _V, path: Path, ops: dict[str, Op]) -> Variant:
     launch = Launch(routine(library, opname), args, (parse(1),), (parse(1),), parse(0))
     det, prov = _det_prov(v)
     return Variant(opname, name, "vendor", "", types, (launch,), {}, (), det, prov, str(path), v.data, library)
+
+
+def _proof_budget(v: _V) -> int:
+    """`proof: {budget_ms: N, used: F}`: the prover's budget for the variant (ms of solver work, default
+    PROOF_BUDGET_MS) and, informational, the share of it the variant's proof uses (a test keeps it true)."""
+    if "proof" not in v.data:
+        return PROOF_BUDGET_MS
+    vp = v.sub("proof").mapping(optional=("budget_ms", "used"))
+    ms = vp.get("budget_ms", PROOF_BUDGET_MS)
+    if not isinstance(ms, int) or isinstance(ms, bool) or not 1000 <= ms <= PROOF_BUDGET_MAX_MS:
+        vp.fail(f"expected an integer number of ms in [1000, {PROOF_BUDGET_MAX_MS}]", "budget_ms")
+    used = vp.get("used", 0.0)
+    if not isinstance(used, (int, float)) or isinstance(used, bool) or not 0 <= used <= 1:
+        vp.fail("expected the share of the budget the proof uses, in [0, 1]", "used")
+    return ms
 
 
 def _det_prov(v: _V) -> tuple[bool, dict]:
