@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from kreg import runtime
-from kreg.checker.prove import CHECKER_VERSION
+from kreg.checker.prover.prove import CHECKER_VERSION
 from kreg.engine import plan as P
 from kreg.engine.errors import EngineError
 from kreg.registry.catalog import load_catalog

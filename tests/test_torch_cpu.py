@@ -13,7 +13,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import kreg.torch as kt  # noqa: E402
-from kreg.checker.prove import CHECKER_VERSION  # noqa: E402
+from kreg.checker.prover.prove import CHECKER_VERSION  # noqa: E402
 from kreg.registry.catalog import load_catalog  # noqa: E402
 from kreg.registry.store import Store  # noqa: E402
 from kreg.torch import launch  # noqa: E402

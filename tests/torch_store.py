@@ -4,9 +4,9 @@ proofs by the current checker, numerics on the CPU emulator; recorded, not re-pr
 tests/test_engine_cli.py does), and the ops' own float64 references and tolerances."""
 import numpy as np
 
-from kreg.checker.compile import compile_cuda
-from kreg.checker.emulator import DEVICE_KIND
-from kreg.checker.prove import CHECKER_VERSION
+from kreg.checker.ptx.compile import compile_cuda
+from kreg.checker.emulator.machine import DEVICE_KIND
+from kreg.checker.prover.prove import CHECKER_VERSION
 from kreg.conformance.references import REFERENCES
 from kreg.conformance.tolerance import bound, error_scales, tolerance_for
 from kreg.registry.results import PROPS

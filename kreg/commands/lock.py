@@ -10,7 +10,7 @@ import json
 
 from rich.console import Console
 
-from kreg.checker.prove import CHECKER_VERSION
+from kreg.checker.prover.prove import CHECKER_VERSION
 from kreg.registry.catalog import load_catalog
 from kreg.registry.lockfile import LockError, make
 from kreg.registry.profiles import PROFILES, resolve

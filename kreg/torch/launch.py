@@ -7,7 +7,7 @@ from __future__ import annotations
 import torch
 
 from kreg import runtime
-from kreg.checker.bind import BindError, bind, buffer_sizes
+from kreg.checker.ptx.bind import BindError, bind, buffer_sizes
 from kreg.engine.plan import OpKernel
 from kreg.registry.schema import Op
 
