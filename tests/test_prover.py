@@ -140,6 +140,7 @@ def test_isolated_proof_that_hangs_is_killed_and_decides_nothing(monkeypatch):
     import kreg.checker.prover.prove as prove
     monkeypatch.setattr(prove, "_prove_here", _hang)    # stands for a solver call that ignores its limits
     monkeypatch.setattr(prove, "GRACE_S", 1.0)
+    monkeypatch.setattr(prove, "VARIANT_GUARD_FLOOR_S", 0.0)
     t = time.monotonic()
     with pytest.raises(prove.WallClockStop, match="hard wall-clock limit"):
         prove.prove_variant(_variant("vec_basic"), _ops()["vec"], _ptx("vec_basic"), timeout_ms=20)

@@ -19,7 +19,7 @@ from kreg.checker.ptx import parse as P
 from kreg.checker.ptx import toolchain
 from kreg.checker.ptx.digest import ptx_digest
 from kreg.checker.prover.env import AXES, LaunchEnv
-from kreg.checker.prover.solving import VARIANT_WALL_GUARD, Budget, BvSolver, IntSolver, WallClockStop
+from kreg.checker.prover.solving import VARIANT_GUARD_FLOOR_S, VARIANT_WALL_GUARD, Budget, BvSolver, IntSolver, WallClockStop
 from kreg.checker.prover.state import Unsupported
 from kreg.checker.prover.symbolic import Executor
 from kreg.checker.ptx.cfg import exit_ipdom, is_block_barrier, is_block_collective, is_warp_sync, sync_branches
@@ -80,7 +80,7 @@ GRACE_S = 10.0      # the hard limit of an isolated proof: (2 x VARIANT_WALL_GUA
 
 def hard_limit_s(budget_ms: int) -> float:
     """Wall-clock seconds after which an isolated proof of that budget is killed (not decided)."""
-    return (2 * VARIANT_WALL_GUARD + 0.5) * budget_ms / 1000 + GRACE_S    # CPU-time guards inside; a loaded machine stretches wall time
+    return (2 * VARIANT_WALL_GUARD + 0.5) * budget_ms / 1000 + 2 * VARIANT_GUARD_FLOOR_S + GRACE_S    # CPU-time guards inside; a loaded machine stretches wall time
 
 
 @dataclass

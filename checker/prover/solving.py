@@ -33,6 +33,7 @@ GUARD = float(os.environ.get("KREG_PROVER_GUARD", "1"))   # scales both guards b
 WALL_GUARD = 20 * GUARD          # x the nominal ms: a query's CPU-time guard (an environment stop, never a verdict)
 VARIANT_WALL_GUARD = 10 * GUARD  # x the variant's budget in ms: the same for the whole variant
 MIN_GUARD_S = 1.0                # the shortest guard a query gets (s of CPU time)
+VARIANT_GUARD_FLOOR_S = 60.0     # added to the variant's guard: symbolic execution, a small budget
 
 
 class WallClockStop(Exception):
@@ -133,7 +134,7 @@ class Budget:
     def __init__(self, ms: float):
         self.ms = ms
         self.ms_left = ms
-        self.deadline = time.process_time() + VARIANT_WALL_GUARD * ms / 1000
+        self.deadline = time.process_time() + VARIANT_WALL_GUARD * ms / 1000 + VARIANT_GUARD_FLOOR_S
         self.log = WorkLog()
 
     def left_s(self) -> float:
@@ -207,6 +208,17 @@ def into(ctx, fs):
     if len(fs) == 1:
         return [fs[0].translate(ctx)]
     return list(z3.And(*fs).translate(ctx).children())
+
+
+def as_smt2(fs) -> str:
+    """fs as SMT-LIB text: what an integer query's solver parses in a fresh context. Its terms are then numbered
+    in the text's order (z3's work depends on term ids); a translated copy of the same terms, numbered as the
+    main context's walk met them, sent z3's arithmetic core into a search that ran for minutes while counting
+    almost no resource units (mk_bound_axioms in branch and bound: attention_prefill_bf16_safe), which only a
+    clock could stop."""
+    s = z3.Solver()
+    s.add(*fs)
+    return s.to_smt2()
 
 
 class Model:
@@ -285,6 +297,7 @@ class IntSolver:
             idx, monos = self.ia.needs([f.get_id()])
             idx, monos = idx | self.bneeds[0], monos | self.bneeds[1]
             goal = [*self.gbase, *[self.ia.side[i] for i in sorted(idx)], *self.ia.lemmas_for(monos), g]
+            text = as_smt2(goal)
         except z3.Z3Exception:
             return False
         for step, share, takes, tactic in INT_STEPS:
@@ -292,7 +305,7 @@ class IntSolver:
                 return False
             ctx = z3.Context()
             s = tactic(ctx).solver()
-            s.add(*into(ctx, goal))
+            s.add(*z3.parse_smt2_string(text, ctx=ctx))
             try:
                 r, _ = limited_check(s, "int", step, timeout_ms, self.budget, share)
             except z3.Z3Exception:
