@@ -13,6 +13,7 @@ from kreg.checker.ptx.bind import BindError, bind, buffer_sizes
 from kreg.checker.ptx.compile import CompileError, compile_cuda
 from kreg.checker.ptx.pdl import waits_first
 from kreg.checker.prover.prove import CHECKER_VERSION
+from kreg.registry import trust
 from kreg.registry.catalog import Catalog, Entry, load_catalog
 from kreg.registry.lockfile import Lock, LockError, check as check_lock
 from kreg.registry.profiles import resolve
@@ -225,7 +226,7 @@ def from_profile(profile: str, dev: runtime.Device, dtype: str, ops=ENGINE_OPS, 
             missing[op] = why
             continue
         e = next(e for e in catalog.entries if e.hash == c.hash)
-        if store.latest(e.hash, "verdict", ptx_sha256=c.ptx_sha256, device_kind=dev.describe()) is None:
+        if trust.verdict(store, e.hash, ptx_sha256=c.ptx_sha256, device_kind=dev.describe()) is None:
             missing[op] = f"{c.variant}: verified on another device kind, not on {dev.describe()}"
             continue
         chosen[op] = (e, c)
@@ -247,7 +248,7 @@ def from_profile(profile: str, dev: runtime.Device, dtype: str, ops=ENGINE_OPS, 
     for op, (e, c) in chosen.items():
         ops[op] = kernel(e, c.ptx_sha256, c.why)
         for case, cc in c.by_case.items():     # only what was verified on this very device kind
-            if store.latest(cc.hash, "verdict", ptx_sha256=cc.ptx_sha256, device_kind=dev.describe()) is not None:
+            if trust.verdict(store, cc.hash, ptx_sha256=cc.ptx_sha256, device_kind=dev.describe()) is not None:
                 e2 = next(e2 for e2 in catalog.entries if e2.hash == cc.hash)
                 ops[op].by_dims[_dims_key(cc.dims)] = kernel(e2, cc.ptx_sha256, f"at {case}: {cc.why}")
     return Plan(profile, dev, dtype, ops)
