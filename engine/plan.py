@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from kreg import runtime
 from kreg.checker.ptx import parse as P
 from kreg.checker.ptx.bind import BindError, bind, buffer_sizes
-from kreg.checker.ptx.compile import CompileError, compile_cuda
+from kreg.checker.ptx.compile import CompileError, cached_ptx, compile_cuda
 from kreg.checker.ptx.pdl import waits_first
 from kreg.checker.prover.prove import CHECKER_VERSION
 from kreg.registry import trust
@@ -170,7 +170,9 @@ def _dtype_of(e: Entry) -> str:
 
 
 def _load(dev: runtime.Device, e: Entry, ptx_sha256: str | None) -> runtime.Module:
-    """The exact PTX the store names (compiled here, its sha256 checked), or a vendor library's routines."""
+    """The exact PTX the store names: from the content-addressed PTX cache by its sha256, or, on a miss,
+    compiled here and its sha256 checked (runtime.Device.load checks the bytes again); or a vendor
+    library's routines."""
     v = e.variant
     if v.vendor:
         from kreg.runtime import vendor
@@ -178,6 +180,8 @@ def _load(dev: runtime.Device, e: Entry, ptx_sha256: str | None) -> runtime.Modu
             return vendor.load(dev, v.library, _dtype_of(e))
         except runtime.LoadError as ex:
             raise EngineError(f"{v.name}: {ex}", exit_code=3) from None
+    if ptx_sha256 is not None and (ptx := cached_ptx(ptx_sha256)) is not None:
+        return dev.load(ptx, sha256=ptx_sha256)
     try:
         c = compile_cuda(v.source_path.read_text(), v.source_path.name, v.options)
     except (CompileError, OSError) as ex:
