@@ -76,10 +76,10 @@ def prove_stage(variant, op: Op, ptx: str, timeout_ms: int, budget_ms: int | Non
 
 def numerics_stage(variant, op: Op, ptx: str, device: str, opts: Options, turn=None) -> dict:
     _yield_to_proofs()
-    from kreg.conformance.devices import open_device
+    from kreg.conformance.harness import open_harness
     from kreg.conformance.numerics import run_numerics
     try:
-        dev = open_device(device, turn)
+        dev = open_harness(device, turn)
     except RuntimeError as e:
         return {"environment": f"cannot open the {device} device: {e}"}
     num = run_numerics(dev, ptx, variant, op, choose_cases(op, variant, device, opts), seed=opts.seed)
@@ -100,14 +100,14 @@ def _yield_to_proofs() -> None:
 
 def speed_stage(variant, op: Op, ptx: str, opts: Options, turn=None) -> dict:
     _yield_to_proofs()
-    from kreg.conformance.devices import open_device
+    from kreg.conformance.harness import open_harness
     from kreg.conformance.shapes import named_cases
     from kreg.conformance.speed import measure
     timed = named_cases(op, variant, opts.gpu_case_bytes)
     if opts.speed_cases == "largest":    # the case moving the most bytes: the one the targets name
         big = max(timed, key=lambda c: op.traffic_bytes(timed[c], variant.types))
         timed = {big: timed[big]}
-    return measure(open_device("gpu", turn), ptx, variant, op, timed)
+    return measure(open_harness("gpu", turn), ptx, variant, op, timed)
 
 
 _gpu_turn: isolate.Turn | None = None

@@ -119,8 +119,8 @@ def device_kind(device: str) -> str:
 
 
 def _gpu_kind() -> str:
-    from kreg.conformance.devices import open_device
-    return open_device("gpu").describe()
+    from kreg.conformance.harness import open_harness
+    return open_harness("gpu").describe()
 
 
 def submit(source_path: str | Path | None, meta_path: str | Path, *, device: str = "cpu",
