@@ -208,7 +208,7 @@ def _prove_launch(variant, op, module, launch, timeout_ms, budget, n=0) -> dict[
     _read_only(queries["read_only"], ta.accesses, just, bufs, disjoint)
     if any(is_warp_sync(ins) for ins in kernel.instrs):
         v = _decide("warp", _sync_queries(ta, tb, th, warp=True), solver, env, {}, approx)
-        th.warp_sync = v.status is Status.PROVEN and v.scope == ALL_DIMS
+        th.warp_sync = v.proven_for_all_dims
     _races(queries["race_free"], ta.accesses, tb.accesses, just, bufs, disjoint, th, solver)
     _noncoherent(queries["race_free"], ta.accesses, tb.accesses, just, bufs, disjoint)
     wg_only = _warpgroup_branches(kernel)
@@ -218,7 +218,7 @@ def _prove_launch(variant, op, module, launch, timeout_ms, budget, n=0) -> dict[
     _dependencies(out, kernel, ta.accesses, bufs, just)
     if per_case:         # some buffer attributions hold for the named cases only
         for p in PROPS:
-            if out[p].status is Status.PROVEN and out[p].scope == ALL_DIMS:
+            if out[p].proven_for_all_dims:
                 out[p].scope = "cases:" + ",".join(cases)
                 out[p].reason = "an access is proven inside its buffer for each named case only"
     if caveats:
