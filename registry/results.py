@@ -31,7 +31,7 @@ class Status(IntEnum):
     def __ne__(self, other) -> bool:
         return not self == other
 
-    __hash__ = int.__hash__
+    __hash__ = int.__hash__     # as a dict key a status is its int, never its name: key JSON by str(status)
 
     @classmethod
     def of(cls, text: str | None) -> "Status":
