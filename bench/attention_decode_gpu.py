@@ -20,7 +20,7 @@ import numpy as np
 
 from kreg.checker.ptx.bind import bind
 from kreg.checker.ptx.compile import compile_cuda
-from kreg.conformance.devices import config, open_device, ptx_module
+from kreg.conformance.harness import config, open_harness, ptx_module
 from kreg.conformance.speed import copy_bandwidth
 from kreg.conformance.splits import choose_splits
 from kreg.registry.catalog import load_catalog
@@ -93,7 +93,7 @@ def sdpa_us(torch, q, ks, vs) -> float:
 
 def main(path: str | None) -> None:
     import torch
-    dev = open_device("gpu")
+    dev = open_harness("gpu")
     cat = load_catalog()
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     bw = copy_bandwidth(dev)

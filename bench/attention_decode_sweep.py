@@ -25,7 +25,7 @@ from attention_decode_gpu import HKV, D, graph_us, sdpa, sdpa_us  # noqa: E402
 
 from kreg.checker.ptx.bind import bind  # noqa: E402
 from kreg.checker.ptx.compile import compile_cuda  # noqa: E402
-from kreg.conformance.devices import config, open_device, ptx_module  # noqa: E402
+from kreg.conformance.harness import config, open_harness, ptx_module  # noqa: E402
 from kreg.conformance.speed import copy_bandwidth  # noqa: E402
 from kreg.registry.catalog import load_catalog  # noqa: E402
 
@@ -69,7 +69,7 @@ def runner(*per_sets):
 def main(path: str, quick: bool) -> None:
     import torch
     t_start = time.time()
-    dev = open_device("gpu")
+    dev = open_harness("gpu")
     cat = load_catalog()
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     bw = copy_bandwidth(dev, batches=7)

@@ -12,7 +12,7 @@ import sys
 
 from kreg.checker.ptx.bind import bind
 from kreg.checker.ptx.compile import compile_cuda
-from kreg.conformance.devices import config, open_device, ptx_module
+from kreg.conformance.harness import config, open_harness, ptx_module
 from kreg.registry.catalog import load_catalog
 
 SHAPES = [{"T": 2048, "Hq": 32, "Hkv": 8, "S": 2048, "start": 0},
@@ -38,7 +38,7 @@ def main():
     dt = sys.argv[2] if len(sys.argv) > 2 else "bf16"
     only = sys.argv[3] if len(sys.argv) > 3 else ""
     tdt = {"bf16": torch.bfloat16, "f16": torch.float16}[dt]
-    dev = open_device("gpu")
+    dev = open_harness("gpu")
     cat = load_catalog()
     op = cat.ops["attention_prefill"]
     tol = op.tolerance[dt]

@@ -16,7 +16,7 @@ import sys
 import numpy as np
 
 from kreg.checker.ptx.compile import compile_cuda
-from kreg.conformance.devices import open_device
+from kreg.conformance.harness import open_harness
 from kreg.conformance.speed import copy_bandwidth, time_case
 from kreg.registry.catalog import load_catalog
 
@@ -60,7 +60,7 @@ def main():
     out_path = sys.argv[1] if len(sys.argv) > 1 else "attention_prefill_gpu.txt"
     dt = sys.argv[2] if len(sys.argv) > 2 else "bf16"
     import torch
-    dev = open_device("gpu")
+    dev = open_harness("gpu")
     cat = load_catalog()
     op = cat.ops["attention_prefill"]
     bw = copy_bandwidth(dev)

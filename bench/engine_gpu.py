@@ -273,9 +273,9 @@ def main(argv=None) -> int:
     prompt = [int(t) for t in np.random.default_rng(0).integers(0, min(cfg.vocab_size, 150000), a.prompt_len)]
     rows = a.rows.split(",")
     if a.device == "gpu":
-        from kreg.conformance.devices import GpuDevice
+        from kreg.conformance.harness import GpuHarness
         from kreg.conformance.speed import copy_bandwidth
-        gd = GpuDevice()
+        gd = GpuHarness()
         bw = copy_bandwidth(gd)
         wb = weight_bytes(cfg)
         rep.row(f"device: {gd.rt.describe()}; {d} ({cfg.num_hidden_layers} layers, hidden {cfg.hidden_size}), bf16, {a.prompt_len}-token prompt, "

@@ -141,9 +141,9 @@ def main(argv=None):
     cfg = shape_config(a.shape)
     if not (d / "config.json").is_file() or load_config(d) != cfg:
         make_random_model(d, cfg, seed=0)
-    from kreg.conformance.devices import GpuDevice
+    from kreg.conformance.harness import GpuHarness
     from kreg.conformance.speed import copy_bandwidth
-    gd = GpuDevice()
+    gd = GpuHarness()
     bw = copy_bandwidth(gd)
     import kreg.runtime as runtime
     dev = runtime.device("gpu")

@@ -15,7 +15,7 @@ import sys
 
 
 from kreg.checker.ptx.compile import compile_cuda
-from kreg.conformance.devices import open_device
+from kreg.conformance.harness import open_harness
 from kreg.conformance.speed import copy_bandwidth, time_case
 from kreg.registry.catalog import load_catalog
 
@@ -39,7 +39,7 @@ def main(out_path: str, dt: str = "bf16", skip: str = ""):
         print(s, flush=True)
         lines.append(s)
 
-    dev = open_device("gpu")
+    dev = open_harness("gpu")
     cat = load_catalog()
     op = cat.ops["gemm"]
     bw = copy_bandwidth(dev)

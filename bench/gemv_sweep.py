@@ -14,7 +14,7 @@ import sys
 from dataclasses import replace
 
 from kreg.checker.ptx.compile import compile_cuda
-from kreg.conformance.devices import open_device
+from kreg.conformance.harness import open_harness
 from kreg.conformance.numerics import run_numerics
 from kreg.conformance.speed import copy_bandwidth, time_case
 from kreg.registry.catalog import load_catalog
@@ -41,7 +41,7 @@ def main(out_path: str | None = None) -> None:
     import torch
     sys.path.insert(0, "bench")
     from gemv_vs_cublas import cublas_us
-    dev = open_device("gpu")
+    dev = open_harness("gpu")
     cat = load_catalog()
     op, base = cat.ops["gemv"], cat.find("gemv_bf16_safe").variant
     unsafe = cat.find("gemv_bf16_rows4").variant

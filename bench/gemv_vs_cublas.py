@@ -20,7 +20,7 @@ import sys
 
 
 from kreg.checker.ptx.compile import compile_cuda
-from kreg.conformance.devices import open_device
+from kreg.conformance.harness import open_harness
 from kreg.conformance.speed import copy_bandwidth, time_case
 from kreg.registry.catalog import load_catalog
 
@@ -35,7 +35,7 @@ def cublas_us(torch, N: int, K: int, dtype, l2_bytes: int, batches: int = 21) ->
 
 def main():
     import torch
-    dev = open_device("gpu")
+    dev = open_harness("gpu")
     cat = load_catalog()
     op = cat.ops["gemv"]
     bw = copy_bandwidth(dev)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 
 from kreg.checker.ptx.compile import compile_cuda
-from kreg.conformance.devices import open_device
+from kreg.conformance.harness import open_harness
 from kreg.conformance.numerics import run_numerics
 from kreg.registry.catalog import load_catalog
 
@@ -19,7 +19,7 @@ def main(name: str, dims: str, out: str | None = None) -> int:
     v, op = e.variant, cat.ops[e.op]
     d = {k: int(x) for k, x in (kv.split("=") for kv in dims.split(","))}
     ptx = compile_cuda(v.source_path.read_text(), v.source_path.name, v.options).ptx
-    num = run_numerics(open_device("gpu"), ptx, v, op, {"case": d})
+    num = run_numerics(open_harness("gpu"), ptx, v, op, {"case": d})
     text = f"{name} {d}: {num.status}\n" + "\n".join(num.failures()) + "\n"
     print(text, end="")
     if out:

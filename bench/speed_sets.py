@@ -12,7 +12,7 @@ import datetime
 import sys
 
 from kreg.checker.ptx.compile import compile_cuda
-from kreg.conformance.devices import open_device
+from kreg.conformance.harness import open_harness
 from kreg.conformance.speed import copy_bandwidth, time_case
 from kreg.registry.catalog import load_catalog
 
@@ -20,7 +20,7 @@ OPS = ("embedding", "qk_norm_rope_kv", "qk_norm_rope_prefill", "gather_row")
 
 
 def main(ops):
-    dev = open_device("gpu")
+    dev = open_harness("gpu")
     cat = load_catalog()
     bw = copy_bandwidth(dev)
     print(f"# {dev.describe()}  {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC  copy {bw / 1e12:.2f} TB/s")

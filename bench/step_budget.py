@@ -12,7 +12,7 @@ from concurrent.futures import ProcessPoolExecutor
 def one(key: str) -> list[dict]:
     from kreg.checker.emulator import machine as emulator
     from kreg.checker.ptx.compile import compile_cuda
-    from kreg.conformance.devices import CpuDevice
+    from kreg.conformance.harness import CpuHarness
     from kreg.conformance.numerics import run_numerics
     from kreg.registry.catalog import load_catalog
     from kreg.pipeline import Options, choose_cases
@@ -20,7 +20,7 @@ def one(key: str) -> list[dict]:
     e = cat.find(key)
     v, op = e.variant, cat.ops[e.op]
     rows, real = [], emulator.launch
-    dev = CpuDevice()
+    dev = CpuHarness()
 
     def spy(module, entry, grid, block, shared, args, mem, **kw):
         budget, kw["max_cost"] = kw.get("max_cost"), None      # measure, do not enforce

@@ -26,11 +26,11 @@ STEPS = ("make_inputs", "write_inputs", "reference", "check_outputs", "integrity
 
 
 def stub_device():
-    from kreg.conformance.devices import Device
+    from kreg.conformance.harness import Harness
     from kreg.conformance.dtypes import decode, encode, storage
     from kreg.runtime import parsed
 
-    class HostDevice(Device):
+    class HostHarness(Harness):
         """Buffers in host memory; reads copy (as a device-to-host copy does); a launch writes the
         rounded reference (set up by the bench), timed apart."""
         name, guard = "host-stub", 4096
@@ -69,7 +69,7 @@ def stub_device():
             self.pending = False
             self.stub_s += time.perf_counter() - t
 
-    return HostDevice()
+    return HostHarness()
 
 
 def largest_case(op, v):

@@ -17,7 +17,7 @@ import numpy as np
 from kreg.registry.preflight import preflight
 from kreg.registry.schema import Op, Variant
 
-from .devices import Device, LaunchFailure, ptx_module
+from .harness import Harness, LaunchFailure, ptx_module
 from .chunks import chunk_map
 from .dtypes import OVERFLOW, decode, exact, is_float, itemsize, storage
 from .inputs import (host_scalars, input_values, make_inputs, output_params, poison_bits, poison_bytes,
@@ -180,7 +180,7 @@ def _compare_chunk(got, want, ignore, tolerance, scale, lo: int, hi: int, overfl
 class CaseRun:
     """The buffers of one case on one device, and the checks between launches."""
 
-    def __init__(self, device: Device, module, variant: Variant, op: Op, dims: dict[str, int],
+    def __init__(self, device: Harness, module, variant: Variant, op: Op, dims: dict[str, int],
                  rng: np.random.Generator, references):
         self.device, self.module, self.v, self.op, self.dims, self.rng = device, module, variant, op, dims, rng
         self.references = references
@@ -293,7 +293,7 @@ class CaseRun:
         return why
 
 
-def run_case(device: Device, module, variant: Variant, op: Op, case: str, dims: dict[str, int],
+def run_case(device: Harness, module, variant: Variant, op: Op, case: str, dims: dict[str, int],
              rng: np.random.Generator, references=None) -> CaseResult:
     res = CaseResult(case, dict(dims), is_ragged(op, dims))
     try:
@@ -386,7 +386,7 @@ class Numerics:
                 "refused": self.refused}
 
 
-def run_numerics(device: Device, ptx: str, variant: Variant, op: Op, cases: dict[str, dict[str, int]],
+def run_numerics(device: Harness, ptx: str, variant: Variant, op: Op, cases: dict[str, dict[str, int]],
                  seed: int = 0, references=None) -> Numerics:
     """Every case, in order; a launch failure (fault, trap, step limit) ends the run there. Nothing
     runs if preflight finds a reason to refuse the variant (geometry beyond the CUDA limits at some

@@ -19,7 +19,7 @@ from kreg import runtime
 from kreg.checker.ptx.pdl import waits_first
 from kreg.registry.schema import Op, Variant
 
-from .devices import GpuDevice, config, ptx_module
+from .harness import GpuHarness, config, ptx_module
 from .dtypes import encode, itemsize
 from .inputs import index_values, make_inputs, output_params, poison_bytes, to_bytes
 from kreg.checker.ptx.bind import bind, buffer_sizes
@@ -53,7 +53,7 @@ def _time_batches(cp, fn, batches: int, per_batch: int, warmup: int = 3) -> list
     return out
 
 
-def _time_graph(dev: GpuDevice, launch, count: int, batches: int) -> list[float]:
+def _time_graph(dev: GpuHarness, launch, count: int, batches: int) -> list[float]:
     """Seconds per call of launch(i, stream) for i < count, captured once as a CUDA graph and replayed
     (no host launch overhead between kernels, as in the engine's decode graph)."""
     cp, stream = dev.cp, dev.rt.stream(non_blocking=True)
@@ -71,7 +71,7 @@ def _time_graph(dev: GpuDevice, launch, count: int, batches: int) -> list[float]
     return out
 
 
-def copy_bandwidth(dev: GpuDevice, nbytes: int = 1 << 30, batches: int = 15) -> float:
+def copy_bandwidth(dev: GpuHarness, nbytes: int = 1 << 30, batches: int = 15) -> float:
     """Device-to-device copy bytes/s, counting bytes read plus bytes written."""
     cp = dev.cp
     src, dst = cp.empty(nbytes, dtype=cp.uint8), cp.empty(nbytes, dtype=cp.uint8)
@@ -98,7 +98,7 @@ def plan_sets(op: Op, variant: Variant, dims: dict[str, int], sizes: dict[str, i
     return shared, set_bytes, touched, nsets
 
 
-def time_case(dev: GpuDevice, module, variant: Variant, op: Op, dims: dict[str, int], copy_bw: float,
+def time_case(dev: GpuHarness, module, variant: Variant, op: Op, dims: dict[str, int], copy_bw: float,
               seed: int = 0, batches: int = 21, min_batch_s: float = 2e-3, arena_bytes: int | None = None,
               graph: bool = True) -> dict:
     """Median time of the variant at these dims with inputs rotated through enough buffer sets to
@@ -192,7 +192,7 @@ def _time_sets(dev, module, variant, op, dims, copy_bw, sizes, image, shared_ima
             "pct_of_copy_bw": 100 * bw / copy_bw, "above_roofline": bool(bw > roofline(dev, copy_bw))}
 
 
-def measure(dev: GpuDevice, ptx: str, variant: Variant, op: Op, cases: dict[str, dict[str, int]],
+def measure(dev: GpuHarness, ptx: str, variant: Variant, op: Op, cases: dict[str, dict[str, int]],
             copy_bw: float | None = None) -> dict:
     """Every given case timed; the summary is the case that moves the most bytes."""
     if not copy_bw:

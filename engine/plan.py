@@ -10,9 +10,10 @@ from dataclasses import dataclass, field, replace
 from kreg import runtime
 from kreg.checker.ptx import parse as P
 from kreg.checker.ptx.bind import BindError, bind, buffer_sizes
-from kreg.checker.ptx.compile import CompileError, compile_cuda
+from kreg.checker.ptx.compile import CompileError, cached_ptx, compile_cuda
 from kreg.checker.ptx.pdl import waits_first
 from kreg.checker.prover.prove import CHECKER_VERSION
+from kreg.registry import trust
 from kreg.registry.catalog import Catalog, Entry, load_catalog
 from kreg.registry.lockfile import Lock, LockError, check as check_lock
 from kreg.registry.profiles import resolve
@@ -169,7 +170,9 @@ def _dtype_of(e: Entry) -> str:
 
 
 def _load(dev: runtime.Device, e: Entry, ptx_sha256: str | None) -> runtime.Module:
-    """The exact PTX the store names (compiled here, its sha256 checked), or a vendor library's routines."""
+    """The exact PTX the store names: from the content-addressed PTX cache by its sha256, or, on a miss,
+    compiled here and its sha256 checked (runtime.Device.load checks the bytes again); or a vendor
+    library's routines."""
     v = e.variant
     if v.vendor:
         from kreg.runtime import vendor
@@ -177,6 +180,8 @@ def _load(dev: runtime.Device, e: Entry, ptx_sha256: str | None) -> runtime.Modu
             return vendor.load(dev, v.library, _dtype_of(e))
         except runtime.LoadError as ex:
             raise EngineError(f"{v.name}: {ex}", exit_code=3) from None
+    if ptx_sha256 is not None and (ptx := cached_ptx(ptx_sha256)) is not None:
+        return dev.load(ptx, sha256=ptx_sha256)
     try:
         c = compile_cuda(v.source_path.read_text(), v.source_path.name, v.options)
     except (CompileError, OSError) as ex:
@@ -225,7 +230,7 @@ def from_profile(profile: str, dev: runtime.Device, dtype: str, ops=ENGINE_OPS, 
             missing[op] = why
             continue
         e = next(e for e in catalog.entries if e.hash == c.hash)
-        if store.latest(e.hash, "verdict", ptx_sha256=c.ptx_sha256, device_kind=dev.describe()) is None:
+        if trust.verdict(store, e.hash, ptx_sha256=c.ptx_sha256, device_kind=dev.describe()) is None:
             missing[op] = f"{c.variant}: verified on another device kind, not on {dev.describe()}"
             continue
         chosen[op] = (e, c)
@@ -247,7 +252,7 @@ def from_profile(profile: str, dev: runtime.Device, dtype: str, ops=ENGINE_OPS, 
     for op, (e, c) in chosen.items():
         ops[op] = kernel(e, c.ptx_sha256, c.why)
         for case, cc in c.by_case.items():     # only what was verified on this very device kind
-            if store.latest(cc.hash, "verdict", ptx_sha256=cc.ptx_sha256, device_kind=dev.describe()) is not None:
+            if trust.verdict(store, cc.hash, ptx_sha256=cc.ptx_sha256, device_kind=dev.describe()) is not None:
                 e2 = next(e2 for e2 in catalog.entries if e2.hash == cc.hash)
                 ops[op].by_dims[_dims_key(cc.dims)] = kernel(e2, cc.ptx_sha256, f"at {case}: {cc.why}")
     return Plan(profile, dev, dtype, ops)

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from kreg import __version__, isolate
 from kreg.registry import preflight
 from kreg.registry.catalog import Entry
-from kreg.registry.results import PROPS, PropertyVerdict, Status, VariantReport
+from kreg.registry import trust
+from kreg.registry.results import PROPS, PropertyVerdict, Status, VariantReport, proof_payload
 from kreg.registry.schema import Op
 from kreg.registry.store import Store
 
@@ -75,10 +76,10 @@ def prove_stage(variant, op: Op, ptx: str, timeout_ms: int, budget_ms: int | Non
 
 def numerics_stage(variant, op: Op, ptx: str, device: str, opts: Options, turn=None) -> dict:
     _yield_to_proofs()
-    from kreg.conformance.devices import open_device
+    from kreg.conformance.harness import open_harness
     from kreg.conformance.numerics import run_numerics
     try:
-        dev = open_device(device, turn)
+        dev = open_harness(device, turn)
     except RuntimeError as e:
         return {"environment": f"cannot open the {device} device: {e}"}
     num = run_numerics(dev, ptx, variant, op, choose_cases(op, variant, device, opts), seed=opts.seed)
@@ -99,14 +100,14 @@ def _yield_to_proofs() -> None:
 
 def speed_stage(variant, op: Op, ptx: str, opts: Options, turn=None) -> dict:
     _yield_to_proofs()
-    from kreg.conformance.devices import open_device
+    from kreg.conformance.harness import open_harness
     from kreg.conformance.shapes import named_cases
     from kreg.conformance.speed import measure
     timed = named_cases(op, variant, opts.gpu_case_bytes)
     if opts.speed_cases == "largest":    # the case moving the most bytes: the one the targets name
         big = max(timed, key=lambda c: op.traffic_bytes(timed[c], variant.types))
         timed = {big: timed[big]}
-    return measure(open_device("gpu", turn), ptx, variant, op, timed)
+    return measure(open_harness("gpu", turn), ptx, variant, op, timed)
 
 
 _gpu_turn: isolate.Turn | None = None
@@ -187,7 +188,7 @@ def verify_variant(entry: Entry, op: Op, device: str, opts: Options | None = Non
             res.reasons.append(f"environment: {res.environment_error}")
             return _decide(res, got)
         if got.ok:
-            _take_proofs(res, got.value["verdicts"])
+            _take_proofs(res, {p: PropertyVerdict.from_json(d) for p, d in got.value["verdicts"].items()})
             res.proof_work = got.value.get("work") or {}
             record("proof", res)
         else:
@@ -255,9 +256,8 @@ def _failed(stage: str, got: isolate.Outcome) -> str:
                                       "references; --timeout raises it)" if got.status == "timeout" else "")
 
 
-def _take_proofs(res: VariantReport, verdicts: dict) -> None:
-    res.proofs = {p: PropertyVerdict.from_json(verdicts.get(p) or {"status": "unknown", "reason": "no verdict"})
-                  for p in PROPS}
+def _take_proofs(res: VariantReport, verdicts: dict[str, PropertyVerdict]) -> None:
+    res.proofs = {p: verdicts.get(p) or PropertyVerdict(Status.UNKNOWN, reason="no verdict") for p in PROPS}
     for p, vd in res.proofs.items():
         if vd.status is Status.PROVEN and not vd.proven_for_all_dims:
             res.reasons.append(f"checker: {p} proven for {vd.scope} only, not for all dims in range")
@@ -285,30 +285,18 @@ def _take_speed(res: VariantReport, sp: dict) -> None:
 
 
 def verdict(res: VariantReport) -> str:
-    """`error` when the environment kept a stage from running; else `rejected` if compile or numerics
-    fail (or did not run) or any property is refuted (an unsafe variant may leave properties unknown,
-    never break one); `safe` only for a safe variant with all four proven for all dims; `unverified` for
-    a conformant vendor routine (no source, nothing proven); else `unsafe` for an unsafe variant."""
-    if res.environment_error:
-        return "error"
-    refuted = [p for p in PROPS if res.status(p) == "refuted"]
-    if refuted:
-        res.reasons.append(f"verdict: rejected because {', '.join(p + ' refuted' for p in refuted)}")
-        return "rejected"
-    if res.numerics != "pass":
-        if res.numerics == "not-run":
+    """The report's verdict by the one trust rule (VariantReport.decide), with why it was rejected added
+    to its reasons."""
+    d = res.decide()
+    if d.verdict == "rejected":
+        if d.refuted:
+            res.reasons.append(f"verdict: rejected because {', '.join(p + ' refuted' for p in d.refuted)}")
+        elif d.numerics == "not-run":
             res.reasons.append("verdict: rejected because numerics did not run")
-        return "rejected"
-    if res.safety == "vendor":
-        return "unverified"             # conformant, but nothing proven: never for safe-only
-    if res.safety == "safe":
-        open_ = [p for p in PROPS if res.status(p) != "proven"]
-        if open_:
+        elif d.numerics == "pass":
             res.reasons.append(f"verdict: a safe variant needs all four proofs for all dims; "
-                               f"not proven: {', '.join(open_)}")
-            return "rejected"
-        return "safe"
-    return "unsafe"
+                               f"not proven: {', '.join(d.unproven)}")
+    return d.verdict
 
 
 def failed(r: VariantReport) -> bool:
@@ -322,10 +310,8 @@ def store_recorder(store: Store, e: Entry):
     """record(stage, report) for the pipeline: each stage into the store as it is decided."""
     def record(stage: str, r: VariantReport) -> None:
         if stage == "proof":
-            j = r.to_json()
             store.put(variant_hash=e.hash, ptx_sha256=r.ptx_sha256, checker_version=r.checker_version,
-                      stage="proof", op=e.op, name=e.name, tool_version=__version__,
-                      payload={"proofs": j["proofs"], "scopes": j["proof_scopes"], "details": j["proof_details"]})
+                      stage="proof", op=e.op, name=e.name, tool_version=__version__, payload=proof_payload(r.proofs))
         elif stage == "numerics":
             store.put(variant_hash=e.hash, ptx_sha256=r.ptx_sha256, device_kind=r.device_detail or "",
                       stage="numerics", op=e.op, name=e.name, tool_version=__version__,
@@ -335,16 +321,9 @@ def store_recorder(store: Store, e: Entry):
 
 def store_known_proof(store: Store, e: Entry):
     """known_proof for verify_variant: a stored proof of this variant's PTX by the current checker whose
-    four properties are all decided (proven for all dims, or refuted)."""
+    four properties are all decided (trust.decided_proof)."""
     from kreg.checker.prover.prove import CHECKER_VERSION
-
-    def known(ptx_sha256: str) -> dict | None:
-        row = store.latest(e.hash, "proof", ptx_sha256=ptx_sha256, checker_version=CHECKER_VERSION)
-        details = (row or {}).get("payload", {}).get("details") or {}
-        decided = [d for d in details.values() if d and (d.get("status") == "refuted" or
-                                                        (d.get("status") == "proven" and d.get("scope") == "all-dims"))]
-        return details if len(decided) == len(PROPS) else None
-    return known
+    return lambda ptx_sha256: trust.decided_proof(store, e.hash, ptx_sha256, CHECKER_VERSION)
 
 
 def store_final(store: Store, e: Entry, r: VariantReport, device_kind: str = "") -> None:

@@ -26,10 +26,11 @@ import yaml
 from kreg import isolate
 from kreg.checker.prover.prove import CHECKER_VERSION
 from kreg.pipeline import Options, store_final, store_recorder, verdict, verify_variant
+from kreg.registry import trust
 from kreg.registry.catalog import Catalog, Entry, confined, home, load_catalog, variant_hash
 from kreg.registry.intake import Intake, IntakeError, take
 from kreg.registry.limits import SOURCE_MAX_BYTES
-from kreg.registry.results import PROPS, VariantReport
+from kreg.registry.results import VariantReport
 from kreg.registry.schema import SchemaError, load_variant
 from kreg.registry.store import Store
 from kreg.registry.yamlsafe import YamlRefused, load_metadata
@@ -78,30 +79,28 @@ class SubmitReport:
             "intake": self.intake, "submit_seconds": round(self.seconds, 2)}
 
 
-def decide(j: dict) -> tuple[str, list[str]]:
-    """The submit decision from a report's JSON (fresh or stored), whatever class the candidate claims:
-    `error` if the environment kept a stage from running; `rejected` if any property is refuted, numerics
-    did not pass or a speed is above the roofline (with every reason); `safe` if all four properties are
-    proven for all dims; else `unsafe`, naming the properties that stay unknown."""
-    if j.get("environment_error") or j.get("interrupted"):
-        return "error", [f"not decided: {j.get('environment_error') or 'interrupted'}"]
-    why = [f"rejected: {p} refuted" for p in PROPS if j["proofs"][p] == "refuted"]
-    if j["numerics"] != "pass":
-        why.append(f"rejected: numerics {j['numerics']}")
-    if (j.get("speed") or {}).get("above_roofline"):
-        why.append("rejected: a speed above the copy roofline")
-    if why:
-        return "rejected", why + [r for r in j["reasons"] if not r.startswith("verdict:")]
-    unknown = [p for p in PROPS if j["proofs"][p] != "proven"]
-    if not unknown:
+def decide(r: VariantReport) -> tuple[str, list[str]]:
+    """The submit decision from a report (fresh or stored) by the one trust rule, the class earned
+    whatever the candidate claims (VariantReport.decide(earned=True)), with every reason in words."""
+    d = r.decide(earned=True)
+    if d.verdict == "error":
+        return "error", [f"not decided: {d.undecided}"]
+    if d.verdict == "rejected":
+        why = [f"rejected: {p} refuted" for p in d.refuted]
+        if d.numerics != "pass":
+            why.append(f"rejected: numerics {d.numerics}")
+        if d.above_roofline:
+            why.append("rejected: a speed above the copy roofline")
+        return "rejected", why + [x for x in r.reasons if not x.startswith("verdict:")]
+    if d.verdict == "safe":
         why = ["accepted as safe: all four properties proven for all dims, numerics pass"]
-        if j["safety"] != "safe":
+        if r.safety != "safe":
             why.append("claimed unsafe, but proven: entered as safe")
         return "safe", why
-    why = [f"accepted as unsafe: numerics pass, nothing refuted; unknown: {', '.join(unknown)}"]
-    if j["safety"] == "safe":
+    why = [f"accepted as unsafe: numerics pass, nothing refuted; unknown: {', '.join(d.unproven)}"]
+    if r.safety == "safe":
         why.append("claimed safe, but not proven on all four properties for all dims: accepted at most as unsafe")
-    return "unsafe", why
+    return d.verdict, why
 
 
 def candidates(folder: Path) -> list[tuple[Path | None, Path]]:
@@ -120,8 +119,8 @@ def device_kind(device: str) -> str:
 
 
 def _gpu_kind() -> str:
-    from kreg.conformance.devices import open_device
-    return open_device("gpu").describe()
+    from kreg.conformance.harness import open_harness
+    return open_harness("gpu").describe()
 
 
 def submit(source_path: str | Path | None, meta_path: str | Path, *, device: str = "cpu",
@@ -163,7 +162,7 @@ def submit(source_path: str | Path | None, meta_path: str | Path, *, device: str
         sub.candidate_hash = entry.hash
         stored = None if force else _stored_verdict(store, entry.hash, kind)
         if stored:
-            r, sub.from_store = VariantReport.from_json(stored), True
+            r, sub.from_store = stored, True
         else:
             if remote is not None:
                 r = remote(entry, catalog.ops[entry.op], device, opts or Options())
@@ -175,7 +174,7 @@ def submit(source_path: str | Path | None, meta_path: str | Path, *, device: str
                 if not r.interrupted:
                     store_final(store, entry, r, kind)
         sub.report = r
-        sub.decision, sub.why = decide(r.to_json())
+        sub.decision, sub.why = decide(r)
         if sub.decision in ("safe", "unsafe"):
             if sub.decision != entry.variant.safety:      # the accepted class goes into the YAML; the
                 staged = entry.variant.source_path          # source is the copy that was verified
@@ -325,9 +324,10 @@ class _Dumper(yaml.SafeDumper):
         return True
 
 
-def _stored_verdict(store: Store, h: str, kind: str) -> dict | None:
-    row = store.latest(h, "verdict", checker_version=CHECKER_VERSION, device_kind=kind) if kind else None
-    return row["payload"] if row and row["payload"].get("complete") else None
+def _stored_verdict(store: Store, h: str, kind: str) -> VariantReport | None:
+    """The complete stored report of this hash by the current checker on this device kind, if any."""
+    got = trust.verdict(store, h, checker_version=CHECKER_VERSION, device_kind=kind) if kind else None
+    return got.report if got and got.report.complete else None
 
 
 def _relabel(r: VariantReport, entry: Entry) -> VariantReport:

@@ -29,10 +29,10 @@ def verify_all(opts: Options, isolate: bool = True, keys=None) -> dict[str, dict
     limits)."""
     entries = [e for k, e in zip(KEYS, ENTRIES) if keys is None or k in keys]
     names = [f"{e.op}/{e.name}" for e in entries]
-    from kreg.conformance.devices import open_device
+    from kreg.conformance.harness import open_harness
     if DEVICE == "cpu":
         try:
-            open_device("cpu")
+            open_harness("cpu")
         except RuntimeError as e:
             pytest.skip(str(e))
     jobs = int(os.environ.get("KREG_JOBS", 0)) or (1 if DEVICE == "gpu" else os.cpu_count() or 1)
@@ -128,9 +128,9 @@ _DEVICES = {}
 
 
 def _device():
-    from kreg.conformance.devices import open_device
+    from kreg.conformance.harness import open_harness
     if DEVICE not in _DEVICES:
-        _DEVICES[DEVICE] = open_device(DEVICE)
+        _DEVICES[DEVICE] = open_harness(DEVICE)
     return _DEVICES[DEVICE]
 
 

@@ -22,8 +22,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .catalog import Catalog
-from .profiles import Resolution, why_not_safe
+from .profiles import Resolution
+from .results import proof_payload
 from .store import Store
+from .trust import proof, verdict, why_not_safe
 
 FORMAT = 1
 
@@ -82,16 +84,13 @@ class Lock:
 
 def _entry(store: Store, op: str, types: dict, variant: str, vhash: str, ptx: str, device: str,
            checker_version: str, case=None, dims=None) -> LockEntry:
-    verdicts = [r for r in store.query(variant_hash=vhash, stage="verdict", ptx_sha256=ptx)
-                if r["device_kind"].split(" ")[0] == device]
-    if not verdicts:
+    v = verdict(store, vhash, ptx_sha256=ptx, device=device)
+    if v is None:
         raise LockError(f"{variant}: the store holds no verdict for PTX {ptx[:12]} on --device {device}")
-    v = verdicts[-1]
-    proof = store.latest(vhash, "proof", ptx_sha256=ptx, checker_version=checker_version)
-    pp = (proof or {}).get("payload", {})
-    return LockEntry(op, dict(types), variant, vhash, ptx, checker_version, v["device_kind"],
-                     v["payload"].get("verdict", "?"), v["payload"].get("numerics", "?"),
-                     dict(pp.get("proofs") or {}), dict(pp.get("scopes") or {}), case, dict(dims) if dims else None)
+    pp = proof_payload(proofs) if (proofs := proof(store, vhash, ptx, checker_version)) else {}
+    return LockEntry(op, dict(types), variant, vhash, ptx, checker_version, str(v.device_kind),
+                     v.report.verdict, v.report.numerics, dict(pp.get("proofs") or {}), dict(pp.get("scopes") or {}),
+                     case, dict(dims) if dims else None)
 
 
 def make(res: Resolution, store: Store, ops=None, dtypes=None) -> tuple[Lock, list]:
@@ -151,19 +150,18 @@ def check(lock: Lock, catalog: Catalog, store: Store, checker_version: str, devi
             raise LockError(f"{where}: a proof of checker {le.checker_version}, not the lock's {lock.checker_version}")
         if device_kind is not None and le.device_kind != device_kind:
             raise LockError(f"{where}: verified on {le.device_kind}, not on this device ({device_kind})")
-        rows = store.query(variant_hash=le.variant_hash, stage="verdict", ptx_sha256=le.ptx_sha256,
-                           device_kind=le.device_kind)
-        if not rows:
+        stored = verdict(store, le.variant_hash, ptx_sha256=le.ptx_sha256, device_kind=le.device_kind)
+        if stored is None:
             raise LockError(f"{where}: the results store holds no verdict for PTX {le.ptx_sha256[:12]} on "
                             f"{le.device_kind} (run `kreg verify --device {lock.device} {le.variant}`)")
-        v = rows[-1]["payload"]
-        if (v.get("verdict"), v.get("numerics")) != (le.verdict, le.numerics):
-            raise LockError(f"{where}: the store's verdict is {v.get('verdict')} (numerics {v.get('numerics')}), "
+        v = stored.report
+        if (v.verdict, v.numerics) != (le.verdict, le.numerics):
+            raise LockError(f"{where}: the store's verdict is {v.verdict} (numerics {v.numerics}), "
                             f"the lock says {le.verdict} (numerics {le.numerics})")
-        proof = store.latest(le.variant_hash, "proof", ptx_sha256=le.ptx_sha256, checker_version=le.checker_version)
-        pp = (proof or {}).get("payload", {})
-        if proof is None or (pp.get("proofs") or {}) != le.proofs or (pp.get("scopes") or {}) != le.scopes:
+        proofs = proof(store, le.variant_hash, le.ptx_sha256, le.checker_version)
+        pp = proof_payload(proofs) if proofs else {}
+        if proofs is None or pp["proofs"] != le.proofs or pp["scopes"] != le.scopes:
             raise LockError(f"{where}: the store's proof by {le.checker_version} of PTX {le.ptx_sha256[:12]} is "
                             f"{(pp.get('proofs') or 'missing')}, not the lock's {le.proofs}")
-        if lock.profile == "safe-only" and (why := why_not_safe(e, rows[-1], checker_version, proof)):
+        if lock.profile == "safe-only" and (why := why_not_safe(e, stored, checker_version, proofs)):
             raise LockError(f"{where}: not safe: {why}")

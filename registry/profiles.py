@@ -17,8 +17,8 @@ import math
 from dataclasses import dataclass, field
 
 from .catalog import Catalog, Entry
-from .results import PROPS
 from .store import Store
+from .trust import StoredVerdict, latest_verdicts, proof, why_not_safe
 
 PROFILES = ("safe-only", "fastest")
 
@@ -79,63 +79,33 @@ class Resolution:
                 "choices": [c.to_json() for c in self.choices]}
 
 
-def _latest_verdicts(store: Store, device: str) -> dict[str, dict]:
-    """The newest verdict row of each variant hash on a device kind of this device ("cpu"/"gpu")."""
-    out: dict[str, dict] = {}
-    for row in store.query(stage="verdict"):
-        if row["device_kind"].split(" ")[0] == device:
-            out[row["variant_hash"]] = row          # rows come oldest first
-    return out
-
-
-def why_not_safe(e: Entry, row: dict | None, checker_version: str, proof: dict | None) -> str | None:
-    if e.variant.safety != "safe":
-        return {"vendor": f"a {e.variant.library} routine, never proven (the profile admits no vendor library)"}.get(
-            e.variant.safety, f"an {e.variant.safety} variant (the profile admits only safe ones)")
-    if row is None:
+def _why_not_conformant(stored: StoredVerdict | None) -> str | None:
+    if stored is None:
         return "no complete verify result on this device kind for this exact variant (run `kreg verify`)"
-    r = row["payload"]
-    if r.get("numerics") != "pass":
-        return f"numerics {r.get('numerics')} on {row['device_kind']}"
-    if proof is None:       # numerics belong to the PTX and the device, proofs to the PTX and the checker
-        return (f"no proof by the current checker {checker_version} for its PTX {row['ptx_sha256'][:12]} (its "
-                f"verify ran with {row['checker_version'] or '?'}; `kreg verify` proves it, on any device)")
-    open_ = [p for p in PROPS if proof["payload"]["proofs"].get(p) != "proven"
-             or (proof["payload"].get("scopes") or {}).get(p, "all-dims") != "all-dims"]
-    if open_:
-        return "not proven for all dims: " + ", ".join(open_)
+    if stored.report.verdict not in ("safe", "unsafe", "unverified"):      # unverified: a conformant vendor routine
+        return f"verdict {stored.report.verdict}"
     return None
 
 
-def _why_not_conformant(row: dict | None) -> str | None:
-    if row is None:
-        return "no complete verify result on this device kind for this exact variant (run `kreg verify`)"
-    r = row["payload"]
-    if r.get("verdict") not in ("safe", "unsafe", "unverified"):      # unverified: a conformant vendor routine
-        return f"verdict {r.get('verdict')}"
-    return None
-
-
-def _speed(row: dict | None, key: str = "median_us") -> float | None:
+def _speed(row: StoredVerdict | None, key: str = "median_us") -> float | None:
     """The time of the case that moves the most bytes (the speed record's own `case`)."""
-    sp = (row or {}).get("payload", {}).get("speed") or {}
-    return sp.get(key)
+    return ((row.report.speed if row else None) or {}).get(key)
 
 
-def _case_times(row: dict | None, key: str = "median_us") -> dict[str, float]:
-    sp = (row or {}).get("payload", {}).get("speed") or {}
+def _case_times(row: StoredVerdict | None, key: str = "median_us") -> dict[str, float]:
+    sp = (row.report.speed if row else None) or {}
     return {n: c[key] for n, c in (sp.get("cases") or {}).items() if c.get(key)}
 
 
-def _time_key(rows: list[dict]) -> str:
+def _time_key(rows: list[StoredVerdict]) -> str:
     """`engine_us` (each variant timed as the engine runs it: with PDL where all its kernels wait first)
     where every candidate's record has it, else the plain graph time `median_us` for all: never a mix."""
     has = lambda r: (_speed(r, "engine_us") is not None
-                     and all(c.get("engine_us") for c in ((r["payload"]["speed"].get("cases") or {}).values())))
+                     and all(c.get("engine_us") for c in ((r.report.speed.get("cases") or {}).values())))
     return "engine_us" if all(has(r) for r in rows) else "median_us"
 
 
-def _common_and_every(rows: list[dict], key: str) -> tuple[set, set]:
+def _common_and_every(rows: list[StoredVerdict], key: str) -> tuple[set, set]:
     """The named cases all these rows were timed at, and those any of them was."""
     sets = [set(_case_times(r, key)) for r in rows]
     return set.intersection(*sets), set.union(*sets)
@@ -173,15 +143,15 @@ def _by_case(cases: dict[str, dict], timed: list[tuple], default: Entry, key: st
             continue
         e, row, ts = min(((e, row, ts) for e, row, ts in times if case in ts), key=lambda x: (x[2][case], x[0].name))
         if e.hash != default.hash and ts[case] < base[case]:
-            out[case] = CaseChoice(dict(dims), e.name, e.hash, row["ptx_sha256"], ts[case], base[case])
+            out[case] = CaseChoice(dict(dims), e.name, e.hash, row.ptx_sha256, ts[case], base[case])
     return out
 
 
 def uneven_timing(catalog: Catalog, store: Store, device: str, ops: set[str]) -> list[str]:
     """One note per op and types whose timed variants on this device were timed at different named cases
     (a `kreg verify --max-case-mb` run, say): a profile ranks them on the common cases only."""
-    verdicts = _latest_verdicts(store, device)
-    groups: dict[tuple, list[tuple[Entry, dict]]] = {}
+    verdicts = latest_verdicts(store, device)
+    groups: dict[tuple, list[tuple[Entry, StoredVerdict]]] = {}
     for e in catalog.entries:
         row = verdicts.get(e.hash)
         if e.op in ops and row and _speed(row) is not None:
@@ -204,20 +174,19 @@ def resolve(profile: str, device: str, catalog: Catalog, store: Store, checker_v
     """unusable(entry) -> a reason the caller cannot run that entry (passed over), or None."""
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r} (profiles: {', '.join(PROFILES)})")
-    verdicts = _latest_verdicts(store, device)
+    verdicts = latest_verdicts(store, device)
     groups: dict[tuple, list[Entry]] = {}
     for e in catalog.entries:
         groups.setdefault((e.op, tuple(sorted(e.variant.types.items()))), []).append(e)
     choices = []
     for (op, types), entries in sorted(groups.items()):
         c = Choice(op, dict(types))
-        ok: list[tuple[Entry, dict]] = []
+        ok: list[tuple[Entry, StoredVerdict]] = []
         for e in sorted(entries, key=lambda e: e.name):
             row = verdicts.get(e.hash)
             if profile == "safe-only":
-                proof = row and store.latest(e.hash, "proof", ptx_sha256=row["ptx_sha256"],
-                                             checker_version=checker_version)
-                why = why_not_safe(e, row, checker_version, proof)
+                proofs = row and proof(store, e.hash, row.ptx_sha256, checker_version)
+                why = why_not_safe(e, row, checker_version, proofs)
             else:
                 why = _why_not_conformant(row)
             why = why or (unusable and unusable(e))
@@ -238,7 +207,7 @@ def resolve(profile: str, device: str, catalog: Catalog, store: Store, checker_v
                 e, row = min(ok, key=lambda x: (rank.get(x[0].variant.safety, 3), x[0].name))
                 c.why = ("safe, proven on all four properties for all dims, numerics pass" if profile == "safe-only"
                          else "conformant; no speed measured on this device kind, so the safe one is preferred")
-            c.variant, c.hash, c.ptx_sha256, c.median_us = e.name, e.hash, row["ptx_sha256"], _speed(row)
+            c.variant, c.hash, c.ptx_sha256, c.median_us = e.name, e.hash, row.ptx_sha256, _speed(row)
             for e2, row2 in ok:
                 if e2.name != e.name:
                     t2 = _speed(row2)
@@ -249,5 +218,5 @@ def resolve(profile: str, device: str, catalog: Catalog, store: Store, checker_v
                          else "also qualifies; not preferred")
                         + (f"; runs instead at {len(at)} named case(s) where it is faster: {', '.join(at)}" if at else ""))
         choices.append(c)
-    kinds = sorted({r["device_kind"] for r in verdicts.values()})
+    kinds = sorted({str(r.device_kind) for r in verdicts.values()})
     return Resolution(profile, device, kinds, checker_version, choices)

@@ -14,6 +14,7 @@ from contextlib import closing
 from pathlib import Path
 
 from .catalog import home
+from .results import proofs_of
 
 SCHEMA_VERSION = 2
 LEGACY_CHECKER = "legacy"      # proofs migrated from schema 1: which checker made them is unknown
@@ -35,7 +36,6 @@ CREATE TABLE IF NOT EXISTS results2 (
 """
 KEY = ("variant_hash", "ptx_sha256", "checker_version", "device_kind", "stage")
 COLS = KEY + ("op", "name", "tool_version")
-RANK = {"proven": 2, "refuted": 2, "unknown": 0}
 
 
 class StoreError(RuntimeError):
@@ -175,15 +175,23 @@ def problem(path: Path, e: sqlite3.Error, doing: str) -> str:
 
 
 def merge_proofs(old: dict, new: dict) -> dict:
-    """Property by property, the new verdict unless it is `unknown` where the old one was decided."""
+    """Property by property, the new verdict unless it is undecided where the old one was decided
+    (PropertyVerdict.decided: refuted, or proven for all dims); a kept verdict keeps its scope."""
     out = dict(new)
-    proofs, details = dict(new.get("proofs", {})), dict(new.get("details") or {})
+    proofs, details, scopes = (dict(new.get(k) or {}) for k in ("proofs", "details", "scopes"))
+    was, now = proofs_of(old), proofs_of(new)
     for p, st in (old.get("proofs") or {}).items():
-        if RANK.get(st, 0) > RANK.get(proofs.get(p, "unknown"), 0):
+        if p in was and was[p].decided and not now[p].decided:
             proofs[p] = st
             if (old.get("details") or {}).get(p) is not None:
                 details[p] = old["details"][p]
+            if p in (old.get("scopes") or {}):
+                scopes[p] = old["scopes"][p]
+            else:
+                scopes.pop(p, None)
     out["proofs"], out["details"] = proofs, details
+    if scopes or "scopes" in new:
+        out["scopes"] = scopes
     return out
 
 

@@ -2,9 +2,9 @@
 attributes (PDL) through cuda.bindings' cuLaunchKernelEx. Imported only when a GPU is opened."""
 from __future__ import annotations
 
-import hashlib
-
 import numpy as np
+
+from kreg.registry.device_kind import DeviceKind
 
 from .config import PDL
 from .device import Device
@@ -17,12 +17,13 @@ class GpuModule:
 
     def __init__(self, ptx: str):
         import cupy
-        from kreg.checker.ptx.compile import _home, check_driver_accepts
         from kreg.checker.ptx.cache import exact_file
+        from kreg.checker.ptx.compile import cache_dir, check_driver_accepts
+        from kreg.checker.ptx.digest import ptx_digest
         check_driver_accepts(ptx, cupy.cuda.runtime.driverGetVersion())
         # CuPy reads the file lazily, so it is a file named by the sha256 it must match (checked)
-        self.sha256 = hashlib.sha256(ptx.encode()).hexdigest()
-        path = exact_file(_home() / "cache" / "ptx", ptx)
+        self.sha256 = ptx_digest(ptx)
+        path = exact_file(cache_dir(), ptx)
         self._mod = cupy.RawModule(path=str(path))
         self._fns, self._shared = {}, {}
 
@@ -88,7 +89,7 @@ class Gpu(Device):
         super().__init__()
 
     def describe(self) -> str:
-        return f"gpu ({self.name}, driver {self.driver_version})"
+        return str(DeviceKind.gpu(self.name, self.driver_version))
 
     def _default_stream_handle(self):
         return self.cp.cuda.Stream.null

@@ -1,12 +1,12 @@
 """The PTX text as kreg sees it: its sha256, its parse (cached), and arguments typed as its params are."""
 from __future__ import annotations
 
-import hashlib
 from functools import lru_cache
 
 import numpy as np
 
 from kreg.checker.ptx import parse as P
+from kreg.checker.ptx.digest import ptx_digest
 from kreg.checker.ptx.bind import PARAM_NP   # PTX param type -> NumPy scalar type that passes it by value
 
 from .errors import ArgError
@@ -16,9 +16,7 @@ def text(ptx: str | bytes) -> str:
     return ptx.decode() if isinstance(ptx, (bytes, bytearray)) else ptx
 
 
-def sha256(ptx: str | bytes) -> str:
-    """The sha256 of the PTX bytes (UTF-8): what a proof names."""
-    return hashlib.sha256(ptx if isinstance(ptx, (bytes, bytearray)) else ptx.encode()).hexdigest()
+sha256 = ptx_digest      # the sha256 of the PTX bytes (UTF-8): what a proof names (runtime.sha256)
 
 
 @lru_cache(maxsize=256)

@@ -11,7 +11,7 @@ import pytest
 
 from kreg.checker.emulator import machine as E
 from kreg.checker.ptx.compile import compile_cuda
-from kreg.conformance.devices import CpuDevice
+from kreg.conformance.harness import CpuHarness
 from kreg.conformance.numerics import run_case, run_numerics
 from kreg.registry import limits as L
 from kreg.registry.preflight import FLOAT_ATOMICS, determinism, float_atomics
@@ -38,7 +38,7 @@ def test_step_budget_grows_with_the_case_and_is_capped():
 def test_an_infinite_loop_fails_fast_with_a_clear_reason():
     v = _hostile("infinite_loop", "spins")
     t = time.perf_counter()
-    num = run_numerics(CpuDevice(), _ptx(v), v, HADD, {"tiny": {"N": 64}, "small": {"N": 1000}})
+    num = run_numerics(CpuHarness(), _ptx(v), v, HADD, {"tiny": {"N": 64}, "small": {"N": 1000}})
     assert time.perf_counter() - t < 30
     assert num.status == "fail" and len(num.cases) == 1          # the run stops at the first hang
     (why,) = num.failures()
@@ -105,7 +105,7 @@ def test_float_atomics_are_found_in_ptx():
 def test_a_deterministic_claim_with_float_atomics_is_refused_before_launching():
     v = _hostile("float_atomics_claimed_deterministic", "atomic_sum")
     ptx = _ptx(v)
-    num = run_numerics(CpuDevice(), ptx, v, HADD, {"tiny": {"N": 64}})
+    num = run_numerics(CpuHarness(), ptx, v, HADD, {"tiny": {"N": 64}})
     assert num.status == "fail" and not num.cases
     assert num.failures() == [f"{FLOAT_ATOMICS} (atom.global.add.f32)"]
     assert determinism(dataclasses.replace(v, deterministic=False), ptx) == []
@@ -113,7 +113,7 @@ def test_a_deterministic_claim_with_float_atomics_is_refused_before_launching():
 
 def test_the_repeat_launch_shows_order_dependent_float_atomics():
     v = _hostile("float_atomics_claimed_deterministic", "atomic_sum")
-    dev = CpuDevice()
+    dev = CpuHarness()
     res = run_case(dev, dev.load(_ptx(v)), v, HADD, "tiny", {"N": 64}, np.random.default_rng(0))
     assert any("launch 3 (repeat): output out is not deterministic" in f for f in res.failures), res.failures
     ok = dataclasses.replace(v, deterministic=False)

@@ -5,14 +5,14 @@ import numpy as np
 import pytest
 
 from kreg.checker.ptx.compile import compile_cuda
-from kreg.conformance.devices import Device
+from kreg.conformance.harness import Harness
 from kreg.conformance.dtypes import decode, encode
 from kreg.conformance.inputs import make_inputs, poison_bits
 from kreg.conformance.numerics import compare, run_numerics
 from kreg.registry.catalog import load_catalog
 
 
-class HostDevice(Device):
+class HostHarness(Harness):
     name = "host"
     guard = 256
 
@@ -129,7 +129,7 @@ def run(kernel, add_safe, deterministic=True):
     v, op, ptx = add_safe
     if not deterministic:
         v = dataclasses.replace(v, deterministic=False)
-    return run_numerics(HostDevice(kernel), ptx, v, op, CASES, seed=1)
+    return run_numerics(HostHarness(kernel), ptx, v, op, CASES, seed=1)
 
 
 def text(num):

@@ -178,9 +178,9 @@ def test_the_engine_gives_pdl_to_the_launches_that_wait_first():
 @pytest.mark.gpu
 def test_conformance_times_a_variant_that_waits_first_also_with_pdl_as_the_engine_runs_it():
     pytest.importorskip("cupy")
-    from kreg.conformance.devices import open_device
+    from kreg.conformance.harness import open_harness
     from kreg.conformance.speed import copy_bandwidth, time_case
-    dev, cat = open_device("gpu"), load_catalog()
+    dev, cat = open_harness("gpu"), load_catalog()
     bw = copy_bandwidth(dev, 1 << 26, 3)
     for name, pdl in (("gemv_bf16_safe", True), ("gemv_bf16_cublas", False)):
         v = cat.find(name).variant

@@ -15,7 +15,8 @@ import kreg.checker.prover.solving as solving
 from kreg.checker.ptx import parse as P
 from kreg.checker.prover.loops import inductions
 from kreg.checker.ptx.cfg import find_loops
-from kreg.checker.prover.prove import PROPS, Verdict
+from kreg.checker.prover.prove import PROPS
+from kreg.registry.results import PropertyVerdict
 from kreg.checker.prover.env import LaunchEnv
 from kreg.checker.prover.symbolic import Executor
 from kreg.checker.ptx.cfg import exit_ipdom, is_warp_sync, sync_branches
@@ -36,18 +37,18 @@ def test_combining_launches_never_widens_a_per_case_proof(monkeypatch, order):
 
     def fake(variant, op, module, launch, timeout_ms, deadline, n=0):
         s = next(calls)
-        return {p: Verdict("proven", s) for p in PROPS}
+        return {p: PropertyVerdict("proven", s) for p in PROPS}
     monkeypatch.setattr(prove, "_prove_launch", fake)
     v = _variant("vec_basic")
     two = SimpleNamespace(launches=[v.launches[0], v.launches[0]])
-    res = prove._prove_here(two, _ops()["vec"], _ptx("vec_basic"), 1000, None)
+    res = prove._prove_here(two, _ops()["vec"], _ptx("vec_basic"), 1000, None).verdicts
     assert all(res[p].status == "proven" and res[p].scope.startswith("cases:") for p in PROPS)
 
 
 def test_rely_narrows_to_the_dependency():
-    allp, case = Verdict("proven", "all-dims"), Verdict("proven", "cases:a,b")
+    allp, case = PropertyVerdict("proven", "all-dims"), PropertyVerdict("proven", "cases:a,b")
     assert prove._rely(allp, case, "x").scope == "cases:a,b"
-    assert prove._rely(allp, Verdict("unknown", None, "?"), "x").status == "unknown"
+    assert prove._rely(allp, PropertyVerdict("unknown", None, "?"), "x").status == "unknown"
     assert prove._rely(case, allp, "x").scope == "cases:a,b"
     assert prove._rely(allp, allp, "x").scope == "all-dims"
 

@@ -230,9 +230,9 @@ def test_attention_prefill_is_causal_softmax_per_row(T, Hq, Hkv, start):
 def test_the_gpu_references_agree_with_the_hosts():
     """The gemv family, gemm, their error scales and prefill computed in CuPy on the GPU (as conformance runs them there) equal
     the NumPy ones up to float64 rounding, and come back as NumPy arrays."""
-    from kreg.conformance.devices import open_device
+    from kreg.conformance.harness import open_harness
     from kreg.conformance.references import ERROR_SCALES
-    dev = open_device("gpu")
+    dev = open_harness("gpu")
     X, W = rng.standard_normal((300, 2560)).astype(np.float32), rng.standard_normal((700, 2560)).astype(np.float32)
     q, k = rng.standard_normal((40, 32, 128)), rng.standard_normal((60, 8, 128)).astype(np.float32)
     cases = [(REFERENCES["gemm"], dict(X=X, W=W)), (ERROR_SCALES["gemm"], dict(X=X, W=W)),
@@ -250,8 +250,8 @@ def test_the_gpu_references_agree_with_the_hosts():
 
 
 def test_the_cpu_device_computes_the_references_in_numpy():
-    from kreg.conformance.devices import CpuDevice
-    dev = CpuDevice()
+    from kreg.conformance.harness import CpuHarness
+    dev = CpuHarness()
     with dev.arrays() as xp:
         assert xp is np
     out = {"y": np.arange(3.0)}

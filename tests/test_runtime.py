@@ -211,8 +211,8 @@ def test_static_plus_dynamic_shared_past_48k_launches(kind):
 @pytest.mark.gpu
 def test_the_gpu_reports_its_dram_peak_above_the_measured_copy():
     pytest.importorskip("cupy")
-    from kreg.conformance.devices import open_device
+    from kreg.conformance.harness import open_harness
     from kreg.conformance.speed import copy_bandwidth
-    dev = open_device("gpu")
+    dev = open_harness("gpu")
     peak, copy = dev.peak_bytes_per_s, copy_bandwidth(dev, 1 << 28, 5)
     assert peak is not None and copy < peak < 1.5 * copy, (peak, copy)

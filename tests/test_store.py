@@ -33,14 +33,16 @@ def test_round_trip_and_keys(tmp_path):
 def test_an_unknown_proof_never_overwrites_a_decided_one(tmp_path):
     s = Store(tmp_path / "r.sqlite")
     proven = {"proofs": {"read_only": "proven", "race_free": "refuted", "in_bounds": "unknown"},
-              "details": {"read_only": {"status": "proven"}}}
+              "scopes": {"read_only": "all-dims", "race_free": None, "in_bounds": None},
+              "details": {"read_only": {"status": "proven", "scope": "all-dims"}}}
     _put(s, "proof", proven, checker_version="prover-x", device_kind="")
     later = {"proofs": {"read_only": "unknown", "race_free": "unknown", "in_bounds": "proven"},
              "details": {"read_only": {"status": "unknown", "reason": "time budget"}}}
     _put(s, "proof", later, checker_version="prover-x", device_kind="")
     got = s.latest("h1", "proof", checker_version="prover-x")["payload"]
     assert got["proofs"] == {"read_only": "proven", "race_free": "refuted", "in_bounds": "proven"}
-    assert got["details"]["read_only"] == {"status": "proven"}
+    assert got["details"]["read_only"] == {"status": "proven", "scope": "all-dims"}
+    assert got["scopes"]["read_only"] == "all-dims"
     _put(s, "proof", later, checker_version="prover-y", device_kind="")   # another checker: its own row
     assert s.latest("h1", "proof", checker_version="prover-y")["payload"]["proofs"]["read_only"] == "unknown"
 

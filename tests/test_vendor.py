@@ -109,7 +109,7 @@ def test_a_vendor_candidate_is_refused_by_submit(tmp_path, monkeypatch):
 @pytest.mark.parametrize("name", ["gemv_bf16_cublas", "gemv_f16_cublas", "gemm_bf16_cublas", "gemm_f16_cublas"])
 def test_cublas_passes_the_numerics_checks_on_the_gpu(name):
     pytest.importorskip("cupy")
-    from kreg.conformance.devices import open_device
+    from kreg.conformance.harness import open_harness
     from kreg.conformance.numerics import run_numerics
     from kreg.conformance.shapes import ragged_dims
     cat = load_catalog()
@@ -118,7 +118,7 @@ def test_cublas_passes_the_numerics_checks_on_the_gpu(name):
     small = {k: d for k, d in op.cases.items() if op.traffic_bytes(d, e.variant.types) < 64 << 20}
     assert small
     small |= {f"seeded-{i}": d for i, d in enumerate(ragged_dims(op, e.variant, 3, 1 << 20, seed=1))}
-    num = run_numerics(open_device("gpu"), None, e.variant, op, small)
+    num = run_numerics(open_harness("gpu"), None, e.variant, op, small)
     assert num.status == "pass", num.failures()
 
 

@@ -19,10 +19,11 @@ import numpy as np
 from kreg.checker.ptx import parse as P
 from kreg.checker.emulator import alu, memory, sync, tensor, wgmma  # noqa: F401 (register their handlers in ALU)
 from kreg.checker.emulator.ops import ALU, CLUSTER_SHIFT, DT, LOCAL_BASE, SHARED_BASE, STORE, EmulatorError, EmuOpsMixin
+from kreg.registry.device_kind import DeviceKind
 from kreg.registry.limits import BATCH_STEPS, SHARED_MAX_BYTES, STEP_THREADS, geometry_problems
 
 VERSION = "emu-3"               # the CPU device kind results are stored under: bump when semantics change
-DEVICE_KIND = f"cpu (kreg PTX emulator {VERSION})"
+DEVICE_KIND = str(DeviceKind.cpu(VERSION))
 BATCH_THREADS = 1 << 15          # threads emulated at once (whole blocks)
 SHARED_WINDOW, LOCAL_WINDOW = SHARED_BASE, LOCAL_BASE
 WINDOW_SIZE = 1 << 32

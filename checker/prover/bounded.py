@@ -8,18 +8,19 @@ from __future__ import annotations
 
 from kreg.checker.emulator.search import search
 from kreg.checker.prover.unmodelled import polls_flags, unmodelled
+from kreg.registry.results import PropertyVerdict, Status
 
 ENABLED = True
 
 
-def settle_unknowns(total: dict, variant, op, module, verdict_cls) -> None:
+def settle_unknowns(total: dict[str, PropertyVerdict], variant, op, module) -> None:
     """Refute, in place, the unknown verdicts of `total` that the bounded search shows violated; annotate
     the rest with what is not modelled."""
-    if total.get("race_free") is not None and total["race_free"].status == "refuted" and polls_flags(module, variant) \
+    if total.get("race_free") is not None and total["race_free"].status is Status.REFUTED and polls_flags(module, variant) \
             and not (total["race_free"].witness or {}).get("bounded"):
         v = total["race_free"]
-        v.status, v.reason = "unknown", f"possible race ({v.reason}), but the kernel orders threads by a flag"
-    open_ = {p for p, v in total.items() if v.status == "unknown"}
+        v.status, v.reason = Status.UNKNOWN, f"possible race ({v.reason}), but the kernel orders threads by a flag"
+    open_ = {p for p, v in total.items() if v.status is Status.UNKNOWN}
     if not open_:
         return
     found, searched = {}, "not run"
@@ -33,9 +34,10 @@ def settle_unknowns(total: dict, variant, op, module, verdict_cls) -> None:
         f = found.get(p)
         if f is not None:
             dims = ", ".join(f"{k}={v}" for k, v in f.witness["dims"].items())
-            total[p] = verdict_cls("refuted", None, f"bounded witness at dims {dims} (inputs {f.witness['inputs']}, "
-                                   f"launch {f.witness['launch']}): {f.what}; the prover's reason: {total[p].reason}",
-                                   f.witness, "confirmed")
+            total[p] = PropertyVerdict(Status.REFUTED, None,
+                                       f"bounded witness at dims {dims} (inputs {f.witness['inputs']}, launch "
+                                       f"{f.witness['launch']}): {f.what}; the prover's reason: {total[p].reason}",
+                                       f.witness, "confirmed")
             continue
         why = unmodelled(module, variant)
         v = total[p]

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 import z3
 
 from kreg import isolate as isolation
-from kreg.registry.results import PROPS, Status
+from kreg.registry.results import ALL_DIMS, PROPS, PropertyVerdict, Status
 from kreg.registry.schema import Op, Variant
 
 from kreg.checker.ptx import parse as P
@@ -51,21 +51,6 @@ ASSUMPTIONS = ("pointer params are distinct, non-overlapping buffers of the size
 
 
 @dataclass
-class Verdict:
-    status: str                       # "proven" | "refuted" | "unknown"
-    scope: str | None = None          # "all-dims" | "cases:<names>" | None
-    reason: str | None = None
-    witness: dict | None = None
-    replay: str | None = None         # "confirmed" | "not-confirmed" | "not-run" | None
-    assumptions: str = ASSUMPTIONS
-    ptx_sha256: str = ""
-    checker_version: str = CHECKER_VERSION
-
-    def to_dict(self):
-        return asdict(self)
-
-
-@dataclass
 class _Q:
     """One query: a formula whose satisfiability is a violation."""
     formula: z3.BoolRef
@@ -87,12 +72,12 @@ def hard_limit_s(budget_ms: int) -> float:
 class Proof:
     """What the prover decided for a variant, and the solver work it took (solving.WorkLog.summary: queries,
     rlimit units, the share of the budget, which strategy step closed how many queries, a digest)."""
-    verdicts: dict[str, Verdict]
+    verdicts: dict[str, PropertyVerdict]
     work: dict
 
 
 def prove_variant(variant: Variant, op: Op, ptx: str, *, timeout_ms: int = 10000,
-                  budget_ms: int | None = None, isolate: bool = True) -> dict[str, Verdict]:
+                  budget_ms: int | None = None, isolate: bool = True) -> dict[str, PropertyVerdict]:
     """The four verdicts for a variant (prove() without the work summary)."""
     return prove(variant, op, ptx, timeout_ms=timeout_ms, budget_ms=budget_ms, isolate=isolate).verdicts
 
@@ -114,11 +99,11 @@ def prove(variant: Variant, op: Op, ptx: str, *, timeout_ms: int = 10000, budget
     if got.ok and "undecided" in got.value:
         raise WallClockStop(got.value["undecided"])
     if got.ok:
-        return Proof({p: Verdict(**d) for p, d in got.value["verdicts"].items()}, got.value["work"])
+        return Proof({p: PropertyVerdict.from_json(d) for p, d in got.value["verdicts"].items()}, got.value["work"])
     if got.status == "timeout":
         raise WallClockStop(f"the prover exceeded its hard wall-clock limit of {limit_s:.0f} s and was killed")
     why = {"error": f"prover error: {got.error}"}.get(got.status, f"prover: {got.error}")
-    return Proof({p: Verdict("unknown", None, why, ptx_sha256=ptx_digest(ptx)) for p in PROPS}, {})
+    return Proof(_stamp({p: PropertyVerdict(Status.UNKNOWN, None, why) for p in PROPS}, ptx_digest(ptx)), {})
 
 
 def prove_json(variant, op, ptx, timeout_ms, budget_ms) -> dict:
@@ -129,8 +114,15 @@ def prove_json(variant, op, ptx, timeout_ms, budget_ms) -> dict:
         res = _prove_here(variant, op, ptx, timeout_ms, budget_ms)
     except WallClockStop as e:
         return {"undecided": str(e)}
-    return {"verdicts": {p: json.loads(json.dumps(v.to_dict(), default=str)) for p, v in res.verdicts.items()},
-            "work": res.work}
+    return {"verdicts": {p: json.loads(json.dumps(v.to_json() | {"assumptions": v.assumptions}, default=str))
+                         for p, v in res.verdicts.items()}, "work": res.work}
+
+
+def _stamp(verdicts: dict[str, PropertyVerdict], sha: str) -> dict[str, PropertyVerdict]:
+    """Every verdict names the PTX it is about, the checker that made it and what that checker assumed."""
+    for v in verdicts.values():
+        v.ptx_sha256, v.checker_version, v.assumptions = sha, CHECKER_VERSION, ASSUMPTIONS
+    return verdicts
 
 
 def _prove_here(variant: Variant, op: Op, ptx: str, timeout_ms: int, budget_ms: int | None) -> Proof:
@@ -138,12 +130,12 @@ def _prove_here(variant: Variant, op: Op, ptx: str, timeout_ms: int, budget_ms: 
     try:
         module = P.parse(ptx)
     except P.ParseError as e:
-        return Proof({p: Verdict("unknown", None, f"PTX not parsed: {e}", ptx_sha256=sha) for p in PROPS}, {})
+        return Proof(_stamp({p: PropertyVerdict(Status.UNKNOWN, None, f"PTX not parsed: {e}") for p in PROPS}, sha), {})
     hazards = toolchain.hazards(module)
     if hazards:     # the machine code would not be this PTX: nothing proven about it would hold
-        return Proof({p: Verdict("unknown", None, "toolchain hazard: " + "; ".join(hazards), ptx_sha256=sha)
-                      for p in PROPS}, {})
-    total: dict[str, Verdict] = {}
+        return Proof(_stamp({p: PropertyVerdict(Status.UNKNOWN, None, "toolchain hazard: " + "; ".join(hazards))
+                             for p in PROPS}, sha), {})
+    total: dict[str, PropertyVerdict] = {}
     budget = Budget(budget_ms or timeout_ms)
     for n, launch in enumerate(variant.launches):
         try:
@@ -151,32 +143,31 @@ def _prove_here(variant: Variant, op: Op, ptx: str, timeout_ms: int, budget_ms: 
         except WallClockStop:
             raise
         except (Unsupported, P.ParseError) as e:
-            res = {p: Verdict("unknown", None, f"unsupported: {e}") for p in PROPS}
+            res = {p: PropertyVerdict(Status.UNKNOWN, None, f"unsupported: {e}") for p in PROPS}
         except Exception as e:     # never let a prover bug become a verdict other than unknown
-            res = {p: Verdict("unknown", None, f"prover error: {type(e).__name__}: {e}") for p in PROPS}
+            res = {p: PropertyVerdict(Status.UNKNOWN, None, f"prover error: {type(e).__name__}: {e}") for p in PROPS}
         for p, v in res.items():
             if len(variant.launches) > 1:
                 v.reason = f"launch {n} ({launch.entry}): {v.reason}" if v.reason else v.reason
                 if v.witness is not None:
                     v.witness["launch"] = n
             old = total.get(p)
-            if old is None or Status.of(v.status) < Status.of(old.status) or (     # the worst launch wins
-                    v.status == old.status == "proven" and v.scope != "all-dims"):
+            if old is None or v.status < old.status or (     # the worst launch wins
+                    v.status is old.status is Status.PROVEN and v.scope != ALL_DIMS):
                 total[p] = v
     _check_assembly(total, variant, ptx)
     from kreg.checker.prover.bounded import settle_unknowns     # unknowns: a bounded search may refute them
-    settle_unknowns(total, variant, op, module, Verdict)
-    for v in total.values():
-        v.ptx_sha256 = sha
-        if v.status == "proven" and v.scope != "all-dims" and not (v.scope or "").startswith("cases:"):
-            v.status, v.reason, v.scope = "unknown", f"a proof without a valid scope ({v.scope})", None
+    settle_unknowns(total, variant, op, module)
+    for v in _stamp(total, sha).values():
+        if v.status is Status.PROVEN and v.scope != ALL_DIMS and not (v.scope or "").startswith("cases:"):
+            v.status, v.reason, v.scope = Status.UNKNOWN, f"a proof without a valid scope ({v.scope})", None
     return Proof(total, budget.summary())
 
 
-def _check_assembly(total: dict[str, Verdict], variant: Variant, ptx: str) -> None:
+def _check_assembly(total: dict[str, PropertyVerdict], variant: Variant, ptx: str) -> None:
     """A proof is kept only if the sm_90 assembler leaves the entries' code unrelocated (checker/ptx/toolchain.py),
     where the variant's source is at hand and gives these PTX bytes."""
-    if not any(v.status == "proven" for v in total.values()) or getattr(variant, "library", ""):
+    if not any(v.status is Status.PROVEN for v in total.values()) or getattr(variant, "library", ""):
         return
     try:
         source = variant.source_path.read_text()
@@ -187,11 +178,11 @@ def _check_assembly(total: dict[str, Verdict], variant: Variant, ptx: str) -> No
     except Exception as e:            # unchecked is not proven
         found = [f"the cubin could not be checked: {type(e).__name__}: {e}"]
     for v in total.values():
-        if found and v.status == "proven":
-            v.status, v.scope, v.reason = "unknown", None, "toolchain hazard: " + "; ".join(found)
+        if found and v.status is Status.PROVEN:
+            v.status, v.scope, v.reason = Status.UNKNOWN, None, "toolchain hazard: " + "; ".join(found)
 
 
-def _prove_launch(variant, op, module, launch, timeout_ms, budget, n=0) -> dict[str, Verdict]:
+def _prove_launch(variant, op, module, launch, timeout_ms, budget, n=0) -> dict[str, PropertyVerdict]:
     kernel = module.kernel(launch.entry)
     env = LaunchEnv(variant, op, module, launch)
     ta = Executor(kernel, module, env, "A").run_kernel()
@@ -217,7 +208,7 @@ def _prove_launch(variant, op, module, launch, timeout_ms, budget, n=0) -> dict[
     _read_only(queries["read_only"], ta.accesses, just, bufs, disjoint)
     if any(is_warp_sync(ins) for ins in kernel.instrs):
         v = _decide("warp", _sync_queries(ta, tb, th, warp=True), solver, env, {}, approx)
-        th.warp_sync = v.status == "proven" and v.scope == "all-dims"
+        th.warp_sync = v.proven_for_all_dims
     _races(queries["race_free"], ta.accesses, tb.accesses, just, bufs, disjoint, th, solver)
     _noncoherent(queries["race_free"], ta.accesses, tb.accesses, just, bufs, disjoint)
     wg_only = _warpgroup_branches(kernel)
@@ -227,13 +218,13 @@ def _prove_launch(variant, op, module, launch, timeout_ms, budget, n=0) -> dict[
     _dependencies(out, kernel, ta.accesses, bufs, just)
     if per_case:         # some buffer attributions hold for the named cases only
         for p in PROPS:
-            if out[p].status == "proven" and out[p].scope == "all-dims":
+            if out[p].proven_for_all_dims:
                 out[p].scope = "cases:" + ",".join(cases)
                 out[p].reason = "an access is proven inside its buffer for each named case only"
     if caveats:
         for p in PROPS:
-            if out[p].status == "proven":
-                out[p] = Verdict("unknown", None, "loop summary not justified: " + "; ".join(caveats[:3]))
+            if out[p].status is Status.PROVEN:
+                out[p] = PropertyVerdict(Status.UNKNOWN, None, "loop summary not justified: " + "; ".join(caveats[:3]))
     _replay_witnesses(out, variant, op, module, n)
     return out
 
@@ -260,8 +251,8 @@ def _replay_witnesses(out, variant, op, module, n) -> None:
         except Exception as e:       # a replay problem never changes a verdict
             v.replay = "not-run"
             v.reason = f"{v.reason}; replay failed: {type(e).__name__}: {e}"
-        if v.status == "unknown" and v.replay == "confirmed":
-            v.status = "refuted"
+        if v.status is Status.UNKNOWN and v.replay == "confirmed":
+            v.status = Status.REFUTED
             v.reason = f"{v.reason}; the emulator replay of the witness confirms it"
 
 
@@ -278,22 +269,22 @@ def _dependencies(out, kernel, accs, bufs, just) -> None:
              and bufs.get(a.buffer) is not None and bufs[a.buffer].role == "in"]
     if blind:
         for p in deps:
-            if out[p].status == "proven":
-                out[p] = Verdict("unknown", None, "relies on values read from an input, a read not proven "
+            if out[p].status is Status.PROVEN:
+                out[p] = PropertyVerdict(Status.UNKNOWN, None, "relies on values read from an input, a read not proven "
                                  f"inside that input (line {blind[0].instr.line})")
     if any(bufs.get(a.buffer) is not None and bufs[a.buffer].role == "in" for a in accs):
         for p in ("in_bounds",) + deps[1:]:
             out[p] = _rely(out[p], out["read_only"], "input buffers being read-only")
 
 
-def _rely(v: Verdict, dep: Verdict, what: str) -> Verdict:
+def _rely(v: PropertyVerdict, dep: PropertyVerdict, what: str) -> PropertyVerdict:
     """v, for a proof that relies on dep: unknown where dep is not proven, no wider than dep's scope."""
-    if v.status != "proven" or dep.status == "proven" and (dep.scope == "all-dims" or dep.scope == v.scope):
+    if v.status is not Status.PROVEN or dep.status is Status.PROVEN and (dep.scope == ALL_DIMS or dep.scope == v.scope):
         return v
-    if dep.status == "proven" and v.scope == "all-dims":
-        return Verdict("proven", dep.scope, f"relies on {what}, proven for each named case only")
-    return Verdict("unknown", None, f"relies on {what}, which is not proven" +
-                   (" for all dims" if dep.status == "proven" else ""))
+    if dep.status is Status.PROVEN and v.scope == ALL_DIMS:
+        return PropertyVerdict(Status.PROVEN, dep.scope, f"relies on {what}, proven for each named case only")
+    return PropertyVerdict(Status.UNKNOWN, None, f"relies on {what}, which is not proven" +
+                   (" for all dims" if dep.status is Status.PROVEN else ""))
 
 
 class _Threads:
@@ -753,7 +744,7 @@ def _closes(solver, f, buf, ms=None) -> bool:
     return solver.ints.refutes(f, ms)
 
 
-def _decide(prop, qs, solver, env, cases, approx) -> Verdict:
+def _decide(prop, qs, solver, env, cases, approx) -> PropertyVerdict:
     pending, left, combine = [], [], True
     # the queries of one buffer at once: one solver instead of many (all of a property's queries in one
     # disjunction drown a solver when a kernel has hundreds of shared-memory pairs); after one group that
@@ -780,10 +771,10 @@ def _decide(prop, qs, solver, env, cases, approx) -> Verdict:
             return _violation(prop, q, _small_model(q, solver, env) or model, env, approx)
         pending.append((q, msg))
     if not pending:
-        return Verdict("proven", "all-dims", None)
+        return PropertyVerdict(Status.PROVEN, ALL_DIMS, None)
     if not cases:
         q, msg = pending[0]
-        return Verdict("unknown", None, f"{q.what}: {msg}")
+        return PropertyVerdict(Status.UNKNOWN, None, f"{q.what}: {msg}")
     # the all-dims query did not close: try each named case
     for q, msg in pending:
         for name, c in cases.items():
@@ -792,8 +783,8 @@ def _decide(prop, qs, solver, env, cases, approx) -> Verdict:
             if r == "sat":
                 return _violation(prop, q, model, env, approx, case=name)
             if r != "unsat":
-                return Verdict("unknown", None, f"{q.what}: {msg}; case {name}: {msg2}")
-    return Verdict("proven", "cases:" + ",".join(cases), f"all-dims query did not close ({pending[0][1]}); "
+                return PropertyVerdict(Status.UNKNOWN, None, f"{q.what}: {msg}; case {name}: {msg2}")
+    return PropertyVerdict(Status.PROVEN, "cases:" + ",".join(cases), f"all-dims query did not close ({pending[0][1]}); "
                    "proven for each named case")
 
 
@@ -807,18 +798,18 @@ def _small_model(q, solver, env):
     return None
 
 
-def _violation(prop, q, model, env, approx, case=None) -> Verdict:
+def _violation(prop, q, model, env, approx, case=None) -> PropertyVerdict:
     w = witness(q, model, env)
     if case:
         w["case"] = case
     if q.info.get("unknown"):
-        return Verdict("unknown", None, q.what, w, "not-run")
+        return PropertyVerdict(Status.UNKNOWN, None, q.what, w, "not-run")
     used = {str(x) for x in _vars(q.formula)}
     over = sorted(used & approx)
     if over:
-        return Verdict("unknown", None, f"possible violation ({q.what}), but the witness depends on "
+        return PropertyVerdict(Status.UNKNOWN, None, f"possible violation ({q.what}), but the witness depends on "
                        f"over-approximated values ({', '.join(s.split('#')[0] for s in over[:4])})", w, "not-run")
-    return Verdict("refuted", None, q.what, w, "not-run")
+    return PropertyVerdict(Status.REFUTED, None, q.what, w, "not-run")
 
 
 def _vars(f):
@@ -870,4 +861,4 @@ def _signed(v):
     return v - (1 << 64) if isinstance(v, int) and v >= 1 << 63 else v
 
 
-__all__ = ["CHECKER_VERSION", "Proof", "Verdict", "WallClockStop", "prove", "prove_variant", "PROPS", "AXES"]
+__all__ = ["CHECKER_VERSION", "Proof", "PropertyVerdict", "WallClockStop", "prove", "prove_variant", "PROPS", "AXES"]

@@ -1,14 +1,17 @@
-"""The on-disk PTX cache ($KREG_HOME/cache/ptx), trusted no further than its content hash: each entry
-is `<key>.ptx` beside `<key>.sha256` (key: the sha256 of source, headers, options and compiler), and
-a PTX whose bytes no longer match the recorded sha256 is not used (kreg says so on stderr and
-recompiles). A cache folder that cannot be written is skipped: compiling works without it."""
+"""The on-disk PTX cache ($KREG_HOME/cache/ptx), trusted no further than its content hash. A compile is
+found by its key: `<key>.ptx` beside `<key>.sha256` (key: the sha256 of source, headers, options and
+compiler); a PTX whose bytes no longer match the recorded sha256 is not used (kreg says so on stderr and
+recompiles). A PTX is found by its own sha256 (ptx_digest): `exact-<sha256>.ptx`, content-addressed,
+what the engine loads a proven PTX from and what a GPU reads; its bytes are hashed on every read. A
+cache folder that cannot be written is skipped: compiling works without it."""
 from __future__ import annotations
 
-import hashlib
 import os
 import sys
 import tempfile
 from pathlib import Path
+
+from kreg.checker.ptx.digest import ptx_digest
 
 MAX_PTX_BYTES = 256 << 20
 _warned: set[str] = set()
@@ -43,7 +46,7 @@ class PtxCache:
         if want is None:
             _note("nosha-" + self.key, f"cached PTX {self.key[:16]}... has no recorded sha256; recompiling")
             return None
-        if hashlib.sha256(raw).hexdigest() != want:
+        if ptx_digest(raw) != want:
             _note("mismatch-" + self.key, f"cached PTX {self.key[:16]}... does not match its recorded sha256 "
                   "(modified or corrupt); recompiling")
             return None
@@ -58,7 +61,7 @@ class PtxCache:
         full disk), neither file is left. Skipped if the folder is not writable."""
         data = ptx.encode()
         try:
-            _atomic_write(self.sha_file, hashlib.sha256(data).hexdigest().encode() + b"\n")
+            _atomic_write(self.sha_file, ptx_digest(data).encode() + b"\n")
             _atomic_write(self.ptx_file, data)
         except OSError as e:
             for f in (self.ptx_file, self.sha_file):
@@ -69,15 +72,50 @@ class PtxCache:
             _note("readonly", f"PTX cache {self.folder} not writable ({e.strerror or e}); compiling without it")
 
 
+def exact_path(folder: Path, sha256: str) -> Path:
+    """Where the PTX of that sha256 lives in the content-addressed cache."""
+    return Path(folder) / f"exact-{sha256}.ptx"
+
+
+def by_digest(folder: Path, sha256: str) -> str | None:
+    """The cached PTX whose bytes hash to sha256, or None (absent, unreadable, or not those bytes)."""
+    path = exact_path(folder, sha256)
+    try:
+        if not path.is_file() or path.stat().st_size > MAX_PTX_BYTES:
+            return None
+        raw = path.read_bytes()
+    except OSError:
+        return None
+    if ptx_digest(raw) != sha256:
+        _note("mismatch-" + sha256, f"cached PTX {path.name} does not hash to its name (modified or corrupt); "
+              "not used")
+        return None
+    try:
+        return raw.decode()
+    except UnicodeDecodeError:
+        return None
+
+
+def remember(folder: Path, ptx: str, sha256: str | None = None) -> None:
+    """Keep the PTX under its sha256 in the content-addressed cache (skipped if there intact, or if the
+    folder is not writable)."""
+    sha256 = sha256 or ptx_digest(ptx)
+    try:
+        if by_digest(folder, sha256) is None:
+            _atomic_write(exact_path(folder, sha256), ptx.encode())
+    except OSError:
+        pass
+
+
 def exact_file(folder: Path, ptx: str) -> Path:
     """A file holding exactly this PTX, named by its sha256 (what a GPU loads): in the cache folder, or
     in a private temporary folder if the cache cannot be written."""
     data = ptx.encode()
-    sha = hashlib.sha256(data).hexdigest()
+    sha = ptx_digest(data)
     for base in (Path(folder), _private_tmp()):
-        path = base / f"exact-{sha}.ptx"
+        path = exact_path(base, sha)
         try:
-            if path.is_file() and hashlib.sha256(path.read_bytes()).hexdigest() == sha:
+            if path.is_file() and ptx_digest(path.read_bytes()) == sha:
                 return path
             _atomic_write(path, data)
             return path

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from kreg.registry.limits import COMPILE_LOG_MAX_CHARS
 
-from kreg.checker.ptx.cache import PtxCache
+from kreg.checker.ptx.cache import PtxCache, by_digest, remember
+from kreg.checker.ptx.digest import ptx_digest
 from kreg.registry.catalog import include_bytes
 from kreg.registry.source_policy import source_problem
 
@@ -57,6 +58,16 @@ def _home() -> Path:
     return Path(os.environ.get("KREG_HOME", Path.home() / ".kreg"))
 
 
+def cache_dir() -> Path:
+    """The PTX cache folder ($KREG_HOME/cache/ptx)."""
+    return _home() / "cache" / "ptx"
+
+
+def cached_ptx(sha256: str) -> str | None:
+    """The PTX of that sha256 from the content-addressed cache, its bytes checked; None on a miss."""
+    return by_digest(cache_dir(), sha256)
+
+
 @cache
 def _nvrtc():
     from cuda.bindings import nvrtc
@@ -100,16 +111,20 @@ def compile_cuda(source: str, name: str = "kernel.cu", options=(), use_cache: bo
     opts = nvrtc_options(options)
     key = hashlib.sha256(b"\0".join([source.encode(), include_bytes(source), *(o.encode() for o in options),
                                      repr(NVRTC_VERSION).encode(), ARCH.encode()])).hexdigest()
-    entry = PtxCache(_home() / "cache" / "ptx", key)
+    entry = PtxCache(cache_dir(), key)
     if use_cache:
         ptx = entry.get()
         if ptx is not None:
-            return Compiled(ptx, hashlib.sha256(ptx.encode()).hexdigest(), "", True)
+            sha = ptx_digest(ptx)
+            remember(cache_dir(), ptx, sha)
+            return Compiled(ptx, sha, "", True)
     buf, _, log = _nvrtc_run(nvrtc, source, name, opts, cubin=False)
     ptx = bytes(buf).rstrip(b"\0").decode()
+    sha = ptx_digest(ptx)
     if use_cache:
         entry.put(ptx)
-    return Compiled(ptx, hashlib.sha256(ptx.encode()).hexdigest(), log, False)
+        remember(cache_dir(), ptx, sha)
+    return Compiled(ptx, sha, log, False)
 
 
 def _nvrtc_run(nvrtc, source: str, name: str, opts: list[str], cubin: bool):

@@ -13,6 +13,7 @@ from kreg import runtime
 from kreg.checker.prover.prove import CHECKER_VERSION
 from kreg.engine import plan as P
 from kreg.engine.errors import EngineError
+from kreg.registry import trust
 from kreg.registry.catalog import load_catalog
 from kreg.registry.lockfile import Lock, LockError, check, read
 from kreg.registry.profiles import PROFILES
@@ -120,12 +121,12 @@ def _resolve(op: str, types: dict, kind: str) -> P.OpKernel:
 def _explain(op: str, types: dict, k: P.OpKernel) -> dict:
     def one(kk: P.OpKernel) -> dict:
         store, sha = Store(), kk.module.sha256
-        verdict = store.latest(kk.entry.hash, "verdict", ptx_sha256=sha, device_kind=kk.module.device.describe())
-        proof = store.latest(kk.entry.hash, "proof", ptx_sha256=sha, checker_version=CHECKER_VERSION)
+        stored = trust.verdict(store, kk.entry.hash, ptx_sha256=sha, device_kind=kk.module.device.describe())
+        proofs = trust.proof(store, kk.entry.hash, sha, CHECKER_VERSION)
         return {"variant": kk.name, "safety": kk.entry.variant.safety, "hash": kk.entry.hash, "ptx_sha256": sha,
-                "checker_version": CHECKER_VERSION if proof else None,
-                "verdict": (verdict or {}).get("payload", {}).get("verdict"),
-                "proofs": (proof or {}).get("payload", {}).get("proofs"), "why": kk.why}
+                "checker_version": CHECKER_VERSION if proofs else None,
+                "verdict": stored.report.verdict if stored else None,
+                "proofs": {p: v.shown for p, v in proofs.items()} if proofs else None, "why": kk.why}
     return {"op": op, "types": dict(types), "device": k.module.device.describe(), "source": _source.describe(),
             **one(k), "by_dims": [{"dims": dict(key), **one(kk)} for key, kk in sorted(k.by_dims.items())]}
 

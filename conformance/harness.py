@@ -1,7 +1,7 @@
-"""Where conformance runs a kernel: the CPU (kreg's PTX emulator) or the GPU, both through kreg.runtime
-(which loads the exact PTX and launches it). Both hand out guarded buffers: one allocation of guard +
-data + guard bytes whose pointer is the data start, so a write before or after a buffer lands in a guard
-that is checked afterwards."""
+"""The conformance harness: guarded buffers and checked launches on a runtime.Device (not a device of its
+own), the CPU (kreg's PTX emulator) or the GPU, both through kreg.runtime (which loads the exact PTX and
+launches it). A guarded buffer is one allocation of guard + data + guard bytes whose pointer is the data
+start, so a write before or after a buffer lands in a guard that is checked afterwards."""
 from __future__ import annotations
 
 from contextlib import contextmanager, nullcontext
@@ -23,7 +23,8 @@ def config(bl: BoundLaunch) -> runtime.LaunchConfig:
 
 
 @dataclass
-class Guarded:
+class GuardedBuffer:
+    """A buffer between two guard bands of a known pattern."""
     name: str
     nbytes: int
     guard: int
@@ -37,46 +38,47 @@ class Guarded:
         return self.base + self.guard
 
 
-class Device:
-    """The operations conformance needs. Subclasses: CpuDevice, GpuDevice."""
+class Harness:
+    """The operations conformance needs on one runtime.Device (`rt`): guarded buffers, launches, what a
+    launch did to the guards, the references' array module. Subclasses: CpuHarness, GpuHarness."""
     name = "?"
     observe = False   # record every access during the next launches (where the device can)
     atomic_seed = None   # reorder colliding atomics by this seed in the next launches (where the device can)
     work_elements = 0    # elements of the current case's buffers (the CPU's step budget grows with it)
     guard = 1024   # bytes either side of every buffer; a multiple of 256 keeps pointers aligned
 
-    def alloc(self, name: str, nbytes: int, rng: np.random.Generator) -> Guarded:
+    def alloc(self, name: str, nbytes: int, rng: np.random.Generator) -> GuardedBuffer:
         from .inputs import pattern_bytes
         handle, base = self._alloc(nbytes + 2 * self.guard, name)
         front, back = pattern_bytes(self.guard, rng), pattern_bytes(self.guard, rng)
-        buf = Guarded(name, nbytes, self.guard, handle, base, front, back)
+        buf = GuardedBuffer(name, nbytes, self.guard, handle, base, front, back)
         self.buffers.append(buf)
         self._write(handle, 0, front)
         self._write(handle, self.guard + nbytes, back)
         return buf
 
-    def write(self, buf: Guarded, data: np.ndarray) -> None:
+    def write(self, buf: GuardedBuffer, data: np.ndarray) -> None:
         data = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
         if data.size != buf.nbytes:
             raise ValueError(f"{buf.name}: writing {data.size} bytes into a {buf.nbytes}-byte buffer")
         self._write(buf.handle, buf.guard, data)
 
-    def read(self, buf: Guarded) -> np.ndarray:
+    def read(self, buf: GuardedBuffer) -> np.ndarray:
         """The data bytes (a copy)."""
         return self._read_range(buf.handle, buf.guard, buf.nbytes).copy()
 
     def _read_range(self, handle, offset: int, nbytes: int) -> np.ndarray:
         return self._read(handle)[offset:offset + nbytes]
 
-    def snapshot(self, buf: Guarded, data: np.ndarray):
+    def snapshot(self, buf: GuardedBuffer, data: np.ndarray):
         """What changed() compares the buffer with later, taken right after `data` was written to it."""
         return np.ascontiguousarray(data).reshape(-1).view(np.uint8)
 
-    def changed(self, buf: Guarded, snap, dtype: np.dtype) -> np.ndarray:
+    def changed(self, buf: GuardedBuffer, snap, dtype: np.dtype) -> np.ndarray:
         """Flat indices of the dtype's elements where the buffer's data differs from the snapshot."""
         return np.flatnonzero(self.read(buf).view(dtype) != snap.view(dtype))
 
-    def guard_damage(self, buf: Guarded) -> list[str]:
+    def guard_damage(self, buf: GuardedBuffer) -> list[str]:
         """What a kernel did to the guards: empty if both are untouched (only the guards are read)."""
         why = []
         for side, want, got, off in (("before", buf.front, self._read_range(buf.handle, 0, buf.guard), -buf.guard),
@@ -90,7 +92,7 @@ class Device:
         return why
 
     @property
-    def buffers(self) -> list[Guarded]:
+    def buffers(self) -> list[GuardedBuffer]:
         return self.__dict__.setdefault("_buffers", [])
 
     def stray_accesses(self) -> list[str]:
@@ -130,7 +132,7 @@ class Device:
         return self.name
 
 
-class CpuDevice(Device):
+class CpuHarness(Harness):
     """The PTX emulator (kreg.checker.emulator.machine) through kreg.runtime: every launch runs all threads on
     the CPU; with `observe` it records every access, and accesses into a guard are reported."""
     name = "cpu"
@@ -179,7 +181,7 @@ class CpuDevice(Device):
         return self.rt.describe()
 
 
-def stray(entry: str, accesses, buffers: list[Guarded], limit: int = 3) -> list[str]:
+def stray(entry: str, accesses, buffers: list[GuardedBuffer], limit: int = 3) -> list[str]:
     """Global accesses that touch a guard band: one sentence per buffer and kind, with the first
     offending thread."""
     import numpy as np
@@ -202,7 +204,7 @@ def stray(entry: str, accesses, buffers: list[Guarded], limit: int = 3) -> list[
     return out[:limit * len(buffers)]
 
 
-class GpuDevice(Device):
+class GpuHarness(Harness):
     """The current CUDA GPU through kreg.runtime; launches are synchronised so a fault is raised here.
     With a `turn` (kreg.isolate.Turn, shared by the processes using this GPU), every use of the GPU is
     taken as a turn, so that a variant being timed (speed.py holds the turn) has the GPU to itself while
@@ -276,22 +278,22 @@ class GpuDevice(Device):
         return self.rt.describe()
 
 
-def ptx_module(device: Device, module):
+def ptx_module(device: Harness, module):
     """The parsed PTX module of what device.load() returned (bind() needs its param types): a
     runtime.Module's `parsed`, or the module itself where a test double loads a parsed one."""
     return getattr(module, "parsed", module)
 
 
-def open_device(kind: str, turn=None) -> Device:
-    """The device by name; raises RuntimeError saying why it is not available."""
+def open_harness(kind: str, turn=None) -> Harness:
+    """The harness on the device of that name (cpu / gpu); raises RuntimeError saying why it is not available."""
     if kind == "cpu":
         try:
-            return CpuDevice()
+            return CpuHarness()
         except ImportError as e:
             raise RuntimeError(f"the CPU device needs kreg.checker.emulator.machine, which is not available ({e})") from None
     if kind == "gpu":
         try:
-            return GpuDevice(turn)
+            return GpuHarness(turn)
         except Exception as e:
             raise RuntimeError(f"no usable GPU ({type(e).__name__}: {e})") from None
     raise RuntimeError(f"unknown device {kind!r} (cpu or gpu)")
