@@ -71,6 +71,8 @@ class Engine:
                                  for op in ("gemm", "attention_prefill", "qk_norm_rope_prefill", "embedding"))
         self.pdl = pdl      # programmatic dependent launch for the kernels that wait first (plan.Launch.with_pdl)
         step = L.decode(self.plan, self.m, self.P)
+        # argmax over a vocabulary it does not take runs over the logits padded with -inf (launches.argmax_width)
+        self.m.fill_neg_inf("logits", cfg.vocab_size, L.argmax_width(self.plan, cfg.vocab_size))
         self.step = [ln.with_pdl() for ln in step] if pdl else step
         self.graph = None
 
@@ -131,7 +133,13 @@ class Engine:
         return self.m.read(self.m.bufs["logits"], self.cfg.vocab_size)
 
     def token(self) -> int:
-        return int(self.m.read(self.m.bufs["ids"], 1, "i32")[0])
+        """The device's argmax of the last logits; an EngineError where it is past the vocabulary (only
+        where every logit is NaN and argmax ran over logits padded with -inf)."""
+        t = int(self.m.read(self.m.bufs["ids"], 1, "i32")[0])
+        if not 0 <= t < self.cfg.vocab_size:
+            raise EngineError(f"argmax gave token {t}, outside the vocabulary ({self.cfg.vocab_size}): every logit "
+                              "is NaN")
+        return t
 
     def generate(self, prompt_ids, max_new_tokens: int = 32, sampling: Sampling = Sampling(), eos=(151645, 151643),
                  on_token=None, on_prefill=None) -> Generation:

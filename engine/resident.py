@@ -39,6 +39,12 @@ class Resident:
             b = self.bufs[name] = self.dev.alloc(size, name)
         return b
 
+    def fill_neg_inf(self, name: str, start: int, end: int) -> None:
+        """Elements start..end-1 of the activation buffer `name` set to -inf (of the model's dtype)."""
+        if end > start:
+            bits = {"bf16": 0xFF80, "f16": 0xFC00}[self.dtype]
+            self.bufs[name].copy_from(np.full(end - start, bits, dtype=np.uint16), offset=start * NBYTES[self.dtype])
+
     def read(self, buf: runtime.Buffer, n: int, dtype: str | None = None) -> np.ndarray:
         """n elements of a buffer: float64 values of a float dtype, int64 of i32."""
         from kreg.conformance.dtypes import decode
