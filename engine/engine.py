@@ -59,7 +59,7 @@ class Engine:
         ck.check(cfg)                               # every tensor's dtype and shape, before any is loaded
         self.plan = plan or (P.from_lock(lock, self.dev, self.dtype) if lock is not None
                              else P.from_profile(profile, self.dev, self.dtype))
-        self.S = min(max_seq or 4096, cfg.max_position_embeddings)
+        self.S = min(max_seq or 4096, cfg.context)
         self.P = self._splits()
         why = contract_problem(self.plan, cfg, self.dtype, self.S, self.P)   # before any weight is uploaded
         if why:

@@ -209,7 +209,8 @@ def hf(**over):
 @pytest.mark.parametrize("over, words", [
     ({"rope_scaling": "yarn"}, "key 'rope_scaling': expected a mapping"),
     ({"rope_parameters": [1, 2]}, "key 'rope_parameters': expected a mapping"),
-    ({"rope_scaling": {"rope_type": "yarn"}}, "RoPE scaling 'yarn' is not supported"),
+    ({"rope_scaling": {"rope_type": "llama3"}}, "RoPE scaling 'llama3' is not supported"),
+    ({"rope_scaling": {"rope_type": "yarn"}}, "rope_scaling: key 'factor': YaRN needs a number >= 1, got None"),
     ({"num_key_value_heads": "1"}, "key 'num_key_value_heads': expected a positive integer, got '1'"),
     ({"hidden_size": True}, "key 'hidden_size': expected a positive integer"),
     ({"vocab_size": ...}, "key 'vocab_size' is missing (transformers would assume 151936"),
