@@ -64,7 +64,7 @@ class Engine:
         why = contract_problem(self.plan, cfg, self.dtype, self.S, self.P)   # before any weight is uploaded
         if why:
             raise EngineError(f"{model_dir}/config.json: the model cannot run on the plan's kernels: {why}")
-        self.m = Resident(self.dev, ck, cfg, self.dtype, self.S)
+        self.m = Resident(self.dev, ck, cfg, self.dtype, self.S, vocab_rows=L.argmax_width(self.plan, cfg.vocab_size))
         self.pos, self.device_pos = 0, None       # the next position; what the device's pos holds
         # the most tokens one prefill pass takes: the smallest T range of the prefill ops
         self.prefill_chunk = min(int(self.plan[op].op.dims["T"][1])
@@ -134,7 +134,8 @@ class Engine:
 
     def token(self) -> int:
         """The device's argmax of the last logits; an EngineError where it is past the vocabulary (only
-        where every logit is NaN and argmax ran over logits padded with -inf)."""
+        where every logit is NaN and argmax ran over logits padded with -inf: the embedding's zero rows
+        past the vocabulary keep the device in bounds)."""
         t = int(self.m.read(self.m.bufs["ids"], 1, "i32")[0])
         if not 0 <= t < self.cfg.vocab_size:
             raise EngineError(f"argmax gave token {t}, outside the vocabulary ({self.cfg.vocab_size}): every logit "

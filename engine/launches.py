@@ -16,7 +16,9 @@ ARGMAX_ALIGN = 8         # a vocabulary argmax does not take is padded up to a m
 def argmax_width(p: Plan, V: int) -> int:
     """The row length argmax runs over for a vocabulary of V: V where the plan's argmax takes it, else V
     rounded up to a multiple of 8 (the logits buffer's tail past V holds -inf, written once by the
-    engine and by nothing else: the lm_head writes V rows; a -inf never wins over a real logit)."""
+    engine and by nothing else: the lm_head writes V rows; a -inf never wins over a real logit). Only a
+    row of NaNs gives an index past V: the embedding table has that many rows (zeros past V), so the
+    next step's embedding reads ids within its contract (ids in [0, V - 1] of the table it is given)."""
     if not p["argmax"].op.dims_ok({"B": 1, "V": V}):
         return V
     return -(-V // ARGMAX_ALIGN) * ARGMAX_ALIGN
@@ -109,7 +111,7 @@ def decode(p: Plan, m: Resident, splits: int) -> list[Launch]:
     after it) -> logits, their argmax written back to bufs["ids"], pos and n advanced by one."""
     Va = argmax_width(p, m.cfg.vocab_size)
     c, a = m.cfg, decode_buffers(m, splits, Va)
-    out = p["embedding"].launches({"T": 1, "V": c.vocab_size, "H": c.hidden_size},
+    out = p["embedding"].launches({"T": 1, "V": Va, "H": c.hidden_size},
                                   {"table": m.w["embed"], "ids": a["ids"], "out": a["resid"]})
     if fused_decode(p):      # the lm_head after a lone rms_norm: the plain gemv streams it at the copy rate, the
         out += fused_layers(p, m, a, splits)            # normed one 11% slower (bench/results/fuse_gpu.txt)
@@ -134,8 +136,8 @@ def prefill(p: Plan, m: Resident, T: int, start: int, all_logits: bool) -> list[
     a = {k: m.act(f"pf.{k}", T * n) for k, n in (("resid", H), ("h", H), ("qkv", c.qkv_rows), ("q", c.q_heads * 128),
                                                  ("attn", c.q_heads * 128), ("o", H), ("gu", 2 * c.intermediate_size),
                                                  ("act", c.intermediate_size), ("mlp", H))}
-    out = p["embedding"].launches({"T": T, "V": V, "H": H}, {"table": m.w["embed"], "ids": m.bufs["pf.ids"],
-                                                             "out": a["resid"]})
+    out = p["embedding"].launches({"T": T, "V": argmax_width(p, V), "H": H},
+                                  {"table": m.w["embed"], "ids": m.bufs["pf.ids"], "out": a["resid"]})
     out += layers(p, m, T, a, start, 1)
     last = a["h"].ptr + (T - 1) * H * NBYTES[m.dtype]
     out += p["gemv"].launches({"N": V, "K": H}, {"W": m.w["lm_head"], "x": last, "y": m.bufs["logits"]})

@@ -14,10 +14,16 @@ NBYTES = {"bf16": 2, "f16": 2, "f32": 4, "i32": 4}
 
 
 class Resident:
-    def __init__(self, dev: runtime.Device, ck: Checkpoint, cfg: Qwen3Config, dtype: str, S: int):
+    """vocab_rows: the rows of the embedding table on the device (the vocabulary, and zero rows up to the
+    width argmax runs over: every id argmax can give indexes a row)."""
+
+    def __init__(self, dev: runtime.Device, ck: Checkpoint, cfg: Qwen3Config, dtype: str, S: int,
+                 vocab_rows: int | None = None):
         self.dev, self.cfg, self.dtype, self.S = dev, cfg, dtype, S
         g = load_globals(ck, cfg, dtype)
-        self.w = {k: self.upload(f"w.{k}", v) for k, v in g.items() if k != "lm_head"}
+        pad = (vocab_rows or cfg.vocab_size) - cfg.vocab_size
+        self.w = {k: self.upload(f"w.{k}", np.pad(v, ((0, pad), (0, 0))) if k == "embed" and pad > 0 else v)
+                  for k, v in g.items() if k != "lm_head"}
         self.w["lm_head"] = self.w["embed"] if g["lm_head"] is g["embed"] else self.upload("w.lm_head", g["lm_head"])
         self.layers = [{k: self.upload(f"l{i}.{k}", v) for k, v in load_layer(ck, cfg, i, dtype).items()}
                        for i in range(cfg.num_hidden_layers)]

@@ -77,3 +77,7 @@ def test_argmax_at_the_edges_of_the_padded_row(odd_model, cpu_plan):
     assert _argmax_of(eng, np.full(V, -np.inf)) == 0         # a tie with the tail: the lowest index is real
     with pytest.raises(EngineError, match="outside the vocabulary .* every logit is NaN"):
         _argmax_of(eng, np.full(V, np.nan))
+    # that index (V) is a row of the device's embedding table (zeros): the next step stays in bounds
+    assert eng.m.w["embed"].nbytes == L.argmax_width(eng.plan, V) * eng.cfg.hidden_size * 2
+    eng.pos = 0
+    eng.decode_step()
