@@ -77,6 +77,10 @@ def run(model_dir, prompt: str, *, device: str = "cpu", profile: str = "safe-onl
            "sampling": {"temperature": sampling.temperature, "top_k": sampling.top_k, "top_p": sampling.top_p,
                         "seed": sampling.seed}, "prefill_s": g.prefill_s, "decode_s": g.decode_s,
            "decode_tok_s": g.decode_tok_s, "max_seq": eng.S, "attention_splits": eng.P}
-    if profile_kernels:
+    if profile_kernels:           # each kernel timed as the step's graph runs it, and the step itself
         out["kernel_profile"] = eng.kernel_profile()
+        try:
+            out["step_us"] = 1e6 * eng.step_seconds()
+        except EngineError:       # no room left in the KV cache for the timed steps
+            out["step_us"] = None
     return out

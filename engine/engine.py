@@ -17,6 +17,7 @@ import numpy as np
 from kreg import runtime
 from kreg.conformance.splits import choose_splits
 
+from . import kernel_profile as KP
 from . import launches as L
 from . import plan as P
 from .config import load_config
@@ -114,17 +115,27 @@ class Engine:
             self.m.write_i32("n", self.pos + 1)
         self.device_pos = self.pos + 1            # what the step's decode_advance leaves there
 
-    def decode_step(self) -> None:
-        """One token through the captured graph: the token in the ids buffer at position pos."""
-        self._set_position()
+    def _restore_position(self) -> None:
+        """Write pos and n back to the device (after launches that moved them on outside a real step)."""
+        self.m.write_i32("pos", self.pos)
+        self.m.write_i32("n", self.pos + 1)
+        self.device_pos = self.pos
+
+    def _capture_step(self) -> None:
+        """Capture the decode step's graph once. A library routine may set itself up on its first call,
+        which a capture must not see: the step's vendor launches run once first (they write only buffers
+        the step itself rewrites)."""
         if self.graph is None:
-            # a library routine may set itself up on its first call, which a capture must not see: run
-            # the step's vendor launches once (they write only buffers the step itself rewrites)
             for ln in self.step:
                 if self.plan[ln.op].entry.variant.vendor:
                     ln.run()
             self.dev.sync()
             self.graph = self.dev.capture(lambda s: [ln.run(s) for ln in self.step])
+
+    def decode_step(self) -> None:
+        """One token through the captured graph: the token in the ids buffer at position pos."""
+        self._set_position()
+        self._capture_step()
         self.graph.replay(self.dev.default_stream)
         self.pos += 1
 
@@ -177,34 +188,12 @@ class Engine:
         g.decode_s = time.perf_counter() - t0
         return g
 
-    def kernel_profile(self, steps: int = 3) -> list[dict]:
-        """Per-kernel time of the decode step, its launches run one by one (not from the graph) from the
-        current position: per op, variant and entry, the launches per step and microseconds per step."""
-        if self.pos + steps > self.S:
-            raise EngineError("no room left in the KV cache to profile the decode step")
-        times: dict[tuple, list] = {}
-        for _ in range(steps):
-            self._set_position()
-            for ln, dt in zip(self.step, self._timed(self.step)):
-                times.setdefault((ln.op, ln.variant, ln.kernel.entry), []).append(dt)
-            self.pos += 1
-        return [{"op": op, "variant": v, "entry": e, "launches_per_step": len(ts) // steps,
-                 "us_per_step": 1e6 * sum(ts) / steps} for (op, v, e), ts in times.items()]
+    def kernel_profile(self, replays: int = 20) -> list[dict]:
+        """Per-kernel time of the decode step as its graph runs it (kernel_profile.py): per op, variant and
+        entry, the launches per step and microseconds per step. Leaves the position where it was and the
+        step's activations overwritten (the next generate() prefills anew)."""
+        return KP.profile(self, replays)
 
-    def _timed(self, launches) -> list[float]:
-        """Seconds of each launch: CUDA events on the GPU, the wall clock on the CPU."""
-        if self.dev.kind == "gpu":
-            cp = self.dev.cp
-            ev = [cp.cuda.Event() for _ in range(len(launches) + 1)]
-            ev[0].record()
-            for ln, e in zip(launches, ev[1:]):
-                ln.run()
-                e.record()
-            ev[-1].synchronize()
-            return [cp.cuda.get_elapsed_time(a, b) / 1e3 for a, b in zip(ev, ev[1:])]
-        out = []
-        for ln in launches:
-            t = time.perf_counter()
-            ln.run()
-            out.append(time.perf_counter() - t)
-        return out
+    def step_seconds(self, replays: int = 20) -> float:
+        """The decode step's measured time, its graph replayed back to back (the position restored after)."""
+        return KP.step_seconds(self, replays)
