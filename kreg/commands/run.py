@@ -91,3 +91,6 @@ def _variants(err: Console, eng) -> None:
             dims = " ".join(f"{k}={n}" for k, n in d["dims"].items())
             err.print(plain(f"    at {dims}: {d['variant']} {d['safety']} ptx {d['ptx_sha256'][:12]}"), highlight=False,
                       markup=False)
+        for d in v.get("by_class", []):
+            err.print(plain(f"    for {d['class']}: {d['variant']} {d['safety']} ptx {d['ptx_sha256'][:12]}"),
+                      highlight=False, markup=False)
