@@ -4,8 +4,6 @@ the logits against the float64 reference, greedy tokens identical to the referen
 edges of the padded row (the largest logit last, all -inf, all NaN)."""
 import numpy as np
 import pytest
-
-from kreg import runtime
 from kreg.conformance.dtypes import encode
 from kreg.engine import Engine, Sampling
 from kreg.engine import launches as L
@@ -13,6 +11,8 @@ from kreg.engine import plan as P
 from kreg.engine.errors import EngineError
 from kreg.engine.random_model import make_random_model, shape_config
 from kreg.engine.reference import Reference
+
+from kreg import runtime
 
 PROMPT = [17, 912, 3, 455, 78, 1000]
 

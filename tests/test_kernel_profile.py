@@ -2,15 +2,14 @@
 launch of the step timed once in a graph of its own group, the position restored (the device's pos and n)
 so decoding goes on as before, and the room it needs in the KV cache checked. Its GPU counterpart (the
 per-kernel times sum to the measured step within 10%) is tests/test_kernel_profile_gpu.py."""
-import numpy as np
 import pytest
-
-from kreg import runtime
 from kreg.engine import Engine, Sampling
 from kreg.engine import kernel_profile as KP
 from kreg.engine import plan as P
 from kreg.engine.errors import EngineError
 from kreg.engine.random_model import make_random_model, shape_config
+
+from kreg import runtime
 
 PROMPT = [17, 412, 3, 455]
 

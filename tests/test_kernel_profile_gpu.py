@@ -3,7 +3,6 @@ the step's graph runs it (engine/kernel_profile.py), the times summed over the s
 the measured step (its graph replayed) within 10%, for the safe plan and the fastest one, on layers of the
 Qwen3-0.6B and 4B shapes with the real vocabulary (the lm_head streamed as in the real model)."""
 import pytest
-
 from kreg.engine import Engine, Sampling
 from kreg.engine import plan as P
 from kreg.engine.random_model import make_random_model, shape_config
@@ -15,8 +14,9 @@ SHAPES = {"0.6b-8layers": ("0.6b", dict(num_hidden_layers=8)),
 
 @pytest.mark.parametrize("name", list(SHAPES))
 def test_per_kernel_times_sum_to_the_measured_step(tmp_path_factory, name):
-    from kreg import runtime
     from test_engine_gpu import fastest_plan
+
+    from kreg import runtime
     preset, over = SHAPES[name]
     d = make_random_model(tmp_path_factory.mktemp(name), shape_config(preset, **over))
     dev = runtime.device("gpu")

@@ -3,13 +3,13 @@ variant fastest over the named cases of a T range runs for dims of that range no
 engine's prefill of a model whose N and K no case names), an exact case's own choice first, the default
 where no class choice was compared; and the engine's plan runs them (engine/plan.py OpKernel.at)."""
 import pytest
-
-from kreg import runtime
 from kreg.registry.catalog import load_catalog
 from kreg.registry.profiles import resolve
 from kreg.registry.shape_classes import ShapeClass, by_class, classes
 from kreg.registry.store import Store
 from test_profiles import GPU, _verified
+
+from kreg import runtime
 
 CASES = {"qwen3-0.6b-qkv": 1.0, "qwen3-4b-qkv": 1.0, "qwen3-4b-qkv-t8192": 1.0, "qwen3-4b-qkv-t1": 1.0,
          "ragged-t3-n259-k520": 1.0, "qwen3-4b-qkv-t17": 1.0, "ragged-t33-n100-k264": 1.0}

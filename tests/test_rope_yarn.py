@@ -8,7 +8,6 @@ import math
 
 import numpy as np
 import pytest
-
 from kreg.conformance.rope import Yarn, inv_freq, rope_tables, yarn_attention_factor
 from kreg.engine.config import parse_config
 from kreg.engine.errors import EngineError
@@ -36,7 +35,7 @@ def _transcribed(theta, block, dim=128):
     """transformers' formula, written out again in float64 (a second reading of modeling_rope_utils)."""
     f, orig = block["factor"], block["original_max_position_embeddings"]
     bf, bs = block.get("beta_fast") or 32, block.get("beta_slow") or 1
-    cd = lambda r: dim * math.log(orig / (r * 2 * math.pi)) / (2 * math.log(theta))    # noqa: E731
+    cd = lambda r: dim * math.log(orig / (r * 2 * math.pi)) / (2 * math.log(theta))
     lo, hi = cd(bf), cd(bs)
     if block.get("truncate", True):
         lo, hi = math.floor(lo), math.ceil(hi)
@@ -46,7 +45,7 @@ def _transcribed(theta, block, dim=128):
         base = theta ** (2 * i / dim)
         ramp = min(max((i - lo) / ((hi + 0.001 if hi == lo else hi) - lo), 0.0), 1.0)
         out.append(ramp / (f * base) + (1 - ramp) / base)
-    m = lambda s, ms=1.0: 1.0 if s <= 1 else 0.1 * ms * math.log(s) + 1.0                # noqa: E731
+    m = lambda s, ms=1.0: 1.0 if s <= 1 else 0.1 * ms * math.log(s) + 1.0
     if block.get("attention_factor") is not None:
         att = block["attention_factor"]
     elif block.get("mscale") and block.get("mscale_all_dim"):
@@ -136,9 +135,10 @@ def test_reference_forward_with_yarn_matches_transformers(tmp_path):
 
 
 def test_the_engine_runs_yarn_tables_on_the_cpu(tmp_path):
-    from kreg import runtime
     from kreg.engine import Engine
     from kreg.engine import plan as P
+
+    from kreg import runtime
     y = Yarn(factor=4.0, original_max_position_embeddings=16)
     d = make_random_model(tmp_path, shape_config("tiny", **(TINY | {"hidden_size": 128, "num_hidden_layers": 1}),
                                                  yarn=y, max_position_embeddings=32), seed=4)
