@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .chunks import chunk_map
+from .rope import rope_tables  # noqa: F401 - the tables the qk_norm_rope ops take, here for callers
 
 BLOCK = 1 << 16     # elements per block of rows
 REFERENCES: dict = {}     # an op's `reference` key -> its function, filled by @reference
@@ -168,14 +169,6 @@ def decode_advance(pos, **_):
 # ---- Qwen3 attention prologue and greedy sampling -------------------------------------------------
 
 HEAD_DIM = 128
-
-
-def rope_tables(S: int, theta: float = 1e6, head_dim: int = HEAD_DIM):
-    """The cos/sin tables the qk_norm_rope ops take: [S, head_dim/2], cos(p * theta^(-2i/head_dim)),
-    in float64 (round them once to f32 for the kernels)."""
-    inv_freq = theta ** (-np.arange(0, head_dim, 2, dtype=np.float64) / head_dim)
-    ang = np.arange(S, dtype=np.float64)[:, None] * inv_freq[None, :]
-    return np.cos(ang), np.sin(ang)
 
 
 def _norm_rope(x, w, cos, sin, eps):

@@ -31,8 +31,9 @@ def run(model_dir, prompt: str, *, device: str = "cpu", profile: str = "safe-onl
     """Generate from a prompt; on_prompt(tokens, context) once the prompt is tokenized (before anything
     is loaded), on_ready(engine) once the engine is loaded, on_prefill(done, total) as the prompt is
     read, on_text(str) with the text as it completes (streaming). The request is checked against the
-    model's context (max_position_embeddings) before the engine is built. lock: a registry.lockfile.Lock whose
-    variants run instead of the profile's (and exactly those)."""
+    model's context (max_position_embeddings, or YaRN's factor x its original context where more) before
+    the engine is built. lock: a registry.lockfile.Lock whose variants run instead of the profile's (and
+    exactly those)."""
     cfg = load_config(model_dir)                        # the directory's problems first
     if not chat and not prompt:
         raise EngineError("an empty prompt with --raw: there is nothing to generate from (give a prompt, or "
@@ -44,16 +45,18 @@ def run(model_dir, prompt: str, *, device: str = "cpu", profile: str = "safe-onl
     ids = tok.encode(text_in)
     if not ids:
         raise EngineError("the prompt encodes to no tokens: there is nothing to generate from")
-    context = cfg.max_position_embeddings
+    context = cfg.context
+    where = "YaRN's factor x original_max_position_embeddings" if context > cfg.max_position_embeddings \
+        else "max_position_embeddings"
     if on_prompt:
         on_prompt(len(ids), context)
     if len(ids) >= context:
         raise EngineError(f"the prompt is {len(ids)} tokens, longer than the model's context of {context} "
-                          "positions (max_position_embeddings in config.json): shorten it")
+                          f"positions ({where} in config.json): shorten it")
     need = len(ids) + max_new_tokens
     if need > context + 1:
         raise EngineError(f"--max-new-tokens {max_new_tokens} does not fit: after the {len(ids)}-token prompt the "
-                          f"model's context of {context} positions (max_position_embeddings in config.json) "
+                          f"model's context of {context} positions ({where} in config.json) "
                           f"leaves room for at most {context + 1 - len(ids)} new tokens")
     if max_seq is not None and need > max_seq + 1:
         raise EngineError(f"the {len(ids)}-token prompt and --max-new-tokens {max_new_tokens} need "
@@ -74,6 +77,10 @@ def run(model_dir, prompt: str, *, device: str = "cpu", profile: str = "safe-onl
            "sampling": {"temperature": sampling.temperature, "top_k": sampling.top_k, "top_p": sampling.top_p,
                         "seed": sampling.seed}, "prefill_s": g.prefill_s, "decode_s": g.decode_s,
            "decode_tok_s": g.decode_tok_s, "max_seq": eng.S, "attention_splits": eng.P}
-    if profile_kernels:
+    if profile_kernels:           # each kernel timed as the step's graph runs it, and the step itself
         out["kernel_profile"] = eng.kernel_profile()
+        try:
+            out["step_us"] = 1e6 * eng.step_seconds()
+        except EngineError:       # no room left in the KV cache for the timed steps
+            out["step_us"] = None
     return out

@@ -1,11 +1,13 @@
 """Qwen3Config: the shape of a Qwen3 dense model, read from a Hugging Face config.json. Refuses, with
 a sentence, what the engine cannot run: another architecture, MoE, sliding-window attention, RoPE
-scaling, attention biases, a head_dim other than 128 (the kernels' contract)."""
+scaling other than YaRN, attention biases, a head_dim other than 128 (the kernels' contract)."""
 from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
+
+from kreg.conformance.rope import Yarn
 
 from .errors import EngineError
 
@@ -27,6 +29,13 @@ class Qwen3Config:
     tie_word_embeddings: bool = False
     max_position_embeddings: int = 32768
     dtype: str = "bf16"            # the checkpoint's dtype as kreg names it (bf16 / f16)
+    yarn: Yarn | None = None       # YaRN RoPE scaling (rope_scaling / rope_parameters rope_type "yarn")
+
+    @property
+    def context(self) -> int:
+        """The positions the model serves: max_position_embeddings, or with YaRN factor x the original
+        context where that is more (the Qwen3 model cards' 131072 for factor 4 over 32768)."""
+        return max(self.max_position_embeddings, self.yarn.context if self.yarn else 0)
 
     @property
     def q_heads(self) -> int:
@@ -44,10 +53,12 @@ class Qwen3Config:
         """The config.json a Hugging Face Qwen3ForCausalLM reads."""
         d = asdict(self)
         d.pop("dtype")
+        d.pop("yarn")
         return {"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", **d,
                 "torch_dtype": {"bf16": "bfloat16", "f16": "float16"}[self.dtype], "attention_bias": False,
                 "attention_dropout": 0.0, "hidden_act": "silu", "use_sliding_window": False,
-                "sliding_window": None, "max_window_layers": self.num_hidden_layers, "rope_scaling": None,
+                "sliding_window": None, "max_window_layers": self.num_hidden_layers,
+                "rope_scaling": self.yarn.to_hf() if self.yarn else None,
                 "bos_token_id": 151643, "eos_token_id": 151645, "initializer_range": 0.02, "use_cache": True}
 
 
@@ -83,10 +94,36 @@ def _number(raw: dict, key: str, path, default: float) -> float:
     return float(v)
 
 
-def _rope_theta(raw: dict, path) -> float:
+YARN_KEYS = {"rope_type", "type", "factor", "original_max_position_embeddings", "rope_theta", "attention_factor",
+             "beta_fast", "beta_slow", "mscale", "mscale_all_dim", "truncate"}      # transformers' required + optional
+
+
+def _yarn(block: dict, where: str) -> Yarn:
+    """YaRN's parameters, each checked (transformers' _validate_yarn_rope_parameters, refusing what it warns of)."""
+    extra = sorted(set(block) - YARN_KEYS)
+    if extra:
+        _fail(where, f"YaRN does not take {', '.join(map(repr, extra))} (it takes {', '.join(sorted(YARN_KEYS))})")
+    factor = _number(block, "factor", where, 0.0)
+    if factor < 1:
+        _fail(where, f"key 'factor': YaRN needs a number >= 1, got {block.get('factor')!r}")
+    orig = _int(block, "original_max_position_embeddings", where, default=0)
+    if not orig:
+        _fail(where, "key 'original_max_position_embeddings' is missing (YaRN needs the pretrained context)")
+    opt = {k: _number(block, k, where, 0.0) if block.get(k) is not None else None
+           for k in ("beta_fast", "beta_slow", "attention_factor", "mscale", "mscale_all_dim")}
+    if (opt["beta_fast"] or 32) < (opt["beta_slow"] or 1):
+        _fail(where, f"beta_fast {opt['beta_fast'] or 32} is below beta_slow {opt['beta_slow'] or 1}")
+    truncate = block.get("truncate", True)
+    if not isinstance(truncate, bool):
+        _fail(where, f"key 'truncate': expected true or false, got {truncate!r}")
+    return Yarn(factor=factor, original_max_position_embeddings=orig, truncate=truncate, **opt)
+
+
+def _rope(raw: dict, path) -> tuple[float, Yarn | None]:
     """theta from the top-level `rope_theta` or the newer `rope_parameters` (transformers' 10000 where
-    neither gives it); any scaling is refused."""
-    blocks = {}
+    neither gives it), and YaRN's parameters where `rope_scaling` or `rope_parameters` asks for YaRN;
+    any other scaling is refused."""
+    blocks, yarn = {}, None
     for key in ("rope_parameters", "rope_scaling"):
         b = raw.get(key)
         if b is not None and not isinstance(b, dict):
@@ -94,11 +131,16 @@ def _rope_theta(raw: dict, path) -> float:
         blocks[key] = b or {}
     for key, block in blocks.items():
         kind = block.get("rope_type", block.get("type", "default"))
-        if kind not in ("default", None):
-            _fail(path, f"{key}: RoPE scaling {kind!r} is not supported (only the default RoPE)")
+        if kind == "yarn":
+            y = _yarn(block, f"{path}: {key}")
+            if yarn is not None and y != yarn:
+                _fail(path, "rope_parameters and rope_scaling give different YaRN parameters")
+            yarn = y
+        elif kind not in ("default", None):
+            _fail(path, f"{key}: RoPE scaling {kind!r} is not supported (the default RoPE, or YaRN)")
     if blocks["rope_parameters"].get("rope_theta") is not None:
-        return _number(blocks["rope_parameters"], "rope_theta", f"{path}: rope_parameters", 0.0)
-    return _number(raw, "rope_theta", path, HF_DEFAULTS["rope_theta"])
+        return _number(blocks["rope_parameters"], "rope_theta", f"{path}: rope_parameters", 0.0), yarn
+    return _number(raw, "rope_theta", path, HF_DEFAULTS["rope_theta"]), yarn
 
 
 def parse_config(raw: dict, path="config.json") -> Qwen3Config:
@@ -133,11 +175,12 @@ def parse_config(raw: dict, path="config.json") -> Qwen3Config:
     for k, n in (("hidden_size", hidden), ("intermediate_size", inter)):
         if n % 8:
             _fail(path, f"{k} {n} is not a multiple of 8 (the kernels' 16-byte vectors)")
+    theta, yarn = _rope(raw, path)
     return Qwen3Config(
         vocab_size=vocab, hidden_size=hidden, intermediate_size=inter, num_hidden_layers=layers,
         num_attention_heads=heads, num_key_value_heads=kv, head_dim=head_dim,
         rms_norm_eps=_number(raw, "rms_norm_eps", path, HF_DEFAULTS["rms_norm_eps"]),
-        rope_theta=_rope_theta(raw, path), tie_word_embeddings=bool(raw.get("tie_word_embeddings", False)),
+        rope_theta=theta, yarn=yarn, tie_word_embeddings=bool(raw.get("tie_word_embeddings", False)),
         max_position_embeddings=_int(raw, "max_position_embeddings", path,
                                      default=HF_DEFAULTS["max_position_embeddings"]),
         dtype=DTYPES.get(dt, "bf16"))

@@ -46,6 +46,8 @@ class _Recorder:
         rec, kernel = self, self.plan[op]
 
         class _Op:
+            op = kernel.op
+
             def launches(self, dims, pointers, scalars=None):
                 rec.seen.append((op, kernel.op, dict(dims)))
                 return []

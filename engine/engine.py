@@ -17,6 +17,7 @@ import numpy as np
 from kreg import runtime
 from kreg.conformance.splits import choose_splits
 
+from . import kernel_profile as KP
 from . import launches as L
 from . import plan as P
 from .config import load_config
@@ -59,18 +60,20 @@ class Engine:
         ck.check(cfg)                               # every tensor's dtype and shape, before any is loaded
         self.plan = plan or (P.from_lock(lock, self.dev, self.dtype) if lock is not None
                              else P.from_profile(profile, self.dev, self.dtype))
-        self.S = min(max_seq or 4096, cfg.max_position_embeddings)
+        self.S = min(max_seq or 4096, cfg.context)
         self.P = self._splits()
         why = contract_problem(self.plan, cfg, self.dtype, self.S, self.P)   # before any weight is uploaded
         if why:
             raise EngineError(f"{model_dir}/config.json: the model cannot run on the plan's kernels: {why}")
-        self.m = Resident(self.dev, ck, cfg, self.dtype, self.S)
+        self.m = Resident(self.dev, ck, cfg, self.dtype, self.S, vocab_rows=L.argmax_width(self.plan, cfg.vocab_size))
         self.pos, self.device_pos = 0, None       # the next position; what the device's pos holds
         # the most tokens one prefill pass takes: the smallest T range of the prefill ops
         self.prefill_chunk = min(int(self.plan[op].op.dims["T"][1])
                                  for op in ("gemm", "attention_prefill", "qk_norm_rope_prefill", "embedding"))
         self.pdl = pdl      # programmatic dependent launch for the kernels that wait first (plan.Launch.with_pdl)
         step = L.decode(self.plan, self.m, self.P)
+        # argmax over a vocabulary it does not take runs over the logits padded with -inf (launches.argmax_width)
+        self.m.fill_neg_inf("logits", cfg.vocab_size, L.argmax_width(self.plan, cfg.vocab_size))
         self.step = [ln.with_pdl() for ln in step] if pdl else step
         self.graph = None
 
@@ -112,17 +115,27 @@ class Engine:
             self.m.write_i32("n", self.pos + 1)
         self.device_pos = self.pos + 1            # what the step's decode_advance leaves there
 
-    def decode_step(self) -> None:
-        """One token through the captured graph: the token in the ids buffer at position pos."""
-        self._set_position()
+    def _restore_position(self) -> None:
+        """Write pos and n back to the device (after launches that moved them on outside a real step)."""
+        self.m.write_i32("pos", self.pos)
+        self.m.write_i32("n", self.pos + 1)
+        self.device_pos = self.pos
+
+    def _capture_step(self) -> None:
+        """Capture the decode step's graph once. A library routine may set itself up on its first call,
+        which a capture must not see: the step's vendor launches run once first (they write only buffers
+        the step itself rewrites)."""
         if self.graph is None:
-            # a library routine may set itself up on its first call, which a capture must not see: run
-            # the step's vendor launches once (they write only buffers the step itself rewrites)
             for ln in self.step:
                 if self.plan[ln.op].entry.variant.vendor:
                     ln.run()
             self.dev.sync()
             self.graph = self.dev.capture(lambda s: [ln.run(s) for ln in self.step])
+
+    def decode_step(self) -> None:
+        """One token through the captured graph: the token in the ids buffer at position pos."""
+        self._set_position()
+        self._capture_step()
         self.graph.replay(self.dev.default_stream)
         self.pos += 1
 
@@ -131,7 +144,14 @@ class Engine:
         return self.m.read(self.m.bufs["logits"], self.cfg.vocab_size)
 
     def token(self) -> int:
-        return int(self.m.read(self.m.bufs["ids"], 1, "i32")[0])
+        """The device's argmax of the last logits; an EngineError where it is past the vocabulary (only
+        where every logit is NaN and argmax ran over logits padded with -inf: the embedding's zero rows
+        past the vocabulary keep the device in bounds)."""
+        t = int(self.m.read(self.m.bufs["ids"], 1, "i32")[0])
+        if not 0 <= t < self.cfg.vocab_size:
+            raise EngineError(f"argmax gave token {t}, outside the vocabulary ({self.cfg.vocab_size}): every logit "
+                              "is NaN")
+        return t
 
     def generate(self, prompt_ids, max_new_tokens: int = 32, sampling: Sampling = Sampling(), eos=(151645, 151643),
                  on_token=None, on_prefill=None) -> Generation:
@@ -168,34 +188,12 @@ class Engine:
         g.decode_s = time.perf_counter() - t0
         return g
 
-    def kernel_profile(self, steps: int = 3) -> list[dict]:
-        """Per-kernel time of the decode step, its launches run one by one (not from the graph) from the
-        current position: per op, variant and entry, the launches per step and microseconds per step."""
-        if self.pos + steps > self.S:
-            raise EngineError("no room left in the KV cache to profile the decode step")
-        times: dict[tuple, list] = {}
-        for _ in range(steps):
-            self._set_position()
-            for ln, dt in zip(self.step, self._timed(self.step)):
-                times.setdefault((ln.op, ln.variant, ln.kernel.entry), []).append(dt)
-            self.pos += 1
-        return [{"op": op, "variant": v, "entry": e, "launches_per_step": len(ts) // steps,
-                 "us_per_step": 1e6 * sum(ts) / steps} for (op, v, e), ts in times.items()]
+    def kernel_profile(self, replays: int = 20) -> list[dict]:
+        """Per-kernel time of the decode step as its graph runs it (kernel_profile.py): per op, variant and
+        entry, the launches per step and microseconds per step. Leaves the position where it was and the
+        step's activations overwritten (the next generate() prefills anew)."""
+        return KP.profile(self, replays)
 
-    def _timed(self, launches) -> list[float]:
-        """Seconds of each launch: CUDA events on the GPU, the wall clock on the CPU."""
-        if self.dev.kind == "gpu":
-            cp = self.dev.cp
-            ev = [cp.cuda.Event() for _ in range(len(launches) + 1)]
-            ev[0].record()
-            for ln, e in zip(launches, ev[1:]):
-                ln.run()
-                e.record()
-            ev[-1].synchronize()
-            return [cp.cuda.get_elapsed_time(a, b) / 1e3 for a, b in zip(ev, ev[1:])]
-        out = []
-        for ln in launches:
-            t = time.perf_counter()
-            ln.run()
-            out.append(time.perf_counter() - t)
-        return out
+    def step_seconds(self, replays: int = 20) -> float:
+        """The decode step's measured time, its graph replayed back to back (the position restored after)."""
+        return KP.step_seconds(self, replays)

@@ -10,6 +10,19 @@ from __future__ import annotations
 from .plan import Launch, Plan, fused_decode
 from .resident import NBYTES, Resident
 
+ARGMAX_ALIGN = 8         # a vocabulary argmax does not take is padded up to a multiple of this
+
+
+def argmax_width(p: Plan, V: int) -> int:
+    """The row length argmax runs over for a vocabulary of V: V where the plan's argmax takes it, else V
+    rounded up to a multiple of 8 (the logits buffer's tail past V holds -inf, written once by the
+    engine and by nothing else: the lm_head writes V rows; a -inf never wins over a real logit). Only a
+    row of NaNs gives an index past V: the embedding table has that many rows (zeros past V), so the
+    next step's embedding reads ids within its contract (ids in [0, V - 1] of the table it is given)."""
+    if not p["argmax"].op.dims_ok({"B": 1, "V": V}):
+        return V
+    return -(-V // ARGMAX_ALIGN) * ARGMAX_ALIGN
+
 
 def layers(p: Plan, m: Resident, T: int, a: dict, start: int | None, splits: int) -> list[Launch]:
     """The input norm of layer 0, then every layer; ends with the final norm of the residual in a["h"]
@@ -83,21 +96,22 @@ def fused_layers(p: Plan, m: Resident, a: dict, splits: int) -> list[Launch]:
     return out
 
 
-def decode_buffers(m: Resident, splits: int) -> dict:
+def decode_buffers(m: Resident, splits: int, logits_width: int) -> dict:
     c = m.cfg
     spec = (("ids", 1, "i32"), ("pos", 1, "i32"), ("n", 1, "i32"), ("resid", c.hidden_size, None),
             ("h", c.hidden_size, None), ("qkv", c.qkv_rows, None), ("q", c.q_heads * 128, None),
             ("o_part", splits * c.q_heads * 128, "f32"), ("lse", splits * c.q_heads, "f32"),
             ("attn", c.q_heads * 128, None), ("o", c.hidden_size, None), ("gu", 2 * c.intermediate_size, None),
-            ("act", c.intermediate_size, None), ("mlp", c.hidden_size, None), ("logits", c.vocab_size, None))
-    return {name: m.act(name, n, dt) for name, n, dt in spec}
+            ("act", c.intermediate_size, None), ("mlp", c.hidden_size, None))
+    return {name: m.act(name, n, dt) for name, n, dt in spec} | {"logits": m.act("logits", logits_width)}
 
 
 def decode(p: Plan, m: Resident, splits: int) -> list[Launch]:
     """One decode step: the token in bufs["ids"] at position bufs["pos"] (n = pos + 1 cached positions
     after it) -> logits, their argmax written back to bufs["ids"], pos and n advanced by one."""
-    c, a = m.cfg, decode_buffers(m, splits)
-    out = p["embedding"].launches({"T": 1, "V": c.vocab_size, "H": c.hidden_size},
+    Va = argmax_width(p, m.cfg.vocab_size)
+    c, a = m.cfg, decode_buffers(m, splits, Va)
+    out = p["embedding"].launches({"T": 1, "V": Va, "H": c.hidden_size},
                                   {"table": m.w["embed"], "ids": a["ids"], "out": a["resid"]})
     if fused_decode(p):      # the lm_head after a lone rms_norm: the plain gemv streams it at the copy rate, the
         out += fused_layers(p, m, a, splits)            # normed one 11% slower (bench/results/fuse_gpu.txt)
@@ -109,7 +123,7 @@ def decode(p: Plan, m: Resident, splits: int) -> list[Launch]:
         out += layers(p, m, 1, a, None, splits)
         out += p["gemv"].launches({"N": c.vocab_size, "K": c.hidden_size}, {"W": m.w["lm_head"], "x": a["h"],
                                                                             "y": a["logits"]})
-    out += p["argmax"].launches({"B": 1, "V": c.vocab_size}, {"logits": a["logits"], "out": a["ids"]})
+    out += p["argmax"].launches({"B": 1, "V": Va}, {"logits": a["logits"], "out": a["ids"]})
     out += p["decode_advance"].launches({"S": m.S}, {"pos": a["pos"], "n": a["n"]})
     return out
 
@@ -122,12 +136,12 @@ def prefill(p: Plan, m: Resident, T: int, start: int, all_logits: bool) -> list[
     a = {k: m.act(f"pf.{k}", T * n) for k, n in (("resid", H), ("h", H), ("qkv", c.qkv_rows), ("q", c.q_heads * 128),
                                                  ("attn", c.q_heads * 128), ("o", H), ("gu", 2 * c.intermediate_size),
                                                  ("act", c.intermediate_size), ("mlp", H))}
-    out = p["embedding"].launches({"T": T, "V": V, "H": H}, {"table": m.w["embed"], "ids": m.bufs["pf.ids"],
-                                                             "out": a["resid"]})
+    out = p["embedding"].launches({"T": T, "V": argmax_width(p, V), "H": H},
+                                  {"table": m.w["embed"], "ids": m.bufs["pf.ids"], "out": a["resid"]})
     out += layers(p, m, T, a, start, 1)
     last = a["h"].ptr + (T - 1) * H * NBYTES[m.dtype]
     out += p["gemv"].launches({"N": V, "K": H}, {"W": m.w["lm_head"], "x": last, "y": m.bufs["logits"]})
-    out += p["argmax"].launches({"B": 1, "V": V}, {"logits": m.bufs["logits"], "out": m.bufs["ids"]})
+    out += p["argmax"].launches({"B": 1, "V": argmax_width(p, V)}, {"logits": m.bufs["logits"], "out": m.bufs["ids"]})
     if all_logits:
         out += p["gemm"].launches({"T": T, "N": V, "K": H}, {"X": a["h"], "W": m.w["lm_head"],
                                                              "Y": m.act("pf.logits", T * V)})

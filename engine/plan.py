@@ -97,6 +97,7 @@ class OpKernel:
     why: str = ""
     scratch: dict = field(default_factory=dict)       # dims key -> {scratch name: Buffer}
     by_dims: dict = field(default_factory=dict)       # dims key -> the OpKernel that runs there instead
+    by_class: list = field(default_factory=list)      # (registry.shape_classes.ShapeClass, OpKernel) in its range
 
     @property
     def name(self) -> str:
@@ -107,11 +108,13 @@ class OpKernel:
         """Whether every kernel this variant (and each one chosen for some dims) launches waits first
         (checker/ptx/pdl.py)."""
         return all(_pdl_ready(self.module.kernel(ln.entry)) for ln in self.entry.variant.launches) and \
-            all(k.pdl_ready for k in self.by_dims.values())
+            all(k.pdl_ready for k in self.by_dims.values()) and all(k.pdl_ready for _, k in self.by_class)
 
     def at(self, dims: dict) -> OpKernel:
-        """The kernel that runs at these dims: the one chosen for exactly them, else this default."""
-        return self.by_dims.get(_dims_key(dims), self)
+        """The kernel that runs at these dims: the one chosen for exactly them, else the one chosen for
+        their shape class, else this default."""
+        k = self.by_dims.get(_dims_key(dims))
+        return k or next((k for sc, k in self.by_class if sc.contains(dims)), self)
 
     def launches(self, dims: dict, pointers: dict, scalars: dict | None = None) -> list[Launch]:
         """The launches at these dims (of the variant chosen for them); `pointers` maps the op's tensor
@@ -147,12 +150,14 @@ class Plan:
     def report(self) -> list[dict]:
         """Which variant runs for each op (what `kreg run` prints and --json reports); `pdl`: whether
         its decode launches may carry the PDL attribute (every kernel of it waits first); `by_dims`: the
-        variants that run instead at some exact dims."""
+        variants that run instead at some exact dims; `by_class`: those that run instead for other dims of a
+        shape class."""
         def row(k: OpKernel) -> dict:
             return {"variant": k.name, "safety": k.entry.variant.safety, "hash": k.entry.hash,
                     "ptx_sha256": k.module.sha256, "why": k.why}
         return [{"op": op, **row(k), "pdl": k.pdl_ready,
-                 "by_dims": [{"dims": dict(key), **row(kk)} for key, kk in sorted(k.by_dims.items())]}
+                 "by_dims": [{"dims": dict(key), **row(kk)} for key, kk in sorted(k.by_dims.items())],
+                 "by_class": [{"class": sc.name, **row(kk)} for sc, kk in k.by_class]}
                 for op, k in sorted(self.ops.items())]
 
 
@@ -255,6 +260,10 @@ def from_profile(profile: str, dev: runtime.Device, dtype: str, ops=ENGINE_OPS, 
             if trust.verdict(store, cc.hash, ptx_sha256=cc.ptx_sha256, device_kind=dev.describe()) is not None:
                 e2 = next(e2 for e2 in catalog.entries if e2.hash == cc.hash)
                 ops[op].by_dims[_dims_key(cc.dims)] = kernel(e2, cc.ptx_sha256, f"at {case}: {cc.why}")
+        for name, cc in c.by_class.items():    # likewise
+            if store.latest(cc.hash, "verdict", ptx_sha256=cc.ptx_sha256, device_kind=dev.describe()) is not None:
+                e2 = next(e2 for e2 in catalog.entries if e2.hash == cc.hash)
+                ops[op].by_class.append((cc.shape_class, kernel(e2, cc.ptx_sha256, f"for {name}: {cc.why}")))
     return Plan(profile, dev, dtype, ops)
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from kreg.conformance.dtypes import encode
+from kreg.conformance.rope import Yarn
 
 from .config import Qwen3Config
 from .weights import layer_names
@@ -162,6 +163,9 @@ def main(argv=None) -> int:
     ap.add_argument("--layers", type=int, help="override the number of layers")
     ap.add_argument("--vocab", type=int, help="override the vocabulary size")
     ap.add_argument("--untied", action="store_true", help="untie the embedding and lm_head")
+    ap.add_argument("--yarn", type=float, metavar="FACTOR",
+                    help="YaRN RoPE scaling by FACTOR over an original context of 32768 (the Qwen3 model cards' "
+                         "long-context recipe: --yarn 4 serves 131072 positions)")
     a = ap.parse_args(argv)
     over = {"dtype": a.dtype}
     if a.layers:
@@ -170,6 +174,8 @@ def main(argv=None) -> int:
         over["vocab_size"] = a.vocab
     if a.untied:
         over["tie_word_embeddings"] = False
+    if a.yarn:
+        over["yarn"] = Yarn(factor=a.yarn, original_max_position_embeddings=32768)
     d = make_random_model(a.out, shape_config(a.shape, **over), seed=a.seed)
     print(f"wrote a random Qwen3-{a.shape} model to {d}")
     return 0

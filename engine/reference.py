@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from kreg.conformance.dtypes import decode
-from kreg.conformance.references import REFERENCES, rope_tables
+from kreg.conformance.references import REFERENCES
+from kreg.conformance.rope import rope_tables
 
 from .config import Qwen3Config, load_config
 from .weights import Checkpoint, load_globals, load_layer
@@ -49,7 +50,7 @@ class Reference:
         c, R = self.cfg, REFERENCES
         ids = np.asarray(ids, dtype=np.int64)
         T, H, Hq, Hkv, eps = len(ids), c.hidden_size, c.q_heads, c.kv_heads, c.rms_norm_eps
-        cos, sin = rope_tables(T, c.rope_theta)
+        cos, sin = rope_tables(T, c.rope_theta, yarn=c.yarn)
         x = R["embedding"](table=self.globals["embed"], ids=ids)["out"]          # the residual stream
         for w in self.layers:
             h = R["rms_norm"](x=x, w=w["in_norm"], eps=eps)["y"]

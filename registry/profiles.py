@@ -9,14 +9,17 @@ mean of their times over the named cases every candidate was timed at (all the o
 verify` timed every case), else by the time at the largest case; safe-only without timings prefers by
 name. One default choice per op and type binding (bf16 / f16), plus, per named case where another
 qualifying variant was timed faster than the default, that variant for launches at exactly the case's
-dims (`by_case`: the engine runs a Qwen3-0.6B projection on the variant fastest at that shape), with
-why each was chosen and why each other candidate was not."""
+dims (`by_case`: the engine runs a Qwen3-0.6B projection on the variant fastest at that shape), and per
+shape class (registry/shape_classes.py: ranges of T) where another was faster over the class's named
+cases, that variant for other dims in the class (`by_class`), with why each was chosen and why each
+other candidate was not."""
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
 
 from .catalog import Catalog, Entry
+from .shape_classes import ClassChoice, by_class
 from .store import Store
 from .trust import StoredVerdict, latest_verdicts, proof, why_not_safe
 
@@ -34,11 +37,13 @@ class Choice:
     median_us: float | None = None
     passed_over: dict[str, str] = field(default_factory=dict)    # variant name -> why not
     by_case: dict[str, CaseChoice] = field(default_factory=dict)  # named case -> a faster variant there
+    by_class: dict[str, ClassChoice] = field(default_factory=dict)  # shape class name -> a faster variant there
 
     def to_json(self) -> dict:
         return {"op": self.op, "types": self.types, "variant": self.variant, "hash": self.hash,
                 "ptx_sha256": self.ptx_sha256, "why": self.why, "median_us": self.median_us,
-                "passed_over": self.passed_over, "by_case": {n: c.to_json() for n, c in self.by_case.items()}}
+                "passed_over": self.passed_over, "by_case": {n: c.to_json() for n, c in self.by_case.items()},
+                "by_class": {n: c.to_json() for n, c in self.by_class.items()}}
 
 
 @dataclass
@@ -202,6 +207,8 @@ def resolve(profile: str, device: str, catalog: Catalog, store: Store, checker_v
                 c.why = (f"fastest conformant variant ({basis})" if profile == "fastest" else
                          f"safe, proven on all four properties for all dims, numerics pass; the fastest such ({basis})")
                 c.by_case = _by_case(catalog.ops[op].cases, timed, e, key)
+                c.by_class = by_class(catalog.ops[op].dims, catalog.ops[op].cases,
+                                      [(e2, r2["ptx_sha256"], _case_times(r2, key)) for _, e2, r2 in timed], e.hash)
             else:
                 rank = {"safe": 0, "unsafe": 1, "vendor": 2}
                 e, row = min(ok, key=lambda x: (rank.get(x[0].variant.safety, 3), x[0].name))
@@ -212,11 +219,13 @@ def resolve(profile: str, device: str, catalog: Catalog, store: Store, checker_v
                 if e2.name != e.name:
                     t2 = _speed(row2)
                     at = sorted(n for n, cc in c.by_case.items() if cc.variant == e2.name)
+                    cls = sorted(n for n, cc in c.by_class.items() if cc.variant == e2.name)
                     c.passed_over[e2.name] = (
                         (f"slower by the ranking above ({t2:.1f} us at its largest case)"
                          if t2 is not None and c.median_us is not None
                          else "also qualifies; not preferred")
-                        + (f"; runs instead at {len(at)} named case(s) where it is faster: {', '.join(at)}" if at else ""))
+                        + (f"; runs instead at {len(at)} named case(s) where it is faster: {', '.join(at)}" if at else "")
+                        + (f"; runs instead for other dims with {'; '.join(cls)}" if cls else ""))
         choices.append(c)
     kinds = sorted({str(r.device_kind) for r in verdicts.values()})
     return Resolution(profile, device, kinds, checker_version, choices)

@@ -209,7 +209,8 @@ def hf(**over):
 @pytest.mark.parametrize("over, words", [
     ({"rope_scaling": "yarn"}, "key 'rope_scaling': expected a mapping"),
     ({"rope_parameters": [1, 2]}, "key 'rope_parameters': expected a mapping"),
-    ({"rope_scaling": {"rope_type": "yarn"}}, "RoPE scaling 'yarn' is not supported"),
+    ({"rope_scaling": {"rope_type": "llama3"}}, "RoPE scaling 'llama3' is not supported"),
+    ({"rope_scaling": {"rope_type": "yarn"}}, "rope_scaling: key 'factor': YaRN needs a number >= 1, got None"),
     ({"num_key_value_heads": "1"}, "key 'num_key_value_heads': expected a positive integer, got '1'"),
     ({"hidden_size": True}, "key 'hidden_size': expected a positive integer"),
     ({"vocab_size": ...}, "key 'vocab_size' is missing (transformers would assume 151936"),
@@ -303,19 +304,21 @@ def test_a_tensor_of_the_wrong_shape_is_named_before_anything_loads(tmp_path, ti
 
 
 def test_a_kernel_contract_is_checked_against_the_config_before_any_weight(tmp_path, monkeypatch):
-    """A vocabulary that is not a multiple of 8 (argmax's V % 8 == 0): refused with the op and dims
-    before the weights are read or uploaded."""
+    """More query heads than the attention ops take (Hq <= 128): refused with the op and dims before the
+    weights are read or uploaded."""
     from kreg import runtime
     from kreg.engine import Engine
     from kreg.engine import plan as P
     from kreg.engine import resident
-    d = make_random_model(tmp_path / "m", shape_config("tiny", **(TINY | {"vocab_size": 1001})))
+    d = make_random_model(tmp_path / "m", shape_config("tiny", **(TINY | {"num_attention_heads": 130,
+                                                                           "num_key_value_heads": 2})))
 
     def never(*a, **k):
         raise AssertionError("weights were uploaded")
     monkeypatch.setattr(resident.Resident, "__init__", never)
     plan = P.explicit(runtime.device("cpu", max_cost=200_000_000), "bf16")
-    with pytest.raises(EngineError, match="op argmax does not take B=1, V=1001: requirement V % 8 == 0"):
+    with pytest.raises(EngineError, match="op qk_norm_rope_kv does not take Hq=130, Hkv=2, S=.*: Hq=130 outside "
+                                          "\\[1, 128\\]"):
         Engine(d, device="cpu", plan=plan)
 
 

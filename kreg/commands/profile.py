@@ -59,6 +59,9 @@ def _table(out: Console, res) -> None:
         for case, cc in c.by_case.items():
             out.print(plain(f"  {c.op} {','.join(c.types.values())}: at {case}: {cc.variant} ({cc.why})"),
                       highlight=False, markup=False)
+        for name, cc in c.by_class.items():
+            out.print(plain(f"  {c.op} {','.join(c.types.values())}: for {name}: {cc.variant} ({cc.why})"),
+                      highlight=False, markup=False)
         for name, why in c.passed_over.items():
             out.print(plain(f"  {c.op} {','.join(c.types.values())}: not {name}: {why}"), highlight=False,
                       markup=False)

@@ -70,7 +70,9 @@ def run_run(args, out: Console, err: Console) -> int:
     err.print(f"{r['generated_tokens']} tokens ({r['stopped']}) after a {r['prompt_tokens']}-token prompt on "
               f"{r['device']}: prefill {r['prefill_s']:.3f} s, decode {tps}", highlight=False, markup=False)
     if "kernel_profile" in r:
-        t = Table(title="decode step, per kernel")
+        total, step = sum(k["us_per_step"] for k in r["kernel_profile"]), r.get("step_us")
+        t = Table(title=f"decode step, per kernel (each in a graph of its own): {total:.1f} us in all"
+                        + (f", the step measured {step:.1f} us" if step else ""))
         for c in ("op", "variant", "entry", "launches", "us/step"):
             t.add_column(c)
         for k in sorted(r["kernel_profile"], key=lambda k: -k["us_per_step"]):
@@ -89,3 +91,6 @@ def _variants(err: Console, eng) -> None:
             dims = " ".join(f"{k}={n}" for k, n in d["dims"].items())
             err.print(plain(f"    at {dims}: {d['variant']} {d['safety']} ptx {d['ptx_sha256'][:12]}"), highlight=False,
                       markup=False)
+        for d in v.get("by_class", []):
+            err.print(plain(f"    for {d['class']}: {d['variant']} {d['safety']} ptx {d['ptx_sha256'][:12]}"),
+                      highlight=False, markup=False)
