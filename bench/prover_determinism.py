@@ -29,7 +29,7 @@ def prove_one(name: str, budget_ms: int | None) -> dict:
     budget = budget_ms or v.proof_budget_ms
     try:
         r = prove(v, cat.ops[v.op], ptx.ptx, timeout_ms=10_000, budget_ms=budget, isolate=False)
-        verdicts = {p: [x.status, x.scope] for p, x in r.verdicts.items()}
+        verdicts = {p: [str(x.status), x.scope] for p, x in r.verdicts.items()}
         reasons = {p: x.reason for p, x in r.verdicts.items() if x.status != "proven"}
         work = r.work
     except Exception as e:          # WallClockStop among them: recorded, compared like any outcome

@@ -59,11 +59,11 @@ for name in {registry!r}:
     v = cat.find(name).variant
     ptx = compile_cuda(v.source_path.read_text(), v.source_path.name, v.options).ptx
     r = prove(v, cat.ops[v.op], ptx, timeout_ms=4000, budget_ms=12000, isolate=False)
-    out[name] = [{{p: (x.status, x.scope) for p, x in r.verdicts.items()}}, r.work["digest"], r.work["queries"]]
+    out[name] = [{{p: (str(x.status), x.scope) for p, x in r.verdicts.items()}}, r.work["digest"], r.work["queries"]]
 for name in {corpus!r}:
     v = _variant(name)
     r = prove(v, _ops()[v.op], _ptx(name), timeout_ms=4000, budget_ms=12000, isolate=False)
-    out[name] = [{{p: (x.status, x.scope) for p, x in r.verdicts.items()}}, r.work["digest"], r.work["queries"]]
+    out[name] = [{{p: (str(x.status), x.scope) for p, x in r.verdicts.items()}}, r.work["digest"], r.work["queries"]]
 print(json.dumps(out))
 """
 SAMPLE = {"registry": ["rms_norm_bf16_safe", "silu_mul_bf16_safe"],
