@@ -84,7 +84,11 @@ def _pre(ctx):
 
 
 def _smt(ctx):
-    return z3.Then(_pre(ctx), z3.With(z3.Tactic("simplify", ctx=ctx), som=True), z3.Tactic("smt", ctx=ctx), ctx=ctx)
+    """The SMT core without Hermite-normal-form cuts: in branch and bound those made new bound atoms whose axioms
+    (mk_bound_axioms, quadratic in a variable's bounds) z3 does not count in resource units, so a query could run
+    for minutes on a few million units, which only a clock could stop (attention_prefill_f16_safe)."""
+    return z3.Then(_pre(ctx), z3.With(z3.Tactic("simplify", ctx=ctx), som=True),
+                   z3.With(z3.Tactic("smt", ctx=ctx), **{"arith.enable_hnf": False}), ctx=ctx)
 
 
 def _nlsat(ctx):
