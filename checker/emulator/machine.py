@@ -29,6 +29,12 @@ WINDOW_SIZE = 1 << 32
 CLUSTER_MAX = 16                 # blocks in a thread-block cluster (16: the non-portable size)
 GLOBAL_BASE = 0x0000_7F00_0000_0000
 GAP = 1 << 16                    # unmapped bytes between allocations
+COMPACT_MIN = 256                # a batch of at least this many threads runs a minority at one PC
+COMPACT_RATIO = 2                # (at most 1 / COMPACT_RATIO of them) compacted: _Machine._compact
+COMPACT_OPS = {n for n, h in ALU.items() if h.__module__.endswith(".alu")} | {
+    "ld", "ldu", "st", "atom", "red", "mapa", "bra", "ret", "exit", "trap", "membar", "fence", "nanosleep",
+    "prefetch", "prefetchu", "griddepcontrol", "dp4a", "dp2a", "isspacep"}
+PURE_OPS = COMPACT_OPS - {"bra", "ret", "exit"}    # touch no PC, exit or wait state (_uniform_step)
 WARP_SYNC = {"shfl", "vote", "redux", "match", "activemask", "mma", "ldmatrix", "wgmma", "setmaxnreg"}   # wgmma, setmaxnreg: the warpgroup's 128 threads
 
 
@@ -205,7 +211,8 @@ def launch(module, entry: str, grid, block, shared: int, args, mem: Memory, *, t
             lsize = -(-lsize // v.align) * v.align
             loffs[v.name] = lsize
             lsize += v.size
-    code = _decode(k)
+    code, compactable = _decode(k), _compactable(k)
+    pure = [ins.op in PURE_OPS or ins.op == "bra" for ins in k.instrs] + [False]
     nblocks = grid[0] * grid[1] * grid[2]
     cluster = _dim3(k.directives.get("reqnctapercluster", (1, 1, 1)))
     csize = cluster[0] * cluster[1] * cluster[2]
@@ -224,6 +231,7 @@ def launch(module, entry: str, grid, block, shared: int, args, mem: Memory, *, t
         blocks = order[b0:b0 + per_batch] if order is not None else np.arange(b0, min(nblocks, b0 + per_batch))
         m = _Machine(k, code, mem, grid, block, blocks, params, poffs, gaddr, soffs, ssize, int(shared),
                      loffs, lsize, trace, max_steps - res.steps, cluster)
+        m.compactable, m.pure = compactable, pure
         m.cost_left = None if max_cost is None else max_cost - res.cost
         m.trace_left = None if max_trace is None else max_trace - len(res.accesses or ())
         m.atomic_rng = None if atomic_seed is None else np.random.default_rng([atomic_seed, b0])
@@ -276,6 +284,13 @@ def _module_globals(module: P.Module, mem: Memory) -> dict[str, int]:
     return out
 
 
+def _compactable(k: P.Kernel) -> list[bool]:
+    """Per instruction: may a compacted sub-run (_Machine._compact) issue it? Those that touch only the
+    executing threads' own state and memory: not barriers, warp-synchronous, tensor-core, async-copy or
+    shared::cluster instructions."""
+    return [ins.op in COMPACT_OPS and "shared::cluster" not in ins.mods for ins in k.instrs] + [True]
+
+
 def _decode(k: P.Kernel):
     """Resolve each instruction's handler up front: an instruction the emulator cannot run is an error
     naming it and its line before anything executes."""
@@ -288,6 +303,41 @@ def _decode(k: P.Kernel):
     return code
 
 
+class _Registers(dict):
+    """The batch's registers, each made (zeros) when first used."""
+
+    def __init__(self, dtypes: dict, n: int):
+        super().__init__()
+        self.dtypes, self.n = dtypes, n
+
+    def __missing__(self, name):
+        v = np.zeros(self.n, self.dtypes[name])
+        self[name] = v
+        return v
+
+
+class _Gathered(dict):
+    """A compacted sub-run's registers: each gathered from the batch's on first use; `written` names
+    those the sub-run assigned."""
+
+    def __init__(self, full: dict, ids: np.ndarray):
+        super().__init__()
+        self.full, self.ids, self.written, self.dtypes = full, ids, set(), full.dtypes
+
+    def __missing__(self, name):
+        v = self.full[name][self.ids]
+        dict.__setitem__(self, name, v)
+        return v
+
+    def __setitem__(self, name, v):
+        self.written.add(name)
+        dict.__setitem__(self, name, v)
+
+
+_PER_THREAD = ("lrow", "blk", "crank", "cbase", "carr", "cneed", "cwait", "lane", "warp", "wpos", "pc", "alive",
+               "bwait", "swait")
+
+
 class _Machine(EmuOpsMixin):
     def __init__(self, k, code, mem, grid, block, blocks, params, poffs, gaddr, soffs, ssize, dyn, loffs,
                  lsize, trace, max_steps, cluster=(1, 1, 1)):
@@ -298,6 +348,8 @@ class _Machine(EmuOpsMixin):
         nb = len(blocks)
         self.tpb, self.nb, self.N = tpb, nb, nb * tpb
         t = np.arange(self.N)
+        self.lrow = t                 # each thread's row of local memory
+        self.gid = None               # a compacted sub-run's thread indices in the batch (_compact)
         self.blk = t // tpb
         local = t % tpb
         self.tidx = np.stack([local % block[0], local // block[0] % block[1], local // (block[0] * block[1])])
@@ -318,12 +370,16 @@ class _Machine(EmuOpsMixin):
         self.lane = (local % 32).astype(np.uint32)
         self.warp = (self.blk * self.wpb + local // 32)
         self.wpos = self.warp * 32 + self.lane
-        self.regs = {}
+        self._dense = tpb % 32 == 0     # whole warps: thread t is lane t % 32 of warp t // 32
+        dtypes = {}
         for name, typ in k.regs.items():
             if typ != "pred" and P.TYPES[typ] not in STORE:
                 raise EmulatorError("unsupported", f"register {name} of type .{typ}")
-            self.regs[name] = np.zeros(self.N, STORE[P.TYPES[typ]] if typ != "pred" else bool)
+            dtypes[name] = np.dtype(STORE[P.TYPES[typ]] if typ != "pred" else bool)
+        self.regs = _Registers(dtypes, self.N)
         self.pc = np.zeros(self.N, np.int64)
+        self.upc = None               # converged at this PC (self.pc stale): run's fast path
+        self._all = np.ones(self.N, bool)
         self.alive = np.ones(self.N, bool)
         self.bwait = np.zeros(self.N, bool)
         self.swait = np.zeros(self.N, bool)
@@ -342,14 +398,28 @@ class _Machine(EmuOpsMixin):
         self.cost, self.cost_left = 0, None
 
     # ---- the scheduler ------------------------------------------------------------------------------
-    def run(self):
+    def run(self, bound: int | None = None):
+        """Issue steps until every thread has exited. A compacted sub-run (bound given) stops instead
+        where the batch would issue to other threads too: at bound (the lowest PC of the batch's other
+        runnable threads), at an instruction that needs the whole batch, or with nothing runnable."""
         n = len(self.k.instrs)
         big = np.int64(1 << 40)
         with np.errstate(all="ignore"):
             while True:
+                if self.upc is not None:
+                    if self._uniform_step(n, bound):
+                        continue
+                    self.pc, self.upc = np.full(self.N, self.upc, np.int64), None
                 run = self.alive & ~self.bwait & ~self.swait & ~self.cwait
                 pcs = np.where(run, self.pc, big)
                 pc0 = int(pcs.min())
+                if bound is not None and (pc0 >= bound or pc0 < n and not self.compactable[pc0]):
+                    return
+                if pc0 < n and self.pure[pc0] and run.all() and int(pcs.max()) == pc0:
+                    self.upc = pc0           # converged: every thread runnable, at one PC
+                    if self._uniform_step(n, bound):
+                        continue
+                    self.upc = None
                 if pc0 == big:
                     if not self.alive.any():
                         return
@@ -363,6 +433,12 @@ class _Machine(EmuOpsMixin):
                     self.alive &= ~(pcs == pc0)      # fell off the end: like ret
                     continue
                 act = pcs == pc0
+                if self.N >= COMPACT_MIN and self.compactable[pc0]:
+                    cnt = int(np.count_nonzero(act))
+                    if cnt * COMPACT_RATIO <= self.N:
+                        rest = int(np.where(act, big, pcs).min())
+                        self._compact(act, rest if bound is None else min(rest, bound))
+                        continue
                 ins = self.k.instrs[pc0]
                 self.steps += 1
                 if self.steps > self.max_steps:
@@ -401,6 +477,88 @@ class _Machine(EmuOpsMixin):
                 if not self._stalled:
                     self._retried = False
 
+    def _uniform_step(self, n: int, bound) -> bool:
+        """One issue step while the batch is converged (upc: every thread alive, none waiting, all at
+        PC upc; self.pc is then stale): the same step as run's, without per-thread PCs. False, having
+        done nothing, where the step needs them (an instruction other than a pure one or a uniform
+        branch) or a sub-run must stop."""
+        pc0 = self.upc
+        if pc0 >= n or not self.pure[pc0] or bound is not None and (pc0 >= bound or not self.compactable[pc0]):
+            return False
+        ins = self.k.instrs[pc0]
+        m = None
+        if ins.pred is not None:
+            pv = self.regs[ins.pred.name]
+            ex = ~pv if ins.neg else pv
+            if ex.all():
+                pass
+            elif not ex.any():
+                m = False
+            else:
+                if ins.op == "bra":
+                    return False
+                m = ex
+        self.steps += 1
+        if self.steps > self.max_steps:
+            raise EmulatorError("step-limit", f"step budget exceeded (an infinite loop?): more than "
+                                f"{self.max_steps} issue steps", **self.where(0, ins))
+        self.thread_instructions += self.N
+        self.cost += 1 + self.N // STEP_THREADS
+        if self.cost_left is not None and self.cost > self.cost_left:
+            raise EmulatorError("step-limit", f"step budget exceeded (an infinite loop?): {self.steps} issue "
+                                f"steps to {self.N} threads", **self.where(0, ins))
+        if m is False:
+            self.upc = pc0 + 1
+            return True
+        self._retried = False
+        if ins.op == "bra":
+            self.upc = self.k.labels[ins.args[0].name]
+            return True
+        self._ins, self._m, self._stalled = ins, m, False
+        try:
+            self.code[pc0](self, ins, m, self._all, pc0)
+        except EmulatorError:
+            raise
+        except (KeyError, ValueError, TypeError, IndexError, AttributeError, StopIteration) as e:
+            raise EmulatorError("unsupported", f"this form of {ins.op!r} is not emulated "
+                                f"({type(e).__name__}: {e})", instr=ins) from e
+        self.upc = pc0 + 1
+        return True
+
+    def _compact(self, act, bound):
+        """Run the threads of act on their own, in arrays of their size, for as long as the batch would
+        issue to them alone (run's bound): the same steps in the same order as the whole batch would
+        make, each on fewer threads. Registers are gathered when first read and scattered back if
+        written; the rest of the per-thread state likewise."""
+        ids = np.flatnonzero(act)
+        sub = object.__new__(type(self))
+        sub.__dict__.update(self.__dict__)
+        sub.N = len(ids)
+        for name in _PER_THREAD:
+            setattr(sub, name, getattr(self, name)[ids])
+        for name in ("tidx", "cta", "cpos"):
+            setattr(sub, name, getattr(self, name)[:, ids])
+        if "cf" in self.__dict__:
+            sub.cf = self.cf[ids]
+        sub.regs = _Gathered(self.regs, ids)
+        sub._cache, sub._all, sub.upc, sub._dense = {}, np.ones(len(ids), bool), None, False
+        sub.gid = ids if self.gid is None else self.gid[ids]
+        sub.run(bound)
+        for name in sub.regs.written:
+            full = self.regs[name].copy()
+            full[ids] = sub.regs[name]
+            self.regs[name] = full
+        for name in ("pc", "alive"):
+            full = getattr(self, name).copy()
+            full[ids] = getattr(sub, name)
+            setattr(self, name, full)
+        if "cf" in sub.__dict__:
+            full = self.cf.copy() if "cf" in self.__dict__ else np.zeros(self.N, np.uint64)
+            full[ids] = sub.cf
+            self.cf = full
+        self.steps, self.thread_instructions, self.cost = sub.steps, sub.thread_instructions, sub.cost
+        self.trace_left, self._retried = sub.trace_left, False
+
     def _advance(self, act, pc0, full):
         if full:
             self.pc = np.full(self.N, pc0 + 1, np.int64)
@@ -417,7 +575,10 @@ class _Machine(EmuOpsMixin):
             ready = (live == waiting) & (waiting > 0)
             if ready.any():
                 rel = ready[self.blk] & self.bwait
-                for b in np.flatnonzero(ready):
+                pcr, bkr = self.pc[rel], self.blk[rel]          # blk ascends: each block's threads in a run
+                starts = np.flatnonzero(np.r_[True, bkr[1:] != bkr[:-1]])
+                first = np.repeat(pcr[starts], np.diff(np.r_[starts, len(bkr)]))
+                for b in np.unique(bkr[pcr != first])[:1]:
                     sel = rel & (self.blk == b)
                     pcs = np.unique(self.pc[sel])
                     if len(pcs) > 1:
@@ -451,12 +612,17 @@ class _Machine(EmuOpsMixin):
     # ---- warp synchronisation -----------------------------------------------------------------------
     def warp_bits(self, flags: np.ndarray) -> np.ndarray:
         """Per warp, a uint64 with bit `lane` set where flags holds."""
+        if self._dense:
+            bits = flags.astype(np.uint64) << self.lane.astype(np.uint64)
+            return np.bitwise_or.reduce(bits.reshape(self.nwarps, 32), axis=1)
         padded = np.zeros(self.nwarps * 32, np.uint64)
         padded[self.wpos] = flags.astype(np.uint64) << self.lane.astype(np.uint64)
         return np.bitwise_or.reduce(padded.reshape(self.nwarps, 32), axis=1)
 
     def warp_ready(self, part: np.ndarray, member) -> np.ndarray:
         """Of the participating threads, those whose member mask's live lanes all participate."""
+        if self._dense and part.all():
+            return part                 # every lane of every warp participates
         at = self.warp_bits(part)[self.warp]
         live = self.warp_bits(self.alive)[self.warp]
         member = np.asarray(member).astype(np.uint64) & np.uint64(0xFFFFFFFF)
@@ -464,6 +630,8 @@ class _Machine(EmuOpsMixin):
 
     def warp_gather(self, vals: np.ndarray, src_lane: np.ndarray) -> np.ndarray:
         """vals of lane src_lane of each thread's warp (own value where that lane does not exist)."""
+        if self._dense:
+            return vals[self.warp * 32 + src_lane.astype(np.int64)]
         padded = np.zeros(self.nwarps * 32, vals.dtype)
         exists = np.zeros(self.nwarps * 32, bool)
         padded[self.wpos] = vals
@@ -505,7 +673,7 @@ class _Machine(EmuOpsMixin):
             return self._cluster_locate(ins, addrs, idx, nbytes, kind)
         if space in ("shared", "local"):
             limit, stride, buf, row = ((self.ssize, self.sstride, self.shared, self.blk) if space == "shared"
-                                       else (self.lsize, self.lstride, self.local, np.arange(self.N)))
+                                       else (self.lsize, self.lstride, self.local, self.lrow))
             bad = (addrs > np.uint64(limit)) | (addrs + np.uint64(nbytes) > np.uint64(limit))   # no wrap-around
             if bad.any():
                 j = int(np.flatnonzero(bad)[0])
@@ -560,8 +728,8 @@ class _Machine(EmuOpsMixin):
                 self.trace_left -= len(idx)
                 if self.trace_left < 0:
                     raise EmulatorError("step-limit", "too many traced accesses for the trace budget")
-            self._trace.append((ins.index, space, idx.copy(), np.asarray(addrs, np.uint64).copy(), width, kind,
-                                self.epoch[self.blk[idx]].copy()))
+            self._trace.append((ins.index, space, idx.copy() if self.gid is None else self.gid[idx],
+                                np.asarray(addrs, np.uint64).copy(), width, kind, self.epoch[self.blk[idx]].copy()))
 
     def accesses(self) -> list[Access]:
         out = []

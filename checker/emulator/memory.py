@@ -15,7 +15,13 @@ def _width(t):
 
 
 def _lanes(self, m):
-    return np.arange(self.N) if m is None else np.flatnonzero(m)
+    if m is not None:
+        return np.flatnonzero(m)
+    every = self._cache.get("lanes")
+    if every is None:
+        every = self._cache["lanes"] = np.arange(self.N)
+        every.flags.writeable = False
+    return every
 
 
 def _space(ins):
