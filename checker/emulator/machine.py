@@ -304,16 +304,32 @@ def _decode(k: P.Kernel):
 
 
 class _Registers(dict):
-    """The batch's registers, each made (zeros) when first used."""
+    """The batch's registers, each made (zeros) when first used. What a compacted sub-run wrote is
+    scattered in only when the register is next read (`scatter`): a register the batch never reads
+    again costs nothing."""
 
     def __init__(self, dtypes: dict, n: int):
         super().__init__()
-        self.dtypes, self.n = dtypes, n
+        self.dtypes, self.n, self.pending = dtypes, n, {}
 
     def __missing__(self, name):
-        v = np.zeros(self.n, self.dtypes[name])
-        self[name] = v
+        base, parts = self.pending.pop(name, (None, ()))
+        v = base.copy() if base is not None else np.zeros(self.n, self.dtypes[name])
+        for ids, vals in parts:
+            v[ids] = vals
+        dict.__setitem__(self, name, v)
         return v
+
+    def __setitem__(self, name, v):
+        self.pending.pop(name, None)
+        dict.__setitem__(self, name, v)
+
+    def scatter(self, name, ids, vals):
+        """Register name takes vals at threads ids (the rest keep their values)."""
+        if name in self.pending:
+            self.pending[name][1].append((ids, vals))
+        else:
+            self.pending[name] = (dict.pop(self, name, None), [(ids, vals)])
 
 
 class _Gathered(dict):
@@ -332,6 +348,11 @@ class _Gathered(dict):
     def __setitem__(self, name, v):
         self.written.add(name)
         dict.__setitem__(self, name, v)
+
+    def scatter(self, name, ids, vals):
+        v = self[name].copy()
+        v[ids] = vals
+        self[name] = v
 
 
 _PER_THREAD = ("lrow", "blk", "crank", "cbase", "carr", "cneed", "cwait", "lane", "warp", "wpos", "pc", "alive",
@@ -545,9 +566,7 @@ class _Machine(EmuOpsMixin):
         sub.gid = ids if self.gid is None else self.gid[ids]
         sub.run(bound)
         for name in sub.regs.written:
-            full = self.regs[name].copy()
-            full[ids] = sub.regs[name]
-            self.regs[name] = full
+            self.regs.scatter(name, ids, dict.__getitem__(sub.regs, name))
         for name in ("pc", "alive"):
             full = getattr(self, name).copy()
             full[ids] = getattr(sub, name)
