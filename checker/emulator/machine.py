@@ -8,7 +8,10 @@ mask has arrived, and bar.sync waits until every live thread of the block has ar
 count as arrived); results therefore do not depend on where divergent paths happen to reconverge.
 Global memory is a set of named byte allocations; shared memory is per block, local memory per thread.
 Out-of-bounds or misaligned accesses, deadlocks and runaway loops stop the launch with an EmulatorError
-naming the thread, block, instruction and address; the host's memory is never touched."""
+naming the thread, block, instruction and address; the host's memory is never touched. Two fast paths
+make the same steps in the same order: a converged batch (every thread runnable at one PC) issues
+without per-thread PCs, and a minority of threads alone at the lowest PC runs compacted, in arrays of
+its size, until the batch would issue to others too."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -29,6 +32,7 @@ WINDOW_SIZE = 1 << 32
 CLUSTER_MAX = 16                 # blocks in a thread-block cluster (16: the non-portable size)
 GLOBAL_BASE = 0x0000_7F00_0000_0000
 GAP = 1 << 16                    # unmapped bytes between allocations
+FAST_PATHS = True                # False: every step through the per-thread PCs and masks (the tests' yardstick)
 COMPACT_MIN = 256                # a batch of at least this many threads runs a minority at one PC
 COMPACT_RATIO = 2                # (at most 1 / COMPACT_RATIO of them) compacted: _Machine._compact
 COMPACT_OPS = {n for n, h in ALU.items() if h.__module__.endswith(".alu")} | {
@@ -368,6 +372,7 @@ class _Machine(EmuOpsMixin):
         tpb = block[0] * block[1] * block[2]
         nb = len(blocks)
         self.tpb, self.nb, self.N = tpb, nb, nb * tpb
+        self.batch_n = self.N         # threads of the batch (N: of a compacted sub-run, fewer)
         t = np.arange(self.N)
         self.lrow = t                 # each thread's row of local memory
         self.gid = None               # a compacted sub-run's thread indices in the batch (_compact)
@@ -436,7 +441,7 @@ class _Machine(EmuOpsMixin):
                 pc0 = int(pcs.min())
                 if bound is not None and (pc0 >= bound or pc0 < n and not self.compactable[pc0]):
                     return
-                if pc0 < n and self.pure[pc0] and run.all() and int(pcs.max()) == pc0:
+                if FAST_PATHS and pc0 < n and self.pure[pc0] and run.all() and int(pcs.max()) == pc0:
                     self.upc = pc0           # converged: every thread runnable, at one PC
                     if self._uniform_step(n, bound):
                         continue
@@ -454,7 +459,7 @@ class _Machine(EmuOpsMixin):
                     self.alive &= ~(pcs == pc0)      # fell off the end: like ret
                     continue
                 act = pcs == pc0
-                if self.N >= COMPACT_MIN and self.compactable[pc0]:
+                if FAST_PATHS and self.N >= COMPACT_MIN and self.compactable[pc0]:
                     cnt = int(np.count_nonzero(act))
                     if cnt * COMPACT_RATIO <= self.N:
                         rest = int(np.where(act, big, pcs).min())
@@ -474,7 +479,7 @@ class _Machine(EmuOpsMixin):
                 if self.cost_left is not None and self.cost > self.cost_left:
                     t = int(np.flatnonzero(act)[0])
                     raise EmulatorError("step-limit", f"step budget exceeded (an infinite loop?): {self.steps} issue "
-                                        f"steps to {self.N} threads", **self.where(t, ins))
+                                        f"steps to {self.batch_n} threads", **self.where(t, ins))
                 full = cnt == self.N
                 if ins.pred is not None:
                     pv = self.regs[ins.pred.name]
@@ -527,7 +532,7 @@ class _Machine(EmuOpsMixin):
         self.cost += 1 + self.N // STEP_THREADS
         if self.cost_left is not None and self.cost > self.cost_left:
             raise EmulatorError("step-limit", f"step budget exceeded (an infinite loop?): {self.steps} issue "
-                                f"steps to {self.N} threads", **self.where(0, ins))
+                                f"steps to {self.batch_n} threads", **self.where(0, ins))
         if m is False:
             self.upc = pc0 + 1
             return True
