@@ -39,6 +39,7 @@ COMPACT_OPS = {n for n, h in ALU.items() if h.__module__.endswith(".alu")} | {
     "ld", "ldu", "st", "atom", "red", "mapa", "bra", "ret", "exit", "trap", "membar", "fence", "nanosleep",
     "prefetch", "prefetchu", "griddepcontrol", "dp4a", "dp2a", "isspacep"}
 PURE_OPS = COMPACT_OPS - {"bra", "ret", "exit"}    # touch no PC, exit or wait state (_uniform_step)
+WARP_UNIFORM = {"shfl", "vote", "redux", "match", "activemask"}   # issued by _uniform_step too (whole warps)
 WARP_SYNC = {"shfl", "vote", "redux", "match", "activemask", "mma", "ldmatrix", "wgmma", "setmaxnreg"}   # wgmma, setmaxnreg: the warpgroup's 128 threads
 
 
@@ -215,8 +216,8 @@ def launch(module, entry: str, grid, block, shared: int, args, mem: Memory, *, t
             lsize = -(-lsize // v.align) * v.align
             loffs[v.name] = lsize
             lsize += v.size
-    code, compactable = _decode(k), _compactable(k)
-    pure = [ins.op in PURE_OPS or ins.op == "bra" for ins in k.instrs] + [False]
+    code, compactable, dtypes = _decode(k), _compactable(k), None
+    pure = [ins.op in PURE_OPS or ins.op in WARP_UNIFORM or ins.op == "bra" for ins in k.instrs] + [False]
     nblocks = grid[0] * grid[1] * grid[2]
     cluster = _dim3(k.directives.get("reqnctapercluster", (1, 1, 1)))
     csize = cluster[0] * cluster[1] * cluster[2]
@@ -233,8 +234,9 @@ def launch(module, entry: str, grid, block, shared: int, args, mem: Memory, *, t
             raise EmulatorError("step-limit", f"step budget exceeded (an infinite loop?): {max_cost} spent after "
                                 f"{b0} of {nblocks} blocks")
         blocks = order[b0:b0 + per_batch] if order is not None else np.arange(b0, min(nblocks, b0 + per_batch))
+        dtypes = dtypes if dtypes is not None else _register_dtypes(k)
         m = _Machine(k, code, mem, grid, block, blocks, params, poffs, gaddr, soffs, ssize, int(shared),
-                     loffs, lsize, trace, max_steps - res.steps, cluster)
+                     loffs, lsize, trace, max_steps - res.steps, cluster, dtypes)
         m.compactable, m.pure = compactable, pure
         m.cost_left = None if max_cost is None else max_cost - res.cost
         m.trace_left = None if max_trace is None else max_trace - len(res.accesses or ())
@@ -307,6 +309,31 @@ def _decode(k: P.Kernel):
     return code
 
 
+@lru_cache(maxsize=8)
+def _layout(nb: int, block: tuple):
+    """Per thread of a batch of nb blocks (read-only, shared by the batches of a launch): index, block in
+    the batch, index in the block, tid (3 x N), lane, warp in the batch."""
+    tpb = block[0] * block[1] * block[2]
+    t = np.arange(nb * tpb)
+    blk, local = t // tpb, t % tpb
+    tidx = np.stack([local % block[0], local // block[0] % block[1], local // (block[0] * block[1])])
+    lane = (local % 32).astype(np.uint32)
+    warp = blk * -(-tpb // 32) + local // 32
+    for a in (t, blk, local, tidx, lane, warp):
+        a.flags.writeable = False
+    return t, blk, local, tidx, lane, warp
+
+
+def _register_dtypes(k: P.Kernel) -> dict:
+    """The storage dtype of each register (an error for a type the emulator has no storage for)."""
+    dtypes = {}
+    for name, typ in k.regs.items():
+        if typ != "pred" and P.TYPES[typ] not in STORE:
+            raise EmulatorError("unsupported", f"register {name} of type .{typ}")
+        dtypes[name] = np.dtype(STORE[P.TYPES[typ]] if typ != "pred" else bool)
+    return dtypes
+
+
 class _Registers(dict):
     """The batch's registers, each made (zeros) when first used. What a compacted sub-run wrote is
     scattered in only when the register is next read (`scatter`): a register the batch never reads
@@ -365,7 +392,7 @@ _PER_THREAD = ("lrow", "blk", "crank", "cbase", "carr", "cneed", "cwait", "lane"
 
 class _Machine(EmuOpsMixin):
     def __init__(self, k, code, mem, grid, block, blocks, params, poffs, gaddr, soffs, ssize, dyn, loffs,
-                 lsize, trace, max_steps, cluster=(1, 1, 1)):
+                 lsize, trace, max_steps, cluster, dtypes):
         self.k, self.code, self.mem, self.grid, self.block = k, code, mem, grid, block
         self.params, self.poffs, self.gaddr, self.soffs, self.ssize = params, poffs, gaddr, soffs, ssize
         self.dyn, self.loffs, self.lsize, self.trace, self.max_steps = dyn, loffs, lsize, trace, max_steps
@@ -373,12 +400,9 @@ class _Machine(EmuOpsMixin):
         nb = len(blocks)
         self.tpb, self.nb, self.N = tpb, nb, nb * tpb
         self.batch_n = self.N         # threads of the batch (N: of a compacted sub-run, fewer)
-        t = np.arange(self.N)
+        t, self.blk, local, self.tidx, self.lane, self.warp = _layout(nb, block)
         self.lrow = t                 # each thread's row of local memory
         self.gid = None               # a compacted sub-run's thread indices in the batch (_compact)
-        self.blk = t // tpb
-        local = t % tpb
-        self.tidx = np.stack([local % block[0], local // block[0] % block[1], local // (block[0] * block[1])])
         lin = blocks[self.blk]
         self.block_ids = blocks
         self.cta = np.stack([lin % grid[0], lin // grid[0] % grid[1], lin // (grid[0] * grid[1])])
@@ -393,15 +417,8 @@ class _Machine(EmuOpsMixin):
         self.cwait = np.zeros(self.N, bool)
         self.wpb = -(-tpb // 32)
         self.nwarps = nb * self.wpb
-        self.lane = (local % 32).astype(np.uint32)
-        self.warp = (self.blk * self.wpb + local // 32)
-        self.wpos = self.warp * 32 + self.lane
         self._dense = tpb % 32 == 0     # whole warps: thread t is lane t % 32 of warp t // 32
-        dtypes = {}
-        for name, typ in k.regs.items():
-            if typ != "pred" and P.TYPES[typ] not in STORE:
-                raise EmulatorError("unsupported", f"register {name} of type .{typ}")
-            dtypes[name] = np.dtype(STORE[P.TYPES[typ]] if typ != "pred" else bool)
+        self.wpos = t if self._dense else self.warp * 32 + self.lane
         self.regs = _Registers(dtypes, self.N)
         self.pc = np.zeros(self.N, np.int64)
         self.upc = None               # converged at this PC (self.pc stale): run's fast path
@@ -521,9 +538,11 @@ class _Machine(EmuOpsMixin):
             elif not ex.any():
                 m = False
             else:
-                if ins.op == "bra":
+                if ins.op == "bra" or ins.op in WARP_SYNC:
                     return False
                 m = ex
+        if ins.op in WARP_SYNC and not self._dense:
+            return False                 # whole warps only: then every lane of every warp takes part
         self.steps += 1
         if self.steps > self.max_steps:
             raise EmulatorError("step-limit", f"step budget exceeded (an infinite loop?): more than "
@@ -594,11 +613,11 @@ class _Machine(EmuOpsMixin):
         awaited lanes have exited. False if nothing could be released (a deadlock)."""
         progress = False
         if self.bwait.any():
-            live = np.bincount(self.blk, self.alive, self.nb)
-            waiting = np.bincount(self.blk, self.bwait & self.alive, self.nb)
+            live = np.count_nonzero(self.alive.reshape(self.nb, self.tpb), axis=1)     # blocks in order, whole
+            waiting = np.count_nonzero((self.bwait & self.alive).reshape(self.nb, self.tpb), axis=1)
             ready = (live == waiting) & (waiting > 0)
             if ready.any():
-                rel = ready[self.blk] & self.bwait
+                rel = np.repeat(ready, self.tpb) & self.bwait
                 pcr, bkr = self.pc[rel], self.blk[rel]          # blk ascends: each block's threads in a run
                 starts = np.flatnonzero(np.r_[True, bkr[1:] != bkr[:-1]])
                 first = np.repeat(pcr[starts], np.diff(np.r_[starts, len(bkr)]))
@@ -655,7 +674,10 @@ class _Machine(EmuOpsMixin):
     def warp_gather(self, vals: np.ndarray, src_lane: np.ndarray) -> np.ndarray:
         """vals of lane src_lane of each thread's warp (own value where that lane does not exist)."""
         if self._dense:
-            return vals[self.warp * 32 + src_lane.astype(np.int64)]
+            base = self._cache.get("warp32")
+            if base is None:
+                base = self._cache["warp32"] = self.warp * 32
+            return vals[base + src_lane.astype(np.int64)]
         padded = np.zeros(self.nwarps * 32, vals.dtype)
         exists = np.zeros(self.nwarps * 32, bool)
         padded[self.wpos] = vals

@@ -98,13 +98,23 @@ def _bar_warp(self, ins, m, ready):
     pass
 
 
+def _one_value(x):
+    """x as one scalar where all its elements are equal (the same results, broadcast), else x."""
+    x = np.asarray(x)
+    if x.ndim == 1 and len(x) and x[0] == x[-1] and (x == x[0]).all():
+        return x[0]
+    return x
+
+
 def _shfl_body(self, ins, m, ready):
     mode = next(x for x in ins.mods if x in ("up", "down", "bfly", "idx"))
     a = np.asarray(self.get(ins.args[1], "b32"))
     a = np.broadcast_to(a, (self.N,))
-    b = np.asarray(self.get(ins.args[2], "u32")).astype(np.int64) & 0x1F
-    c = np.asarray(self.get(ins.args[3], "u32")).astype(np.int64)
-    lane = self.lane.astype(np.int64)
+    b = _one_value(self.get(ins.args[2], "u32")).astype(np.int64) & 0x1F
+    c = _one_value(self.get(ins.args[3], "u32")).astype(np.int64)
+    lane = self._cache.get("lane64")
+    if lane is None:
+        lane = self._cache["lane64"] = self.lane.astype(np.int64)
     cval, seg = c & 0x1F, (c >> 8) & 0x1F
     max_lane = (lane & seg) | (cval & ~seg)
     min_lane = lane & seg
