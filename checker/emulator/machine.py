@@ -386,8 +386,8 @@ class _Gathered(dict):
         self[name] = v
 
 
-_PER_THREAD = ("lrow", "blk", "crank", "cbase", "carr", "cneed", "cwait", "lane", "warp", "wpos", "pc", "alive",
-               "bwait", "swait")
+_PER_THREAD = ("lrow", "blk", "crank", "cbase", "lane", "warp", "pc", "alive")    # gathered for a sub-run
+_IDLE = ("carr", "cneed", "cwait", "bwait", "swait", "wpos")        # what the instructions of a sub-run never use
 
 
 class _Machine(EmuOpsMixin):
@@ -581,6 +581,8 @@ class _Machine(EmuOpsMixin):
         sub.N = len(ids)
         for name in _PER_THREAD:
             setattr(sub, name, getattr(self, name)[ids])
+        for name in _IDLE:                  # the threads of act run: none waits (their flags are False)
+            setattr(sub, name, np.zeros(len(ids), getattr(self, name).dtype))
         for name in ("tidx", "cta", "cpos"):
             setattr(sub, name, getattr(self, name)[:, ids])
         if "cf" in self.__dict__:
