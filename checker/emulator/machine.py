@@ -679,7 +679,7 @@ class _Machine(EmuOpsMixin):
             base = self._cache.get("warp32")
             if base is None:
                 base = self._cache["warp32"] = self.warp * 32
-            return vals[base + src_lane.astype(np.int64)]
+            return vals[base + src_lane.astype(np.int64, copy=False)]
         padded = np.zeros(self.nwarps * 32, vals.dtype)
         exists = np.zeros(self.nwarps * 32, bool)
         padded[self.wpos] = vals
@@ -697,7 +697,7 @@ class _Machine(EmuOpsMixin):
             return []
         align = nbytes if align is None else align
         if align > 1:
-            bad = (addrs % np.uint64(align)) != 0
+            bad = ((addrs & np.uint64(align - 1)) if align & (align - 1) == 0 else (addrs % np.uint64(align))) != 0
             if bad.any():
                 j = int(np.flatnonzero(bad)[0])
                 raise EmulatorError("misaligned", f"{nbytes}-byte {kind} at an address not a multiple of {align}",
@@ -730,6 +730,11 @@ class _Machine(EmuOpsMixin):
             off = row[idx].astype(np.int64) * stride + addrs.astype(np.int64)
             return [(buf, np.arange(len(idx)), off, space, addrs)]
         # global (and const, which lives in global allocations)
+        lo, hi = int(addrs.min()), int(addrs.max())
+        first = int(np.searchsorted(self.mem._starts, np.uint64(lo), side="right")) - 1
+        if first >= 0 and hi + nbytes <= self.mem.allocs[first].start + self.mem.allocs[first].size:
+            al = self.mem.allocs[first]          # all inside one allocation (what locate would find)
+            return [(al.data, np.arange(len(idx)), (addrs - np.uint64(al.start)).astype(np.int64), "global", addrs)]
         k = self.mem.locate(addrs, nbytes)
         if (k < 0).any():
             j = int(np.flatnonzero(k < 0)[0])

@@ -41,7 +41,8 @@ def _addresses(self, a: P.Addr, space, idx):
         return np.full(len(idx), off, np.uint64)
     if isinstance(a.base, P.Sym):
         return np.full(len(idx), np.uint64(self.sym_addr(a.base.name, space)) + off, np.uint64)
-    return self.regs[a.base.name].astype(np.uint64)[idx] + off
+    base = self.regs[a.base.name].astype(np.uint64, copy=False)
+    return (base if len(idx) == self.N else base[idx]) + off
 
 
 def _param_load(self, ins, m):

@@ -90,7 +90,8 @@ def _warp_sync(self, ins, m, act, pc0, body, member=None):
         full = None if ready.all() else ready
         self._m = ready
         body(self, ins, full, ready)
-    self.pc = np.where(act & ~waiting, pc0 + 1, self.pc)
+    if self.upc is None:                           # (converged: run's fast path moves the PC itself)
+        self.pc = np.where(act & ~waiting, pc0 + 1, self.pc)
     return True
 
 
@@ -116,8 +117,11 @@ def _shfl_body(self, ins, m, ready):
     if lane is None:
         lane = self._cache["lane64"] = self.lane.astype(np.int64)
     cval, seg = c & 0x1F, (c >> 8) & 0x1F
-    max_lane = (lane & seg) | (cval & ~seg)
-    min_lane = lane & seg
+    if np.ndim(seg) == 0 and seg == 0:             # no segments (the usual clamp 31): the same values
+        max_lane, min_lane = cval, np.int64(0)
+    else:
+        max_lane = (lane & seg) | (cval & ~seg)
+        min_lane = lane & seg
     if mode == "up":
         j = lane - b
         p = j >= max_lane
