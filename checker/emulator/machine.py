@@ -21,6 +21,7 @@ import numpy as np
 
 from kreg.checker.ptx import parse as P
 from kreg.checker.emulator import alu, memory, sync, tensor, wgmma  # noqa: F401 (register their handlers in ALU)
+from kreg.checker.emulator.independence import independent
 from kreg.checker.emulator.ops import ALU, CLUSTER_SHIFT, DT, LOCAL_BASE, SHARED_BASE, STORE, EmulatorError, EmuOpsMixin
 from kreg.registry.limits import BATCH_STEPS, SHARED_MAX_BYTES, STEP_THREADS, geometry_problems
 
@@ -39,6 +40,9 @@ COMPACT_OPS = {n for n, h in ALU.items() if h.__module__.endswith(".alu")} | {
     "ld", "ldu", "st", "atom", "red", "mapa", "bra", "ret", "exit", "trap", "membar", "fence", "nanosleep",
     "prefetch", "prefetchu", "griddepcontrol", "dp4a", "dp2a", "isspacep"}
 PURE_OPS = COMPACT_OPS - {"bra", "ret", "exit"}    # touch no PC, exit or wait state (_uniform_step)
+MERGE_BATCHES = 4                # batches of a launch run together where independent (_launch_merged)
+MERGE_OPS = (PURE_OPS - {"atom", "red", "mapa"}) | {"bra", "ret", "exit", "bar", "barrier", "shfl", "vote", "redux",
+                                                     "match", "activemask"}
 WARP_UNIFORM = {"shfl", "vote", "redux", "match", "activemask"}   # issued by _uniform_step too (whole warps)
 WARP_SYNC = {"shfl", "vote", "redux", "match", "activemask", "mma", "ldmatrix", "wgmma", "setmaxnreg"}   # wgmma, setmaxnreg: the warpgroup's 128 threads
 
@@ -227,6 +231,15 @@ def launch(module, entry: str, grid, block, shared: int, args, mem: Memory, *, t
     order = _cluster_order(grid, cluster) if csize > 1 else None       # None: blocks in order, never listed
     per_batch = max(1, BATCH_THREADS // tpb)
     per_batch = max(csize, per_batch // csize * csize)          # whole clusters run together
+    if (FAST_PATHS and MERGE_BATCHES > 1 and not trace and atomic_seed is None and csize == 1
+            and nblocks > per_batch and _mergeable(k)):
+        saved = {}
+        try:
+            return _launch_merged(k, code, compactable, pure, mem, grid, block, nblocks, per_batch, params, poffs,
+                                  gaddr, soffs, ssize, int(shared), loffs, lsize, max_steps, max_cost, saved)
+        except (EmulatorError, _Dependent):
+            for i, data in saved.items():          # back to the memory before the launch: run it batch by batch
+                mem.allocs[i].data[:] = data
     res = LaunchResult(0, 0, [] if trace else None)
     for b0 in range(0, nblocks, per_batch):
         res.cost += BATCH_STEPS
@@ -247,6 +260,51 @@ def launch(module, entry: str, grid, block, shared: int, args, mem: Memory, *, t
         res.cost += m.cost
         if trace:
             res.accesses.extend(m.accesses())
+    return res
+
+
+class _Dependent(Exception):
+    """Batches run together touched each other's memory, or a budget or error needs the batch order."""
+
+
+def _mergeable(k: P.Kernel) -> bool:
+    """May batches of this kernel's blocks run together (_launch_merged)? Not with atomics (their order
+    across batches), clocks (they count a batch's steps), clusters, async copies or tensor cores."""
+    for ins in k.instrs:
+        if ins.op not in MERGE_OPS or any("cluster" in x for x in ins.mods):
+            return False
+        if any(isinstance(a, P.Special) and a.name in ("%clock", "%clock64", "%globaltimer") for a in ins.args):
+            return False
+    return True
+
+
+def _launch_merged(k, code, compactable, pure, mem, grid, block, nblocks, per_batch, params, poffs, gaddr, soffs,
+                   ssize, dyn, loffs, lsize, max_steps, max_cost, saved) -> LaunchResult:
+    """launch() with MERGE_BATCHES batches at a time in one machine: each batch makes the same steps as
+    alone (counted per batch: the same steps and cost), so the result is the same as batch by batch
+    as long as no batch touches memory another one of its group writes (checked after each group;
+    then _Dependent). A budget exceeded or an error also raises, for launch() to run batch by batch
+    from the saved memory (saved: allocation index -> its bytes before the launch's first write)."""
+    tpb = block[0] * block[1] * block[2]
+    res = LaunchResult(0, 0, None)
+    dtypes = _register_dtypes(k)
+    group = per_batch * MERGE_BATCHES
+    for g0 in range(0, nblocks, group):
+        nb = min(group, nblocks - g0)
+        res.cost += BATCH_STEPS * -(-nb // per_batch)
+        if max_cost is not None and res.cost > max_cost:
+            raise _Dependent("budget")
+        m = _Machine(k, code, mem, grid, block, np.arange(g0, g0 + nb), params, poffs, gaddr, soffs, ssize, dyn,
+                     loffs, lsize, False, max_steps - res.steps, (1, 1, 1), dtypes)
+        m.compactable, m.pure = compactable, pure
+        m.cost_left = None if max_cost is None else max_cost - res.cost
+        m.batches(per_batch * tpb, saved)
+        m.run()
+        if not independent(m.gaccess):
+            raise _Dependent("memory")
+        res.steps += m.steps
+        res.thread_instructions += m.thread_instructions
+        res.cost += m.cost
     return res
 
 
@@ -386,7 +444,8 @@ class _Gathered(dict):
         self[name] = v
 
 
-_PER_THREAD = ("lrow", "blk", "crank", "cbase", "lane", "warp", "pc", "alive")    # gathered for a sub-run
+_PER_THREAD = ("blk", "pc", "alive")                                # gathered for a sub-run
+_LAZY = ("lrow", "crank", "cbase", "lane", "warp", "tidx", "cta", "cpos")   # gathered if used (__getattr__)
 _IDLE = ("carr", "cneed", "cwait", "bwait", "swait", "wpos")        # what the instructions of a sub-run never use
 
 
@@ -405,13 +464,21 @@ class _Machine(EmuOpsMixin):
         self.gid = None               # a compacted sub-run's thread indices in the batch (_compact)
         lin = blocks[self.blk]
         self.block_ids = blocks
-        self.cta = np.stack([lin % grid[0], lin // grid[0] % grid[1], lin // (grid[0] * grid[1])])
+        if grid[1] == grid[2] == 1:       # (the same values, without the divisions)
+            self.cta = np.stack([lin, np.zeros_like(lin), np.zeros_like(lin)])
+        else:
+            self.cta = np.stack([lin % grid[0], lin // grid[0] % grid[1], lin // (grid[0] * grid[1])])
         # thread-block clusters: a thread's block's position in its cluster, rank (x fastest), and the
         # batch index of its cluster's rank-0 block (a batch holds whole clusters in rank order)
         self.cluster, self.csize = cluster, cluster[0] * cluster[1] * cluster[2]
-        self.cpos = np.stack([self.cta[d] % cluster[d] for d in range(3)])
-        self.crank = (self.cpos[0] + cluster[0] * (self.cpos[1] + cluster[1] * self.cpos[2])).astype(np.int64)
-        self.cbase = self.blk - self.crank
+        if self.csize == 1:
+            self.cpos = np.zeros_like(self.cta)
+            self.crank = np.zeros(self.N, np.int64)
+            self.cbase = self.blk
+        else:
+            self.cpos = np.stack([self.cta[d] % cluster[d] for d in range(3)])
+            self.crank = (self.cpos[0] + cluster[0] * (self.cpos[1] + cluster[1] * self.cpos[2])).astype(np.int64)
+            self.cbase = self.blk - self.crank
         self.carr = np.zeros(self.N, np.int64)        # barrier.cluster.arrive count of each thread
         self.cneed = np.zeros(self.N, np.int64)       # the arrive count a thread in barrier.cluster.wait awaits
         self.cwait = np.zeros(self.N, bool)
@@ -420,6 +487,8 @@ class _Machine(EmuOpsMixin):
         self._dense = tpb % 32 == 0     # whole warps: thread t is lane t % 32 of warp t // 32
         self.wpos = t if self._dense else self.warp * 32 + self.lane
         self.regs = _Registers(dtypes, self.N)
+        self.nbatch, self.gaccess, self.saved = 1, None, None      # one batch (batches(): several)
+        self.ustep, self.ucost = 1, 1 + self.N // STEP_THREADS      # a converged step's count and cost
         self.pc = np.zeros(self.N, np.int64)
         self.upc = None               # converged at this PC (self.pc stale): run's fast path
         self._all = np.ones(self.N, bool)
@@ -483,16 +552,25 @@ class _Machine(EmuOpsMixin):
                         self._compact(act, rest if bound is None else min(rest, bound))
                         continue
                 ins = self.k.instrs[pc0]
-                self.steps += 1
+                if self.nbatch > 1:              # a step of each batch with threads here
+                    has = np.bincount(self.batch_of[act], minlength=self.nbatch) > 0
+                    self.steps += int(np.count_nonzero(has))
+                else:
+                    self.steps += 1
                 if self.steps > self.max_steps:
                     t = int(np.flatnonzero(act)[0])
                     raise EmulatorError("step-limit", f"step budget exceeded (an infinite loop?): more than "
                                         f"{self.max_steps} issue steps", **self.where(t, ins))
                 if ins.op in WARP_SYNC:
-                    act |= self.swait & self.alive & (self.pc == pc0)
+                    more = self.swait & self.alive & (self.pc == pc0)
+                    act |= more if self.nbatch == 1 else more & has[self.batch_of]
                 cnt = int(np.count_nonzero(act))
                 self.thread_instructions += cnt
-                self.cost += 1 + cnt // STEP_THREADS
+                if self.nbatch > 1:
+                    per = np.bincount(self.batch_of[act], minlength=self.nbatch)
+                    self.cost += int(np.sum(np.where(per > 0, 1 + per // STEP_THREADS, 0)))
+                else:
+                    self.cost += 1 + cnt // STEP_THREADS
                 if self.cost_left is not None and self.cost > self.cost_left:
                     t = int(np.flatnonzero(act)[0])
                     raise EmulatorError("step-limit", f"step budget exceeded (an infinite loop?): {self.steps} issue "
@@ -520,6 +598,26 @@ class _Machine(EmuOpsMixin):
                 if not self._stalled:
                     self._retried = False
 
+    def __getattr__(self, name):
+        """A compacted sub-run's per-thread layout (_LAZY), gathered from its parent when first used."""
+        if name in _LAZY and "_parent" in self.__dict__:
+            v = getattr(self._parent, name)
+            v = v[..., self._ids]
+            setattr(self, name, v)
+            return v
+        raise AttributeError(name)
+
+    def batches(self, size: int, saved: dict):
+        """This machine runs several batches of `size` threads (_launch_merged): count steps and cost
+        per batch, note global accesses (gaccess) and save allocations before their first write."""
+        self.batch_of = np.arange(self.N) // size
+        self.nbatch, self.gaccess, self.saved = int(self.batch_of[-1]) + 1, [], saved
+        self._batch_counts(np.bincount(self.batch_of, minlength=self.nbatch))
+
+    def _batch_counts(self, per):
+        self.ustep = int(np.count_nonzero(per))
+        self.ucost = int(np.sum(np.where(per > 0, 1 + per // STEP_THREADS, 0)))
+
     def _uniform_step(self, n: int, bound) -> bool:
         """One issue step while the batch is converged (upc: every thread alive, none waiting, all at
         PC upc; self.pc is then stale): the same step as run's, without per-thread PCs. False, having
@@ -543,12 +641,12 @@ class _Machine(EmuOpsMixin):
                 m = ex
         if ins.op in WARP_SYNC and not self._dense:
             return False                 # whole warps only: then every lane of every warp takes part
-        self.steps += 1
+        self.steps += self.ustep
         if self.steps > self.max_steps:
             raise EmulatorError("step-limit", f"step budget exceeded (an infinite loop?): more than "
                                 f"{self.max_steps} issue steps", **self.where(0, ins))
         self.thread_instructions += self.N
-        self.cost += 1 + self.N // STEP_THREADS
+        self.cost += self.ucost
         if self.cost_left is not None and self.cost > self.cost_left:
             raise EmulatorError("step-limit", f"step budget exceeded (an infinite loop?): {self.steps} issue "
                                 f"steps to {self.batch_n} threads", **self.where(0, ins))
@@ -583,20 +681,24 @@ class _Machine(EmuOpsMixin):
             setattr(sub, name, getattr(self, name)[ids])
         for name in _IDLE:                  # the threads of act run: none waits (their flags are False)
             setattr(sub, name, np.zeros(len(ids), getattr(self, name).dtype))
-        for name in ("tidx", "cta", "cpos"):
-            setattr(sub, name, getattr(self, name)[:, ids])
+        for name in _LAZY:                  # gathered when first used (__getattr__)
+            sub.__dict__.pop(name, None)
+        sub._parent, sub._ids = self, ids
         if "cf" in self.__dict__:
             sub.cf = self.cf[ids]
         sub.regs = _Gathered(self.regs, ids)
         sub._cache, sub._all, sub.upc, sub._dense = {}, np.ones(len(ids), bool), None, False
         sub.gid = ids if self.gid is None else self.gid[ids]
+        if self.nbatch > 1:
+            sub.batch_of = self.batch_of[ids]
+            sub._batch_counts(np.bincount(sub.batch_of, minlength=self.nbatch))
+        else:
+            sub.ucost = 1 + sub.N // STEP_THREADS
         sub.run(bound)
         for name in sub.regs.written:
             self.regs.scatter(name, ids, dict.__getitem__(sub.regs, name))
-        for name in ("pc", "alive"):
-            full = getattr(self, name).copy()
-            full[ids] = getattr(sub, name)
-            setattr(self, name, full)
+        self.pc[ids] = sub.pc               # (arrays of this machine alone: no other name refers to them)
+        self.alive[ids] = sub.alive
         if "cf" in sub.__dict__:
             full = self.cf.copy() if "cf" in self.__dict__ else np.zeros(self.N, np.uint64)
             full[ids] = sub.cf
@@ -644,6 +746,8 @@ class _Machine(EmuOpsMixin):
                 self.cwait &= ~rel
                 progress = True
         if not progress and self.swait.any() and not self._retried:
+            if self.nbatch > 1:
+                raise _Dependent("a retry of waiting warps: when it comes depends on the batch")
             # warps waiting on lanes that have exited since: let them check again, once
             self.swait = np.zeros(self.N, bool)
             self._retried = True
@@ -730,10 +834,14 @@ class _Machine(EmuOpsMixin):
             off = row[idx].astype(np.int64) * stride + addrs.astype(np.int64)
             return [(buf, np.arange(len(idx)), off, space, addrs)]
         # global (and const, which lives in global allocations)
+        if self.gaccess is not None:
+            self.gaccess.append((addrs, nbytes, self.batch_of[idx], kind))
         lo, hi = int(addrs.min()), int(addrs.max())
         first = int(np.searchsorted(self.mem._starts, np.uint64(lo), side="right")) - 1
         if first >= 0 and hi + nbytes <= self.mem.allocs[first].start + self.mem.allocs[first].size:
             al = self.mem.allocs[first]          # all inside one allocation (what locate would find)
+            if self.saved is not None and kind != "read" and first not in self.saved:
+                self.saved[first] = al.data.copy()
             return [(al.data, np.arange(len(idx)), (addrs - np.uint64(al.start)).astype(np.int64), "global", addrs)]
         k = self.mem.locate(addrs, nbytes)
         if (k < 0).any():
@@ -744,10 +852,14 @@ class _Machine(EmuOpsMixin):
         first = int(k[0])
         if (k == first).all():
             al = self.mem.allocs[first]
+            if self.saved is not None and kind != "read" and first not in self.saved:
+                self.saved[first] = al.data.copy()
             return [(al.data, np.arange(len(idx)), (addrs - np.uint64(al.start)).astype(np.int64), "global", addrs)]
         for kk in np.unique(k):
             pos = np.flatnonzero(k == kk)
             al = self.mem.allocs[int(kk)]
+            if self.saved is not None and kind != "read" and int(kk) not in self.saved:
+                self.saved[int(kk)] = al.data.copy()
             groups.append((al.data, pos, (addrs[pos] - np.uint64(al.start)).astype(np.int64), "global", addrs[pos]))
         return groups
 
