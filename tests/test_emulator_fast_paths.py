@@ -2,7 +2,8 @@
 compacted) change nothing observable: outputs, launch counters, traced accesses and errors are
 identical to the plain path (machine.FAST_PATHS off: every step through per-thread PCs and masks), on
 an lm_head-like gemv whose threads diverge (7 of 8 idle in the K loop at K = 128) and on kernels with
-barriers, warp shuffles and atomics."""
+barriers, warp shuffles and atomics; launches of several batches run together (merged) only where the
+batches are independent, and a launch whose blocks read what other batches write runs batch by batch."""
 import numpy as np
 import pytest
 
@@ -79,7 +80,9 @@ def test_errors_name_the_same_thread_and_instruction(monkeypatch, kw):
 
 @pytest.mark.parametrize("name,dims", [
     ("rms_norm_bf16_safe", {"T": 5, "H": 520}),
+    ("rms_norm_bf16_safe", {"T": 700, "H": 520}),                          # 3 batches, merged
     ("attention_decode_bf16_safe", {"Hq": 4, "Hkv": 2, "S": 37, "P": 3}),
+    ("attention_decode_bf16_safe", {"Hq": 16, "Hkv": 8, "S": 64, "P": 40}),  # 3-D grid, 2 batches
     ("argmax_bf16_safe", {"B": 3, "V": 696}),
 ])
 def test_registry_kernels_are_bit_identical_to_the_plain_path(monkeypatch, name, dims):
@@ -102,8 +105,45 @@ def test_registry_kernels_are_bit_identical_to_the_plain_path(monkeypatch, name,
                 mem.write(ptrs[pname], encode(host, op.dtype_of(pname, v.types)))
             else:
                 mem.write(ptrs[pname], np.full(nbytes, 0xFF, np.uint8))
-        runs = [counters(E.launch(module, bl.entry, bl.grid, bl.block, bl.shared, bl.args, mem, trace=True,
-                                  atomic_seed=1))
+        runs = [counters(E.launch(module, bl.entry, bl.grid, bl.block, bl.shared, bl.args, mem))
                 for bl in bind(v, op, module, dims, ptrs)]
         results.append((runs, {pn: mem.read(a, mem.allocs[i].size) for i, (pn, a) in enumerate(ptrs.items())}))
     assert results[0] == results[1]
+
+
+CHAIN = r"""
+extern "C" __global__ void chain(float* a, int n, int shift) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;      // reads what thread i ^ shift writes (a race:
+    if (i < n) a[i] = a[i ^ shift] * 0.5f + 1.0f;       // the emulator's batch order decides)
+}
+"""
+
+
+@pytest.mark.parametrize("shift,merged", [(65536, False), (64, True)])
+def test_batches_that_read_each_others_writes_run_batch_by_batch(monkeypatch, shift, merged):
+    """shift 65536: a thread reads a value that a thread two batches away (32768 threads a batch) writes,
+    so the result depends on the batch order; shift 64: within its own batch, independent batches."""
+    module = parsed(compile_cuda(CHAIN).ptx)
+    outcome = []
+    real = E._launch_merged
+
+    def watched(*a, **kw):
+        try:
+            r = real(*a, **kw)
+        except Exception as e:
+            outcome.append(type(e).__name__)
+            raise
+        outcome.append("merged")
+        return r
+    monkeypatch.setattr(E, "_launch_merged", watched)
+    results = []
+    for fast in (True, False):
+        monkeypatch.setattr(E, "FAST_PATHS", fast)
+        n = 4 * 32768
+        mem = E.Memory()
+        pa = mem.alloc(4 * n, "a")
+        mem.write(pa, np.arange(n, dtype=np.float32))
+        r = E.launch(module, "chain", n // 256, 256, 0, [np.uint64(pa), np.int32(n), np.int32(shift)], mem)
+        results.append((mem.read(pa, 4 * n), counters(r)))
+    assert results[0] == results[1]
+    assert outcome == (["merged"] if merged else ["_Dependent"])

@@ -107,21 +107,11 @@ def _one_value(x):
     return x
 
 
-def _shfl_body(self, ins, m, ready):
-    mode = next(x for x in ins.mods if x in ("up", "down", "bfly", "idx"))
-    a = np.asarray(self.get(ins.args[1], "b32"))
-    a = np.broadcast_to(a, (self.N,))
-    b = _one_value(self.get(ins.args[2], "u32")).astype(np.int64) & 0x1F
-    c = _one_value(self.get(ins.args[3], "u32")).astype(np.int64)
-    lane = self._cache.get("lane64")
-    if lane is None:
-        lane = self._cache["lane64"] = self.lane.astype(np.int64)
+def _shfl_lanes(mode, lane, b, c):
+    """The source lane of each lane (its own where out of range) and whether it was in range."""
     cval, seg = c & 0x1F, (c >> 8) & 0x1F
-    if np.ndim(seg) == 0 and seg == 0:             # no segments (the usual clamp 31): the same values
-        max_lane, min_lane = cval, np.int64(0)
-    else:
-        max_lane = (lane & seg) | (cval & ~seg)
-        min_lane = lane & seg
+    max_lane = (lane & seg) | (cval & ~seg)
+    min_lane = lane & seg
     if mode == "up":
         j = lane - b
         p = j >= max_lane
@@ -134,8 +124,29 @@ def _shfl_body(self, ins, m, ready):
     else:
         j = min_lane | (b & ~seg)
         p = j <= max_lane
-    j = np.where(p, j, lane)
-    val = self.warp_gather(a, j)
+    return np.where(p, j, lane), p
+
+
+def _shfl_body(self, ins, m, ready):
+    mode = next(x for x in ins.mods if x in ("up", "down", "bfly", "idx"))
+    a = np.asarray(self.get(ins.args[1], "b32"))
+    a = np.broadcast_to(a, (self.N,))
+    b = _one_value(self.get(ins.args[2], "u32")).astype(np.int64) & 0x1F
+    c = _one_value(self.get(ins.args[3], "u32")).astype(np.int64)
+    if self._dense and np.ndim(b) == 0 and np.ndim(c) == 0:
+        # one lane pattern for every warp: source lanes and in-range flags of lanes 0..31, made once
+        key = ("shfl", mode, int(b), int(c))
+        pat = self._cache.get(key)
+        if pat is None:
+            j, p = _shfl_lanes(mode, np.arange(32, dtype=np.int64), b, c)
+            pat = self._cache[key] = (self.warp * 32 + j[self.lane], p[self.lane])
+        val, p = a[pat[0]], pat[1]
+    else:
+        lane = self._cache.get("lane64")
+        if lane is None:
+            lane = self._cache["lane64"] = self.lane.astype(np.int64)
+        j, p = _shfl_lanes(mode, lane, b, c)
+        val = self.warp_gather(a, j)
     d = ins.args[0]
     if isinstance(d, P.PredPair):
         self.put(d.a, val, "b32", m)
