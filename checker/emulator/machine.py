@@ -221,7 +221,8 @@ def launch(module, entry: str, grid, block, shared: int, args, mem: Memory, *, t
             loffs[v.name] = lsize
             lsize += v.size
     code, compactable, dtypes = _decode(k), _compactable(k), None
-    pure = [ins.op in PURE_OPS or ins.op in WARP_UNIFORM or ins.op == "bra" for ins in k.instrs] + [False]
+    pure = [ins.op in PURE_OPS or ins.op in WARP_UNIFORM or ins.op == "bra" or _block_barrier(ins)
+            for ins in k.instrs] + [False]
     nblocks = grid[0] * grid[1] * grid[2]
     cluster = _dim3(k.directives.get("reqnctapercluster", (1, 1, 1)))
     csize = cluster[0] * cluster[1] * cluster[2]
@@ -346,6 +347,12 @@ def _module_globals(module: P.Module, mem: Memory) -> dict[str, int]:
             cache[key] = addr
         out[v.name] = cache[key]
     return out
+
+
+def _block_barrier(ins) -> bool:
+    """bar.sync 0 / barrier.sync 0 (or without an operand): the barrier of the whole block."""
+    return (ins.op in ("bar", "barrier") and not ins.has("warp", "red", "cluster", "arrive") and len(ins.args) < 2
+            and (not ins.args or isinstance(ins.args[0], P.Imm) and int(ins.args[0].value) == 0))
 
 
 def _compactable(k: P.Kernel) -> list[bool]:
@@ -489,7 +496,7 @@ class _Machine(EmuOpsMixin):
         self.regs = _Registers(dtypes, self.N)
         self.nbatch, self.gaccess, self.saved = 1, None, None      # one batch (batches(): several)
         self.ustep, self.ucost = 1, 1 + self.N // STEP_THREADS      # a converged step's count and cost
-        self.pc = np.zeros(self.N, np.int64)
+        self.pc = np.zeros(self.N, np.int32)        # (int32: fewer bytes for run to scan)
         self.upc = None               # converged at this PC (self.pc stale): run's fast path
         self._all = np.ones(self.N, bool)
         self.alive = np.ones(self.N, bool)
@@ -515,19 +522,20 @@ class _Machine(EmuOpsMixin):
         where the batch would issue to other threads too: at bound (the lowest PC of the batch's other
         runnable threads), at an instruction that needs the whole batch, or with nothing runnable."""
         n = len(self.k.instrs)
-        big = np.int64(1 << 40)
+        big = np.int32(np.iinfo(np.int32).max)
         with np.errstate(all="ignore"):
             while True:
                 if self.upc is not None:
                     if self._uniform_step(n, bound):
                         continue
-                    self.pc, self.upc = np.full(self.N, self.upc, np.int64), None
+                    self.pc, self.upc = np.full(self.N, self.upc, np.int32), None
                 run = self.alive & ~self.bwait & ~self.swait & ~self.cwait
-                pcs = np.where(run, self.pc, big)
+                every = bool(run.all())
+                pcs = self.pc if every else np.where(run, self.pc, big)
                 pc0 = int(pcs.min())
                 if bound is not None and (pc0 >= bound or pc0 < n and not self.compactable[pc0]):
                     return
-                if FAST_PATHS and pc0 < n and self.pure[pc0] and run.all() and int(pcs.max()) == pc0:
+                if FAST_PATHS and pc0 < n and self.pure[pc0] and every and int(pcs.max()) == pc0:
                     self.upc = pc0           # converged: every thread runnable, at one PC
                     if self._uniform_step(n, bound):
                         continue
@@ -636,7 +644,7 @@ class _Machine(EmuOpsMixin):
             elif not ex.any():
                 m = False
             else:
-                if ins.op == "bra" or ins.op in WARP_SYNC:
+                if ins.op in ("bra", "bar", "barrier") or ins.op in WARP_SYNC:
                     return False
                 m = ex
         if ins.op in WARP_SYNC and not self._dense:
@@ -665,6 +673,10 @@ class _Machine(EmuOpsMixin):
         except (KeyError, ValueError, TypeError, IndexError, AttributeError, StopIteration) as e:
             raise EmulatorError("unsupported", f"this form of {ins.op!r} is not emulated "
                                 f"({type(e).__name__}: {e})", instr=ins) from e
+        if ins.op in ("bar", "barrier"):
+            # every thread of every block arrived: released at once, as _unblock would
+            self.bwait = np.zeros(self.N, bool)
+            self.epoch += 1
         self.upc = pc0 + 1
         return True
 
@@ -708,7 +720,7 @@ class _Machine(EmuOpsMixin):
 
     def _advance(self, act, pc0, full):
         if full:
-            self.pc = np.full(self.N, pc0 + 1, np.int64)
+            self.pc = np.full(self.N, pc0 + 1, np.int32)
         else:
             self.pc = np.where(act, pc0 + 1, self.pc)
 
