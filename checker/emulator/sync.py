@@ -3,6 +3,8 @@ warp-synchronous instructions (shfl, vote, match, redux, activemask, bar.warp.sy
 every live lane of their member mask has arrived."""
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from kreg.checker.ptx import parse as P
@@ -80,6 +82,11 @@ def _bar_cluster(self, ins, m, act, pc0):
 def _warp_sync(self, ins, m, act, pc0, body, member=None):
     """Run body for the lanes whose member mask (the last operand, or `member`) has arrived."""
     ex = act if m is None else m
+    if m is None and self.upc is not None and self._dense:
+        # converged whole warps (run's fast path): every lane of every warp arrives, all are ready
+        self._stalled, self._m = False, act
+        body(self, ins, None, act)
+        return True
     if member is None:
         member = self.get(ins.args[-1], "b32") if body is not _activemask else np.uint32(0xFFFFFFFF)
     ready = self.warp_ready(ex, member) if body is not _activemask else ex
@@ -127,6 +134,17 @@ def _shfl_lanes(mode, lane, b, c):
     return np.where(p, j, lane), p
 
 
+@lru_cache(maxsize=64)
+def _lane_pattern(n: int, mode: str, b: int, c: int):
+    """For n threads in whole warps (thread t: lane t % 32 of warp t // 32): the thread each reads
+    from and whether its source lane was in range (read-only, shared by the batches of a launch)."""
+    j, p = _shfl_lanes(mode, np.arange(32, dtype=np.int64), np.int64(b), np.int64(c))
+    t = np.arange(n)
+    src, ok = t - t % 32 + j[t % 32], p[t % 32]
+    src.flags.writeable = ok.flags.writeable = False
+    return src, ok
+
+
 def _shfl_body(self, ins, m, ready):
     mode = next(x for x in ins.mods if x in ("up", "down", "bfly", "idx"))
     a = np.asarray(self.get(ins.args[1], "b32"))
@@ -135,11 +153,7 @@ def _shfl_body(self, ins, m, ready):
     c = _one_value(self.get(ins.args[3], "u32")).astype(np.int64)
     if self._dense and np.ndim(b) == 0 and np.ndim(c) == 0:
         # one lane pattern for every warp: source lanes and in-range flags of lanes 0..31, made once
-        key = ("shfl", mode, int(b), int(c))
-        pat = self._cache.get(key)
-        if pat is None:
-            j, p = _shfl_lanes(mode, np.arange(32, dtype=np.int64), b, c)
-            pat = self._cache[key] = (self.warp * 32 + j[self.lane], p[self.lane])
+        pat = _lane_pattern(self.N, mode, int(b), int(c))
         val, p = a[pat[0]], pat[1]
     else:
         lane = self._cache.get("lane64")
