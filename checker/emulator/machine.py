@@ -644,11 +644,13 @@ class _Machine(EmuOpsMixin):
             elif not ex.any():
                 m = False
             else:
-                if ins.op in ("bra", "bar", "barrier") or ins.op in WARP_SYNC:
+                if ins.op in ("bar", "barrier") or ins.op in WARP_SYNC:
                     return False
                 m = ex
         if ins.op in WARP_SYNC and not self._dense:
             return False                 # whole warps only: then every lane of every warp takes part
+        if ins.op == "bra" and getattr(ins.args[0], "name", None) not in self.k.labels:
+            return False                 # (the handler's error)
         self.steps += self.ustep
         if self.steps > self.max_steps:
             raise EmulatorError("step-limit", f"step budget exceeded (an infinite loop?): more than "
@@ -663,7 +665,11 @@ class _Machine(EmuOpsMixin):
             return True
         self._retried = False
         if ins.op == "bra":
-            self.upc = self.k.labels[ins.args[0].name]
+            tgt = self.k.labels[ins.args[0].name]
+            if m is None:
+                self.upc = tgt
+            else:                            # the batch diverges here: per-thread PCs from now on
+                self.pc, self.upc = np.where(m, np.int32(tgt), np.int32(pc0 + 1)), None
             return True
         self._ins, self._m, self._stalled = ins, m, False
         try:
