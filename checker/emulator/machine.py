@@ -22,6 +22,7 @@ import numpy as np
 from kreg.checker.ptx import parse as P
 from kreg.checker.emulator import alu, memory, sync, tensor, wgmma  # noqa: F401 (register their handlers in ALU)
 from kreg.checker.emulator.independence import independent
+from kreg.checker.emulator.registers import Gathered, Registers
 from kreg.checker.emulator.ops import ALU, CLUSTER_SHIFT, DT, LOCAL_BASE, SHARED_BASE, STORE, EmulatorError, EmuOpsMixin
 from kreg.registry.limits import BATCH_STEPS, SHARED_MAX_BYTES, STEP_THREADS, geometry_problems
 
@@ -43,6 +44,8 @@ PURE_OPS = COMPACT_OPS - {"bra", "ret", "exit"}    # touch no PC, exit or wait s
 MERGE_BATCHES = 4                # batches of a launch run together where independent (_launch_merged)
 MERGE_OPS = (PURE_OPS - {"atom", "red", "mapa"}) | {"bra", "ret", "exit", "bar", "barrier", "shfl", "vote", "redux",
                                                      "match", "activemask"}
+SCALAR_OPS = ({n for n, h in ALU.items() if h.__module__.endswith(".alu")}
+              | {"ld", "ldu", "st", "shfl"})   # their handlers take a register held as one value (registers.py)
 WARP_UNIFORM = {"shfl", "vote", "redux", "match", "activemask"}   # issued by _uniform_step too (whole warps)
 WARP_SYNC = {"shfl", "vote", "redux", "match", "activemask", "mma", "ldmatrix", "wgmma", "setmaxnreg"}   # wgmma, setmaxnreg: the warpgroup's 128 threads
 
@@ -221,6 +224,7 @@ def launch(module, entry: str, grid, block, shared: int, args, mem: Memory, *, t
             loffs[v.name] = lsize
             lsize += v.size
     code, compactable, dtypes = _decode(k), _compactable(k), None
+    scalar_ok = [ins.op in SCALAR_OPS for ins in k.instrs] + [False]
     pure = [ins.op in PURE_OPS or ins.op in WARP_UNIFORM or ins.op == "bra" or _block_barrier(ins)
             for ins in k.instrs] + [False]
     nblocks = grid[0] * grid[1] * grid[2]
@@ -236,8 +240,9 @@ def launch(module, entry: str, grid, block, shared: int, args, mem: Memory, *, t
             and nblocks > per_batch and _mergeable(k)):
         saved = {}
         try:
-            return _launch_merged(k, code, compactable, pure, mem, grid, block, nblocks, per_batch, params, poffs,
-                                  gaddr, soffs, ssize, int(shared), loffs, lsize, max_steps, max_cost, saved)
+            return _launch_merged(k, (code, compactable, pure, scalar_ok), mem, grid, block, nblocks, per_batch,
+                                  params, poffs, gaddr, soffs, ssize, int(shared), loffs, lsize, max_steps, max_cost,
+                                  saved)
         except (EmulatorError, _Dependent):
             for i, data in saved.items():          # back to the memory before the launch: run it batch by batch
                 mem.allocs[i].data[:] = data
@@ -251,7 +256,7 @@ def launch(module, entry: str, grid, block, shared: int, args, mem: Memory, *, t
         dtypes = dtypes if dtypes is not None else _register_dtypes(k)
         m = _Machine(k, code, mem, grid, block, blocks, params, poffs, gaddr, soffs, ssize, int(shared),
                      loffs, lsize, trace, max_steps - res.steps, cluster, dtypes)
-        m.compactable, m.pure = compactable, pure
+        m.compactable, m.pure, m.scalar_ok = compactable, pure, scalar_ok
         m.cost_left = None if max_cost is None else max_cost - res.cost
         m.trace_left = None if max_trace is None else max_trace - len(res.accesses or ())
         m.atomic_rng = None if atomic_seed is None else np.random.default_rng([atomic_seed, b0])
@@ -279,14 +284,15 @@ def _mergeable(k: P.Kernel) -> bool:
     return True
 
 
-def _launch_merged(k, code, compactable, pure, mem, grid, block, nblocks, per_batch, params, poffs, gaddr, soffs,
-                   ssize, dyn, loffs, lsize, max_steps, max_cost, saved) -> LaunchResult:
+def _launch_merged(k, decoded, mem, grid, block, nblocks, per_batch, params, poffs, gaddr, soffs, ssize, dyn, loffs,
+                   lsize, max_steps, max_cost, saved) -> LaunchResult:
     """launch() with MERGE_BATCHES batches at a time in one machine: each batch makes the same steps as
     alone (counted per batch: the same steps and cost), so the result is the same as batch by batch
     as long as no batch touches memory another one of its group writes (checked after each group;
     then _Dependent). A budget exceeded or an error also raises, for launch() to run batch by batch
     from the saved memory (saved: allocation index -> its bytes before the launch's first write)."""
     tpb = block[0] * block[1] * block[2]
+    code, compactable, pure, scalar_ok = decoded
     res = LaunchResult(0, 0, None)
     dtypes = _register_dtypes(k)
     group = per_batch * MERGE_BATCHES
@@ -297,7 +303,7 @@ def _launch_merged(k, code, compactable, pure, mem, grid, block, nblocks, per_ba
             raise _Dependent("budget")
         m = _Machine(k, code, mem, grid, block, np.arange(g0, g0 + nb), params, poffs, gaddr, soffs, ssize, dyn,
                      loffs, lsize, False, max_steps - res.steps, (1, 1, 1), dtypes)
-        m.compactable, m.pure = compactable, pure
+        m.compactable, m.pure, m.scalar_ok = compactable, pure, scalar_ok
         m.cost_left = None if max_cost is None else max_cost - res.cost
         m.batches(per_batch * tpb, saved)
         m.run()
@@ -399,58 +405,6 @@ def _register_dtypes(k: P.Kernel) -> dict:
     return dtypes
 
 
-class _Registers(dict):
-    """The batch's registers, each made (zeros) when first used. What a compacted sub-run wrote is
-    scattered in only when the register is next read (`scatter`): a register the batch never reads
-    again costs nothing."""
-
-    def __init__(self, dtypes: dict, n: int):
-        super().__init__()
-        self.dtypes, self.n, self.pending = dtypes, n, {}
-
-    def __missing__(self, name):
-        base, parts = self.pending.pop(name, (None, ()))
-        v = base.copy() if base is not None else np.zeros(self.n, self.dtypes[name])
-        for ids, vals in parts:
-            v[ids] = vals
-        dict.__setitem__(self, name, v)
-        return v
-
-    def __setitem__(self, name, v):
-        self.pending.pop(name, None)
-        dict.__setitem__(self, name, v)
-
-    def scatter(self, name, ids, vals):
-        """Register name takes vals at threads ids (the rest keep their values)."""
-        if name in self.pending:
-            self.pending[name][1].append((ids, vals))
-        else:
-            self.pending[name] = (dict.pop(self, name, None), [(ids, vals)])
-
-
-class _Gathered(dict):
-    """A compacted sub-run's registers: each gathered from the batch's on first use; `written` names
-    those the sub-run assigned."""
-
-    def __init__(self, full: dict, ids: np.ndarray):
-        super().__init__()
-        self.full, self.ids, self.written, self.dtypes = full, ids, set(), full.dtypes
-
-    def __missing__(self, name):
-        v = self.full[name][self.ids]
-        dict.__setitem__(self, name, v)
-        return v
-
-    def __setitem__(self, name, v):
-        self.written.add(name)
-        dict.__setitem__(self, name, v)
-
-    def scatter(self, name, ids, vals):
-        v = self[name].copy()
-        v[ids] = vals
-        self[name] = v
-
-
 _PER_THREAD = ("blk", "pc", "alive")                                # gathered for a sub-run
 _LAZY = ("lrow", "crank", "cbase", "lane", "warp", "tidx", "cta", "cpos")   # gathered if used (__getattr__)
 _IDLE = ("carr", "cneed", "cwait", "bwait", "swait", "wpos")        # what the instructions of a sub-run never use
@@ -493,7 +447,7 @@ class _Machine(EmuOpsMixin):
         self.nwarps = nb * self.wpb
         self._dense = tpb % 32 == 0     # whole warps: thread t is lane t % 32 of warp t // 32
         self.wpos = t if self._dense else self.warp * 32 + self.lane
-        self.regs = _Registers(dtypes, self.N)
+        self.regs = Registers(dtypes, self.N)
         self.nbatch, self.gaccess, self.saved = 1, None, None      # one batch (batches(): several)
         self.ustep, self.ucost = 1, 1 + self.N // STEP_THREADS      # a converged step's count and cost
         self.pc = np.zeros(self.N, np.int32)        # (int32: fewer bytes for run to scan)
@@ -585,7 +539,7 @@ class _Machine(EmuOpsMixin):
                                         f"steps to {self.batch_n} threads", **self.where(t, ins))
                 full = cnt == self.N
                 if ins.pred is not None:
-                    pv = self.regs[ins.pred.name]
+                    pv = self.regs.raw(ins.pred.name)
                     ex = act & (~pv if ins.neg else pv)
                     if not ex.any():
                         self._advance(act, pc0, full)
@@ -594,6 +548,7 @@ class _Machine(EmuOpsMixin):
                 else:
                     m = None if full else act
                 self._ins, self._m, self._stalled = ins, m, False
+                self.regs.scalar_ok = self.scalar_ok[pc0]
                 try:
                     handled = self.code[pc0](self, ins, m, act, pc0)
                 except EmulatorError:
@@ -637,7 +592,7 @@ class _Machine(EmuOpsMixin):
         ins = self.k.instrs[pc0]
         m = None
         if ins.pred is not None:
-            pv = self.regs[ins.pred.name]
+            pv = self.regs.raw(ins.pred.name)
             ex = ~pv if ins.neg else pv
             if ex.all():
                 pass
@@ -672,6 +627,7 @@ class _Machine(EmuOpsMixin):
                 self.pc, self.upc = np.where(m, np.int32(tgt), np.int32(pc0 + 1)), None
             return True
         self._ins, self._m, self._stalled = ins, m, False
+        self.regs.scalar_ok = self.scalar_ok[pc0]
         try:
             self.code[pc0](self, ins, m, self._all, pc0)
         except EmulatorError:
@@ -704,7 +660,7 @@ class _Machine(EmuOpsMixin):
         sub._parent, sub._ids = self, ids
         if "cf" in self.__dict__:
             sub.cf = self.cf[ids]
-        sub.regs = _Gathered(self.regs, ids)
+        sub.regs = Gathered(self.regs, ids)
         sub._cache, sub._all, sub.upc, sub._dense = {}, np.ones(len(ids), bool), None, False
         sub.gid = ids if self.gid is None else self.gid[ids]
         if self.nbatch > 1:
@@ -714,7 +670,7 @@ class _Machine(EmuOpsMixin):
             sub.ucost = 1 + sub.N // STEP_THREADS
         sub.run(bound)
         for name in sub.regs.written:
-            self.regs.scatter(name, ids, dict.__getitem__(sub.regs, name))
+            self.regs.scatter(name, ids, sub.regs.raw(name))
         self.pc[ids] = sub.pc               # (arrays of this machine alone: no other name refers to them)
         self.alive[ids] = sub.alive
         if "cf" in sub.__dict__:

@@ -42,6 +42,8 @@ def _addresses(self, a: P.Addr, space, idx):
     if isinstance(a.base, P.Sym):
         return np.full(len(idx), np.uint64(self.sym_addr(a.base.name, space)) + off, np.uint64)
     base = self.regs[a.base.name].astype(np.uint64, copy=False)
+    if base.ndim == 0:
+        return np.full(len(idx), base + off, np.uint64)
     return (base if len(idx) == self.N else base[idx]) + off
 
 

@@ -213,7 +213,10 @@ class EmuOpsMixin:
             else:
                 new = val.view(UINT[tb]).astype(odt)
         if m is None:
-            self.regs[a.name] = new if new.shape == (self.N,) else np.full(self.N, new, odt)
+            if new.shape == (self.N,) or new.ndim == 0 and self.regs.scalar_ok:
+                self.regs[a.name] = np.asarray(new)    # (a 0-d value: the same in every thread)
+            else:
+                self.regs[a.name] = np.full(self.N, new, odt)
         else:
             self.regs[a.name] = np.where(m, new, self.regs[a.name])
 
