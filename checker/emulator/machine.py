@@ -770,7 +770,7 @@ class _Machine(EmuOpsMixin):
                    align: int | None = None):
         """Split the accesses of lanes idx at addrs into groups (buffer uint8 array, positions into idx,
         byte offsets in the buffer, space, address within that space). Raises on misaligned or out-of-bounds accesses."""
-        addrs = addrs.astype(np.uint64)
+        addrs = addrs.astype(np.uint64, copy=False)
         if len(addrs) == 0:
             return []
         align = nbytes if align is None else align
@@ -809,7 +809,7 @@ class _Machine(EmuOpsMixin):
             return [(buf, np.arange(len(idx)), off, space, addrs)]
         # global (and const, which lives in global allocations)
         if self.gaccess is not None:
-            self.gaccess.append((addrs, nbytes, self.batch_of[idx], kind))
+            self.gaccess.append((addrs, nbytes, self.batch_of if len(idx) == self.N else self.batch_of[idx], kind))
         lo, hi = int(addrs.min()), int(addrs.max())
         first = int(np.searchsorted(self.mem._starts, np.uint64(lo), side="right")) - 1
         if first >= 0 and hi + nbytes <= self.mem.allocs[first].start + self.mem.allocs[first].size:

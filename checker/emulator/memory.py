@@ -72,8 +72,20 @@ def _ld(self, ins, m, *_):
     idx = _lanes(self, m)
     addrs = _addresses(self, ins.args[1], space, idx)
     ut = UINT[8 * w]
-    out = np.zeros((len(idx), n), ut)
-    for buf, pos, off, sp, ta in self.mem_locate(ins, space, addrs, idx, w * n, "read"):
+    groups = self.mem_locate(ins, space, addrs, idx, w * n, "read")
+    if len(groups) == 1 and len(groups[0][1]) == len(idx) and (n == 1 or len(groups[0][0]) % (w * n) == 0):
+        buf, pos, off, sp, ta = groups[0]      # one buffer for every lane: read whole vectors at once
+        if n == 1:
+            out = buf.view(ut)[off // w][:, None]
+        elif not (off % (w * n)).any():
+            out = buf.view(ut).reshape(-1, n)[off // (w * n)]
+        else:                                  # (a vector not aligned to its size: alignment checks off)
+            out = buf.view(ut)[(off // w)[:, None] + np.arange(n)]
+        self.record(ins, sp, idx[pos], ta, w * n, "read")
+        groups = ()
+    else:
+        out = np.zeros((len(idx), n), ut)
+    for buf, pos, off, sp, ta in groups:
         e = off // w
         view = buf.view(ut)
         out[pos] = view[e[:, None] + np.arange(n)] if n > 1 else view[e][:, None]
