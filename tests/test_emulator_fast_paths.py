@@ -48,13 +48,13 @@ def test_lm_head_like_gemv_is_bit_identical_to_the_plain_path(monkeypatch):
             used[_n] += 1
             return _f(self, *a)
         monkeypatch.setattr(E._Machine, name, counted)
-    y_fast, r_fast, w, x = gemv(4096, 128, True, monkeypatch)
+    y_fast, r_fast, w, x = gemv(4100, 128, True, monkeypatch)           # 9 batches: the last group has one
     assert used["_compact"] > 0 and used["_uniform_step"] > 0          # both fast paths ran
-    y_plain, r_plain, _, _ = gemv(4096, 128, False, monkeypatch)
+    y_plain, r_plain, _, _ = gemv(4100, 128, False, monkeypatch)
     assert np.array_equal(y_fast, y_plain)
     assert counters(r_fast) == counters(r_plain)
     # and it is a gemv: within one bf16 rounding (plus fp32 sums) of the float64 product
-    ref = F.bf16_to_f32(w).astype(np.float64).reshape(4096, 128) @ F.bf16_to_f32(x).astype(np.float64)
+    ref = F.bf16_to_f32(w).astype(np.float64).reshape(4100, 128) @ F.bf16_to_f32(x).astype(np.float64)
     got = F.bf16_to_f32(y_fast).astype(np.float64)
     assert np.all(np.abs(got - ref) <= 2e-3 + 2 ** -8 * np.abs(ref))
 
@@ -112,17 +112,22 @@ def test_registry_kernels_are_bit_identical_to_the_plain_path(monkeypatch, name,
 
 
 CHAIN = r"""
-extern "C" __global__ void chain(float* a, int n, int shift) {
+extern "C" __global__ void chain(float* a, int n, int shift, int sparse) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;      // reads what thread i ^ shift writes (a race:
-    if (i < n) a[i] = a[i ^ shift] * 0.5f + 1.0f;       // the emulator's batch order decides)
+    if (i < n && (i ^ shift) < n && (i & sparse) == 0)  // the emulator's batch order decides)
+        a[i] = a[i ^ shift] * 0.5f + 1.0f;
 }
 """
 
 
-@pytest.mark.parametrize("shift,merged", [(65536, False), (64, True)])
-def test_batches_that_read_each_others_writes_run_batch_by_batch(monkeypatch, shift, merged):
+@pytest.mark.parametrize("shift,sparse,n,merged", [
+    (65536, 0, 4 * 32768, False), (64, 0, 4 * 32768, True),
+    (65536, 7, 5 * 32768 + 256, False), (64, 7, 5 * 32768 + 256, True),   # 1 thread in 8: compacted
+])
+def test_batches_that_read_each_others_writes_run_batch_by_batch(monkeypatch, shift, sparse, n, merged):
     """shift 65536: a thread reads a value that a thread two batches away (32768 threads a batch) writes,
-    so the result depends on the batch order; shift 64: within its own batch, independent batches."""
+    so the result depends on the batch order; shift 64: within its own batch, independent batches. With
+    sparse 7 only every 8th thread runs it (compacted), and the launch ends in a group of one batch."""
     module = parsed(compile_cuda(CHAIN).ptx)
     outcome = []
     real = E._launch_merged
@@ -139,11 +144,11 @@ def test_batches_that_read_each_others_writes_run_batch_by_batch(monkeypatch, sh
     results = []
     for fast in (True, False):
         monkeypatch.setattr(E, "FAST_PATHS", fast)
-        n = 4 * 32768
         mem = E.Memory()
         pa = mem.alloc(4 * n, "a")
         mem.write(pa, np.arange(n, dtype=np.float32))
-        r = E.launch(module, "chain", n // 256, 256, 0, [np.uint64(pa), np.int32(n), np.int32(shift)], mem)
+        r = E.launch(module, "chain", n // 256, 256, 0,
+                     [np.uint64(pa), np.int32(n), np.int32(shift), np.int32(sparse)], mem)
         results.append((mem.read(pa, 4 * n), counters(r)))
     assert results[0] == results[1]
     assert outcome == (["merged"] if merged else ["_Dependent"])

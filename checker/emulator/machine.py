@@ -663,8 +663,9 @@ class _Machine(EmuOpsMixin):
         sub.regs = Gathered(self.regs, ids)
         sub._cache, sub._all, sub.upc, sub._dense = {}, np.ones(len(ids), bool), None, False
         sub.gid = ids if self.gid is None else self.gid[ids]
-        if self.nbatch > 1:
+        if self.gaccess is not None:           # (a merged group, of one batch or more)
             sub.batch_of = self.batch_of[ids]
+        if self.nbatch > 1:
             sub._batch_counts(np.bincount(sub.batch_of, minlength=self.nbatch))
         else:
             sub.ucost = 1 + sub.N // STEP_THREADS
