@@ -1,9 +1,10 @@
 """Emulator speed on one CPU core, before and after in the same run: registry variants launched at
-seeded inputs (the lm_head gemv of a model with the real Qwen3 vocabulary, an RMSNorm, a decode
-attention) by this checkout's emulator and by the emulator of an earlier commit (git show REV, loaded
-under another package name); minimum CPU time of several launches each, and the outputs and launch
-counters of the two compared bit for bit. --check-registry also compares every registry variant at
-its small test shapes.
+seeded inputs (the lm_head gemv of a model with the real Qwen3 vocabulary, RMSNorms, SiLU-mul, decode
+attention; launches of one batch of blocks and of several) by this checkout's emulator and by the
+emulator of an earlier commit (git show REV, loaded under another package name); minimum CPU time of
+several launches each, and the outputs and launch counters (steps, thread-instructions, cost) of the
+two compared bit for bit. --check-registry also compares every registry variant at its small test
+shapes.
 
     python bench/emulator_speed.py [--before REV] [--out bench/results/emulator_speed.txt] [--check-registry]
 """
@@ -30,8 +31,13 @@ CASES = [                    # (name, variant, dims, runs of the new emulator, r
     ("lm_head gemv 151936 x 1024 (Qwen3-0.6B)", "gemv_bf16_safe", {"N": 151936, "K": 1024}, 1, 1),
     ("gemv 4096 x 1024 (Qwen3-0.6B qkv)", "gemv_bf16_safe", {"N": 4096, "K": 1024}, 3, 2),
     ("rms_norm [32, 2560]", "rms_norm_bf16_safe", {"T": 32, "H": 2560}, 5, 3),
+    ("rms_norm [1024, 2560] (10 batches)", "rms_norm_bf16_safe", {"T": 1024, "H": 2560}, 3, 1),
+    ("add_rms_norm [1024, 1024] (4 batches)", "add_rms_norm_bf16_safe", {"T": 1024, "H": 1024}, 3, 1),
+    ("silu_mul [64, 6144] (3 batches)", "silu_mul_bf16_safe", {"T": 64, "I": 6144}, 3, 1),
     ("attention_decode Hq 16 Hkv 8 S 127 P 4", "attention_decode_bf16_safe", {"Hq": 16, "Hkv": 8, "S": 127, "P": 4},
      5, 3),
+    ("attention_decode Hq 16 Hkv 8 S 2048 P 33 (2 batches)", "attention_decode_bf16_safe",
+     {"Hq": 16, "Hkv": 8, "S": 2048, "P": 33}, 3, 1),
 ]
 
 

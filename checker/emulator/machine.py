@@ -809,12 +809,13 @@ class _Machine(EmuOpsMixin):
             off = row[idx].astype(np.int64) * stride + addrs.astype(np.int64)
             return [(buf, np.arange(len(idx)), off, space, addrs)]
         # global (and const, which lives in global allocations)
-        if self.gaccess is not None:
-            self.gaccess.append((addrs, nbytes, self.batch_of if len(idx) == self.N else self.batch_of[idx], kind))
+        batches = None if self.gaccess is None else self.batch_of if len(idx) == self.N else self.batch_of[idx]
         lo, hi = int(addrs.min()), int(addrs.max())
         first = int(np.searchsorted(self.mem._starts, np.uint64(lo), side="right")) - 1
         if first >= 0 and hi + nbytes <= self.mem.allocs[first].start + self.mem.allocs[first].size:
             al = self.mem.allocs[first]          # all inside one allocation (what locate would find)
+            if batches is not None:
+                self.gaccess.append((addrs, nbytes, batches, kind, first))
             if self.saved is not None and kind != "read" and first not in self.saved:
                 self.saved[first] = al.data.copy()
             return [(al.data, np.arange(len(idx)), (addrs - np.uint64(al.start)).astype(np.int64), "global", addrs)]
@@ -827,12 +828,16 @@ class _Machine(EmuOpsMixin):
         first = int(k[0])
         if (k == first).all():
             al = self.mem.allocs[first]
+            if batches is not None:
+                self.gaccess.append((addrs, nbytes, batches, kind, first))
             if self.saved is not None and kind != "read" and first not in self.saved:
                 self.saved[first] = al.data.copy()
             return [(al.data, np.arange(len(idx)), (addrs - np.uint64(al.start)).astype(np.int64), "global", addrs)]
         for kk in np.unique(k):
             pos = np.flatnonzero(k == kk)
             al = self.mem.allocs[int(kk)]
+            if batches is not None:
+                self.gaccess.append((addrs[pos], nbytes, batches[pos], kind, int(kk)))
             if self.saved is not None and kind != "read" and int(kk) not in self.saved:
                 self.saved[int(kk)] = al.data.copy()
             groups.append((al.data, pos, (addrs[pos] - np.uint64(al.start)).astype(np.int64), "global", addrs[pos]))
