@@ -8,10 +8,10 @@ mask has arrived, and bar.sync waits until every live thread of the block has ar
 count as arrived); results therefore do not depend on where divergent paths happen to reconverge.
 Global memory is a set of named byte allocations; shared memory is per block, local memory per thread.
 Out-of-bounds or misaligned accesses, deadlocks and runaway loops stop the launch with an EmulatorError
-naming the thread, block, instruction and address; the host's memory is never touched. Two fast paths
-make the same steps in the same order: a converged batch (every thread runnable at one PC) issues
-without per-thread PCs, and a minority of threads alone at the lowest PC runs compacted, in arrays of
-its size, until the batch would issue to others too."""
+naming the thread, block, instruction and address; the host's memory is never touched. Fast paths
+make the same steps in the same order (docs/architecture.md): a converged batch (every thread runnable
+at one PC) issues without per-thread PCs; a minority of threads alone at the lowest PC runs compacted
+until the batch would issue to others too; independent batches of a launch run together."""
 from __future__ import annotations
 
 from dataclasses import dataclass
