@@ -138,11 +138,11 @@ def main():
     E_old = load_before(args.before)
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     head = git_head()
-    lines = [f"PTX emulator speed, one core: this checkout ({head}, {E_new.VERSION}) against {args.before} "
-             f"({platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python "
-             f"{platform.python_version()}, NumPy {np.__version__}, {stamp})",
-             f"load average (1 min) at the start: {os.getloadavg()[0]:.2f}; times are CPU seconds of the "
-             "process (the minimum of the runs), so other work on the machine inflates them less than wall time",
+    lines = [(f"PTX emulator speed, one core: this checkout ({head}, {E_new.VERSION}) against {args.before} "
+              f"({platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python "
+              f"{platform.python_version()}, NumPy {np.__version__}, {stamp})"),
+             (f"load average (1 min) at the start: {os.getloadavg()[0]:.2f}; times are CPU seconds of the "
+              "process (the minimum of the runs), so other work on the machine inflates them less than wall time"),
              ""]
     for name, variant, dims, runs_new, runs_old in CASES:
         if args.only and args.only not in name:
@@ -161,17 +161,18 @@ def main():
     if args.check_registry:
         reg = compare_registry(E_new, E_old)
         bad = [x for x in reg if not x.startswith("identical")]
-        lines += ["", f"registry variants at their small test shapes: {len(reg) - len(bad)} of {len(reg)} launches "
-                  "bit-identical (outputs and counters)"] + bad
+        lines += ["", (f"registry variants at their small test shapes: {len(reg) - len(bad)} of {len(reg)} "
+                       "launches bit-identical (outputs and counters)"), *bad]
     print("\n".join(lines))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("\n".join(lines) + "\n")
 
 
 def git_head() -> str:
-    r = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    r = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                       check=False)
     dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "checker"], capture_output=True,
-                           text=True).stdout.strip()
+                           text=True, check=False).stdout.strip()
     return (r.stdout.strip() or "?") + ("+changes" if dirty else "")
 
 

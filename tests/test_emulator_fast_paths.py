@@ -43,11 +43,16 @@ def counters(res):
 
 def test_lm_head_like_gemv_is_bit_identical_to_the_plain_path(monkeypatch):
     used = {"_compact": 0, "_uniform_step": 0}
+
+    def counting(name):
+        real = getattr(E._Machine, name)
+
+        def counted(self, *a):
+            used[name] += 1
+            return real(self, *a)
+        return counted
     for name in used:
-        def counted(self, *a, _f=getattr(E._Machine, name), _n=name):
-            used[_n] += 1
-            return _f(self, *a)
-        monkeypatch.setattr(E._Machine, name, counted)
+        monkeypatch.setattr(E._Machine, name, counting(name))
     y_fast, r_fast, w, x = gemv(4100, 128, True, monkeypatch)           # 9 batches: the last group has one
     assert used["_compact"] > 0 and used["_uniform_step"] > 0          # both fast paths ran
     y_plain, r_plain, _, _ = gemv(4100, 128, False, monkeypatch)

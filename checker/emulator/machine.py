@@ -420,7 +420,7 @@ class _Machine(EmuOpsMixin):
         nb = len(blocks)
         self.tpb, self.nb, self.N = tpb, nb, nb * tpb
         self.batch_n = self.N         # threads of the batch (N: of a compacted sub-run, fewer)
-        t, self.blk, local, self.tidx, self.lane, self.warp = _layout(nb, block)
+        t, self.blk, _, self.tidx, self.lane, self.warp = _layout(nb, block)
         self.lrow = t                 # each thread's row of local memory
         self.gid = None               # a compacted sub-run's thread indices in the batch (_compact)
         lin = blocks[self.blk]
