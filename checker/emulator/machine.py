@@ -41,7 +41,8 @@ COMPACT_OPS = {n for n, h in ALU.items() if h.__module__.endswith(".alu")} | {
     "ld", "ldu", "st", "atom", "red", "mapa", "bra", "ret", "exit", "trap", "membar", "fence", "nanosleep",
     "prefetch", "prefetchu", "griddepcontrol", "dp4a", "dp2a", "isspacep"}
 PURE_OPS = COMPACT_OPS - {"bra", "ret", "exit"}    # touch no PC, exit or wait state (_uniform_step)
-MERGE_BATCHES = 4                # batches of a launch run together where independent (_launch_merged)
+MERGE_BATCHES = 4                # batches of a launch run together where independent (_launch_merged),
+MERGE_BYTES = 1 << 29            # fewer where all their registers would pass this many bytes
 MERGE_OPS = (PURE_OPS - {"atom", "red", "mapa"}) | {"bra", "ret", "exit", "bar", "barrier", "shfl", "vote", "redux",
                                                      "match", "activemask"}
 SCALAR_OPS = ({n for n, h in ALU.items() if h.__module__.endswith(".alu")}
@@ -236,12 +237,14 @@ def launch(module, entry: str, grid, block, shared: int, args, mem: Memory, *, t
     order = _cluster_order(grid, cluster) if csize > 1 else None       # None: blocks in order, never listed
     per_batch = max(1, BATCH_THREADS // tpb)
     per_batch = max(csize, per_batch // csize * csize)          # whole clusters run together
-    if (FAST_PATHS and MERGE_BATCHES > 1 and not trace and atomic_seed is None and csize == 1
+    merge = min(MERGE_BATCHES, MERGE_BYTES // max(1, per_batch * tpb * sum(
+        STORE[P.TYPES[t]]().itemsize if t != "pred" and P.TYPES[t] in STORE else 1 for t in k.regs.values())))
+    if (FAST_PATHS and merge > 1 and not trace and atomic_seed is None and csize == 1
             and nblocks > per_batch and _mergeable(k)):
         saved = {}
         try:
             return _launch_merged(k, (code, compactable, pure, scalar_ok), mem, grid, block, nblocks, per_batch,
-                                  params, poffs, gaddr, soffs, ssize, int(shared), loffs, lsize, max_steps, max_cost,
+                                  merge, params, poffs, gaddr, soffs, ssize, int(shared), loffs, lsize, max_steps, max_cost,
                                   saved)
         except (EmulatorError, _Dependent):
             for i, data in saved.items():          # back to the memory before the launch: run it batch by batch
@@ -284,9 +287,9 @@ def _mergeable(k: P.Kernel) -> bool:
     return True
 
 
-def _launch_merged(k, decoded, mem, grid, block, nblocks, per_batch, params, poffs, gaddr, soffs, ssize, dyn, loffs,
-                   lsize, max_steps, max_cost, saved) -> LaunchResult:
-    """launch() with MERGE_BATCHES batches at a time in one machine: each batch makes the same steps as
+def _launch_merged(k, decoded, mem, grid, block, nblocks, per_batch, merge, params, poffs, gaddr, soffs, ssize, dyn,
+                   loffs, lsize, max_steps, max_cost, saved) -> LaunchResult:
+    """launch() with `merge` batches at a time in one machine: each batch makes the same steps as
     alone (counted per batch: the same steps and cost), so the result is the same as batch by batch
     as long as no batch touches memory another one of its group writes (checked after each group;
     then _Dependent). A budget exceeded or an error also raises, for launch() to run batch by batch
@@ -295,7 +298,7 @@ def _launch_merged(k, decoded, mem, grid, block, nblocks, per_batch, params, pof
     code, compactable, pure, scalar_ok = decoded
     res = LaunchResult(0, 0, None)
     dtypes = _register_dtypes(k)
-    group = per_batch * MERGE_BATCHES
+    group = per_batch * merge
     for g0 in range(0, nblocks, group):
         nb = min(group, nblocks - g0)
         res.cost += BATCH_STEPS * -(-nb // per_batch)
