@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import hashlib
 import json
 import sys
-import time
 import traceback
 from pathlib import Path
 
@@ -23,22 +21,6 @@ sys.path.insert(0, str(ROOT / "tests" / "corpus"))
 import cases as C  # noqa: E402
 
 from kreg.checker.ptx.compile import compile_cuda  # noqa: E402
-
-
-def compare_case(case: C.Case, ptx: str) -> tuple[dict, dict]:
-    gpu = C.run_gpu(case, ptx)
-    t = time.perf_counter()
-    emu = C.run_emulated(case, ptx)
-    emu_s = time.perf_counter() - t
-    buffers = []
-    for spec in case.args:
-        b = C.parse_arg(spec)
-        if isinstance(b, C.Buffer):
-            good, detail = C.compare(case, b, emu[b.name], gpu[b.name])
-            buffers.append({"buffer": b.name, "dtype": b.dtype, "ok": good, "detail": detail,
-                            "approx": b.name in case.approx})
-    return {"case": case.name, "ok": all(x["ok"] for x in buffers), "buffers": buffers,
-            "ptx_sha256": hashlib.sha256(ptx.encode()).hexdigest(), "emulator_s": round(emu_s, 3)}, gpu
 
 
 def corpus_ptx(case: C.Case, ptx_dir: Path | None) -> tuple[str, str]:
@@ -64,7 +46,7 @@ def run_all(out_dir: Path | None = None, ptx_dir: Path | None = None) -> list[di
     for case in C.CASES:
         try:
             ptx, note = corpus_ptx(case, ptx_dir)
-            rec, gpu = compare_case(case, ptx)
+            rec, gpu = C.compare_with_gpu(case, ptx)
             rec["ptx"] = note
             roles = {C.parse_arg(a).name: a.split()[0] for a in case.args if a.split()[0] in ("in", "io", "out")}
             saved.update({f"{case.name}/{k}": np.frombuffer(v, np.uint8) for k, v in gpu.items() if roles[k] != "in"})

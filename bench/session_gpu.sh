@@ -1,20 +1,41 @@
 #!/usr/bin/env bash
-# One device run of several steps, each with its own time limit, logs under $OUT/<step>.*:
-#   gpu-tests   pytest -m gpu on the given test files ($GPU_TESTS)
-#   verify      kreg verify --device gpu $VERIFY_ARGS --json (+ bench/verify_summary.py); verify2: $VERIFY2_ARGS
-#   bench:X     python3 bench/X.py $OUT/X.txt
-#   save-store  the results store to $OUT/results.sqlite (carry it back as $KREG_SEED)
-#   engine      python3 bench/engine_gpu.py $OUT/engine_gpu.txt $ENGINE_ARGS
-#   submit      kreg submit --device gpu of a correct candidate (tests/hostile/_common)
-# A results store made on the CPU ($KREG_SEED/results.sqlite, if carried) seeds KREG_HOME, so proofs of
-# the same PTX by the same checker are reused (proofs are device-independent).
-# Usage (device, carry .whl [.kreg-seed]): OUT=dir STEPS="gpu-tests verify bench:gemm_gpu" bash bench/session_gpu.sh
+# The device session: build kreg on the GPU machine, check and time there, each step with its own time
+# limit, logs and results under $OUT (default bench/results). Setup: the carried wheels (.whl/: z3-solver)
+# installed, kreg installed from the tree, a fresh KREG_HOME; a results store made on the CPU
+# ($KREG_SEED/results.sqlite, default .kreg-seed, if carried) seeds it, so proofs of the same PTX by the
+# same checker are reused (proofs are device-independent). Steps ($STEPS, in order):
+#   gpu-tests      pytest -m gpu on the given test files ($GPU_TESTS, default tests)
+#   verify         kreg verify --device gpu $VERIFY_ARGS --json (+ bench/verify_summary.py); verify2: $VERIFY2_ARGS
+#   verify-engine  the same for every bf16 variant of the ops the engine runs ($VERIFY_OPS to choose others),
+#                  --speed-cases all (profiles rank by every named case and choose per case)
+#   sanitize       $SANITIZE: "VARIANT:DIMS ..." each under compute-sanitizer memcheck (bench/one_case_gpu.py)
+#   save-store     the results store to $OUT/results.sqlite (carry it back as $KREG_SEED for the engine)
+#   bench:X        python3 bench/X.py $OUT/X.txt $BENCH_ARGS_X
+#   engine         python3 bench/engine_gpu.py $OUT/engine_gpu.txt $ENGINE_ARGS (on the store of verify-engine)
+#   submit         kreg submit --device gpu of a correct candidate (tests/hostile/_common)
+# Usage (device, carry .whl [.kreg-seed]):
+#   OUT=dir STEPS="verify-engine save-store engine" ENGINE_ARGS="--shape 4b --rows kreg,torch,prefill" bash bench/session_gpu.sh
+#   OUT=dir STEPS="gpu-tests bench:gemv_vs_cublas bench:gemm_gpu bench:attention_decode_gpu" bash bench/session_gpu.sh
 set -u
-. bench/device_env.sh
+OUT=${OUT:-bench/results}
+mkdir -p "$OUT"
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+    && export PYTHONPATH=/tmp/site
+python3 -m pip install -q --no-deps --no-index --no-build-isolation -e . > "$OUT/pip.log" 2>&1 || cat "$OUT/pip.log"
+export KREG_HOME=$(mktemp -d) PYTHONUNBUFFERED=1
 SEED=${KREG_SEED:-.kreg-seed}
 [ -f "$SEED/results.sqlite" ] && cp "$SEED/results.sqlite" "$KREG_HOME/results.sqlite"
+ENGINE_OPS="embedding rms_norm gemv rms_norm_gemv gemv_residual rms_norm_gemv_swiglu qk_norm_rope_kv attention_decode
+attention_merge argmax decode_advance add_rms_norm silu_mul gemm qk_norm_rope_prefill attention_prefill"
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date -u +"%Y-%m-%d %H:%M UTC"; nproc; } > "$OUT/session.log"
 step_timeout() { echo "${STEP_TIMEOUT:-300}"; }
+verify() {   # verify STEP ARGS...: kreg verify --device gpu --json ARGS, its summary
+    local step=$1; shift
+    timeout "${VERIFY_TIMEOUT:-400}" kreg verify --device gpu --json "$@" > "$OUT/$step.json" 2> "$OUT/$step.err"
+    local rc=$?
+    python3 bench/verify_summary.py "$OUT/$step.json" > "$OUT/$step.txt" 2>&1
+    return $rc
+}
 for step in ${STEPS:-gpu-tests}; do
     t0=$(date +%s)
     case "$step" in
@@ -23,14 +44,17 @@ for step in ${STEPS:-gpu-tests}; do
             > "$OUT/gpu-tests.txt" 2>&1; rc=$? ;;
     verify|verify2)
         args=VERIFY_ARGS; [ "$step" = verify2 ] && args=VERIFY2_ARGS
-        timeout "${VERIFY_TIMEOUT:-400}" kreg verify --device gpu --json ${!args:-} \
-            > "$OUT/$step.json" 2> "$OUT/$step.err"; rc=$?
-        python3 bench/verify_summary.py "$OUT/$step.json" > "$OUT/$step.txt" 2>&1 ;;
+        verify "$step" ${!args:-}; rc=$? ;;
+    verify-engine)
+        names=$(kreg list --json | python3 -c 'import json, sys
+ops = sys.argv[1:]
+print(" ".join(r["name"] for r in json.load(sys.stdin) if r["op"] in ops and "bf16" in r["types"].values()))' ${VERIFY_OPS:-$ENGINE_OPS})
+        verify "$step" --jobs "${VERIFY_JOBS:-4}" --timeout "${VERIFY_CASE_TIMEOUT:-120}" --speed-cases all $names; rc=$? ;;
     bench:*)
         b=${step#bench:}
         v="BENCH_ARGS_$b"
         timeout "$(step_timeout)" python3 "bench/$b.py" "$OUT/$b.txt" ${!v:-} > "$OUT/$b.out" 2> "$OUT/$b.err"; rc=$? ;;
-    sanitize)          # $SANITIZE: "VARIANT:DIMS VARIANT:DIMS ..." each under compute-sanitizer memcheck
+    sanitize)
         rc=0
         for vd in ${SANITIZE:-}; do
             timeout 120 compute-sanitizer --tool memcheck --print-limit 5 python3 bench/one_case_gpu.py "${vd%%:*}" "${vd#*:}" \

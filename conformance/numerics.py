@@ -23,7 +23,7 @@ from .dtypes import OVERFLOW, decode, exact, is_float, itemsize, storage
 from .inputs import (host_scalars, input_values, make_inputs, output_params, poison_bits, poison_bytes,
                      readable_params, to_bytes)
 from kreg.checker.ptx.bind import BindError, bind, buffer_sizes
-from .references import REFERENCES
+from .plugins import reference_for
 from .shapes import is_ragged
 from .tolerance import bound as tolerance_bound, error_scales, tolerance_for
 
@@ -117,6 +117,34 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, tolerance:
                    f"{stats['worst']['index']}: got {g:.6g}, want {want[w]:.6g} "
                    f"(error {worst[2]:.3g}x the tolerance)")
     return why, stats
+
+
+ULP_AT_ONE = {"f16": 2.0 ** -10, "bf16": 2.0 ** -7, "f32": 2.0 ** -23, "f64": 2.0 ** -52}
+NEAR_CONSTANT = 0.01       # an output whose spread is below this fraction of the reference's
+
+
+def near_constant(name: str, got: np.ndarray, want, dtype: str, ignore: np.ndarray | None = None) -> list[str]:
+    """An output that passed its tolerance while (nearly) constant where the reference varies by many
+    ulps of the dtype: a constant (zeros, say) that passes only because the op's tolerance is loose
+    beside the output's magnitude. A correct kernel's spread is the reference's to within twice the
+    tolerance, so this fires only where the tolerance is about half the reference's spread or more."""
+    if not is_float(dtype):
+        return []
+    got, want = np.asarray(got, np.float64).reshape(-1), np.asarray(want, np.float64).reshape(-1)
+    keep = np.isfinite(want) & np.isfinite(got)
+    if ignore is not None:
+        keep &= ~np.asarray(ignore).reshape(-1)
+    if np.count_nonzero(keep) < 16:
+        return []
+    g, w = got[keep], want[keep]
+    step = max(1, g.size >> 20)                  # a strided sample of at most about 2^20 elements
+    g, w = g[::step], w[::step]
+    spread_w, spread_g = float(np.ptp(w)), float(np.ptp(g))
+    if spread_w <= 64 * ULP_AT_ONE[dtype] * float(np.max(np.abs(w))) or spread_g > NEAR_CONSTANT * spread_w:
+        return []
+    return [f"{name}: near-constant output (every element within {spread_g:.3g} of {g[0]:.6g}) where the reference "
+            f"varies over {spread_w:.3g} (from {w.min():.6g} to {w.max():.6g}): it passes only because the op's "
+            "tolerance is loose beside the output's magnitude; compute the output"]
 
 
 def _compare_chunk(got, want, ignore, tolerance, scale, lo: int, hi: int, overflow: float = np.inf) -> tuple:
@@ -229,7 +257,8 @@ class CaseRun:
         return why
 
     def reference(self, bits: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        fn = self.references.get(self.op.reference)
+        name = self.op.reference
+        fn = self.references.get(name) if self.references is not None else reference_for(name)
         if fn is None:
             raise KeyError(f"no float64 reference named {self.op.reference!r}")
         with self.device.arrays() as xp:
@@ -256,6 +285,9 @@ class CaseRun:
                             self.dtypes[n], tolerance_for(self.op, self.dtypes[n], self.dims), unwritten,
                             None if n not in scales else np.asarray(scales[n]).reshape(self.op.shape(n, self.dims)))
             why += [f"{when}: {x}" for x in w]
+            if not w:
+                why += [f"{when}: {x}" for x in near_constant(n, decode(bits, self.dtypes[n]), want[n], self.dtypes[n],
+                                                               unwritten)]
             if stats is not None:
                 stats[n] = st
         return why
@@ -264,7 +296,6 @@ class CaseRun:
 def run_case(device: Device, module, variant: Variant, op: Op, case: str, dims: dict[str, int],
              rng: np.random.Generator, references=None) -> CaseResult:
     res = CaseResult(case, dict(dims), is_ragged(op, dims))
-    references = references or REFERENCES
     try:
         run = CaseRun(device, module, variant, op, dims, rng, references)
     except (BindError, ValueError) as e:      # ValueError: an expression (ExprError) or a size

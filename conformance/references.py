@@ -17,16 +17,24 @@ ERROR_SCALES: dict = {}   # an op's `reference` key -> sum_k |term_k| per output
 
 
 def reference(fn):
-    """Register fn as the float64 reference named by its function name (an op's `reference` key)."""
-    REFERENCES[fn.__name__] = fn
+    """Register fn as the float64 reference named by its function name (an op's `reference` key); a
+    name already registered is refused (a user's reference never replaces a built-in one)."""
+    _register(REFERENCES, fn.__name__, fn)
     return fn
 
 
 def error_scale(fn):
     """Register fn (named <reference>_abs) as the per-element sum of the absolute values of the terms an op's
     outputs sum (the scale of the fp32 accumulation error bound of an op with an `accumulation` entry)."""
-    ERROR_SCALES[fn.__name__.removesuffix("_abs")] = fn
+    _register(ERROR_SCALES, fn.__name__.removesuffix("_abs"), fn)
     return fn
+
+
+def _register(table: dict, name: str, fn) -> None:
+    old = table.get(name)
+    if old is not None and (old.__module__, old.__qualname__) != (fn.__module__, fn.__qualname__):
+        raise ValueError(f"a float64 reference named {name!r} is already registered (by {old.__module__})")
+    table[name] = fn
 
 
 def _f64(x):

@@ -1,7 +1,7 @@
 """Per-element tolerance bounds of a float output: atol + rtol |want|, and for an op with an `accumulation`
 entry (outputs that are fp32 sums of n products whose order and rounding the kernel chooses: tiles, split
 chains, tensor-core blocks) also (1 + rtol) * gamma * sum_k |term_k|, gamma = c n u / (1 - c n u), the
-sum of absolute terms given per element by the op's float64 error scale (references.ERROR_SCALES).
+sum of absolute terms given per element by the op's float64 error scale (references.ERROR_SCALES, or a user's plug-in).
 The model behind c and u is in the op's yaml and docs/tolerance.md."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 
 from kreg.registry.schema import Op
 
-from .references import ERROR_SCALES
+from .plugins import error_scale_for
 
 
 def gamma(op: Op, dims: dict[str, int]) -> float:
@@ -35,7 +35,7 @@ def error_scales(op: Op, inputs: dict, dims: dict[str, int], scalars: dict | Non
     the array module xp (references.py)."""
     if not op.accumulation:
         return {}
-    fn = ERROR_SCALES.get(op.reference)
+    fn = error_scale_for(op.reference)
     if fn is None:
         raise KeyError(f"op {op.name} has an accumulation entry but no error scale named {op.reference!r}")
     return fn(**inputs, **dims, **(scalars or {}), xp=xp)

@@ -25,7 +25,7 @@ class Qwen3Config:
     rms_norm_eps: float = 1e-6
     rope_theta: float = 1e6
     tie_word_embeddings: bool = False
-    max_position_embeddings: int = 40960
+    max_position_embeddings: int = 32768
     dtype: str = "bf16"            # the checkpoint's dtype as kreg names it (bf16 / f16)
 
     @property
@@ -55,56 +55,111 @@ def _fail(path, why: str):
     raise EngineError(f"{path}: {why}")
 
 
+# what transformers' Qwen3Config assumes where config.json leaves a key out (a shape key is refused instead)
+HF_DEFAULTS = {"vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 22016, "num_hidden_layers": 32,
+               "num_attention_heads": 32, "head_dim": 128, "rms_norm_eps": 1e-6, "rope_theta": 10000.0,
+               "tie_word_embeddings": False, "max_position_embeddings": 32768}
+SHAPE_KEYS = ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads")
+
+
+def _int(raw: dict, key: str, path, default=None) -> int:
+    v = raw.get(key)
+    if v is None:
+        if default is None:
+            _fail(path, f"key {key!r} is missing (transformers would assume {HF_DEFAULTS[key]}, which is rarely "
+                        "the checkpoint's: give it)")
+        return default
+    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+        _fail(path, f"key {key!r}: expected a positive integer, got {v!r}")
+    return v
+
+
+def _number(raw: dict, key: str, path, default: float) -> float:
+    v = raw.get(key)
+    if v is None:
+        return default
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < float("inf"):
+        _fail(path, f"key {key!r}: expected a positive number, got {v!r}")
+    return float(v)
+
+
 def _rope_theta(raw: dict, path) -> float:
-    """theta from the top-level `rope_theta` or the newer `rope_parameters`; any scaling is refused."""
-    params = raw.get("rope_parameters") or {}
-    scaling = raw.get("rope_scaling") or {}
-    for block in (params, scaling):
+    """theta from the top-level `rope_theta` or the newer `rope_parameters` (transformers' 10000 where
+    neither gives it); any scaling is refused."""
+    blocks = {}
+    for key in ("rope_parameters", "rope_scaling"):
+        b = raw.get(key)
+        if b is not None and not isinstance(b, dict):
+            _fail(path, f"key {key!r}: expected a mapping (rope_type, ...) or null, got {b!r}")
+        blocks[key] = b or {}
+    for key, block in blocks.items():
         kind = block.get("rope_type", block.get("type", "default"))
         if kind not in ("default", None):
-            _fail(path, f"RoPE scaling {kind!r} is not supported (only the default RoPE)")
-    theta = params.get("rope_theta", raw.get("rope_theta"))
-    if theta is None:
-        _fail(path, "no rope_theta (neither top-level nor in rope_parameters)")
-    return float(theta)
+            _fail(path, f"{key}: RoPE scaling {kind!r} is not supported (only the default RoPE)")
+    if blocks["rope_parameters"].get("rope_theta") is not None:
+        return _number(blocks["rope_parameters"], "rope_theta", f"{path}: rope_parameters", 0.0)
+    return _number(raw, "rope_theta", path, HF_DEFAULTS["rope_theta"])
 
 
 def parse_config(raw: dict, path="config.json") -> Qwen3Config:
+    """The config of a dense Qwen3 model; an EngineError naming the key and what was expected for
+    anything the engine cannot run or read. Keys left out take transformers' Qwen3 defaults, except
+    the shape keys, which are refused."""
     arch = raw.get("architectures") or []
     mtype = raw.get("model_type")
     if mtype == "qwen3_moe" or raw.get("num_experts") or raw.get("num_local_experts"):
         _fail(path, "a mixture-of-experts model (Qwen3-MoE) is not supported: only dense Qwen3")
-    if mtype != "qwen3" and "Qwen3ForCausalLM" not in arch:
+    if mtype != "qwen3" and (not isinstance(arch, list) or "Qwen3ForCausalLM" not in arch):
         _fail(path, f"unsupported architecture {arch or mtype!r}: the engine runs Qwen3ForCausalLM (model_type qwen3)")
+    for key in ("use_sliding_window", "attention_bias", "tie_word_embeddings"):
+        if raw.get(key) is not None and not isinstance(raw[key], bool):
+            _fail(path, f"key {key!r}: expected true or false, got {raw[key]!r}")
     if raw.get("use_sliding_window"):
         _fail(path, "sliding-window attention (use_sliding_window: true) is not supported")
     if raw.get("attention_bias"):
         _fail(path, "attention biases (attention_bias: true) are not supported")
     if raw.get("hidden_act", "silu") != "silu":
         _fail(path, f"activation {raw['hidden_act']!r} is not supported (Qwen3 uses silu)")
-    need = ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads")
-    missing = [k for k in need if not isinstance(raw.get(k), int) or raw[k] < 1]
-    if missing:
-        _fail(path, f"missing or not a positive integer: {', '.join(missing)}")
-    heads = raw["num_attention_heads"]
-    kv = raw.get("num_key_value_heads") or heads
-    head_dim = raw.get("head_dim") or raw["hidden_size"] // heads
+    vocab, hidden, inter, layers, heads = (_int(raw, k, path) for k in SHAPE_KEYS)
+    kv = _int(raw, "num_key_value_heads", path, default=heads)      # transformers: as many as the heads
+    head_dim = _int(raw, "head_dim", path, default=HF_DEFAULTS["head_dim"])
     if head_dim != HEAD_DIM:
         _fail(path, f"head_dim {head_dim} is not supported: the attention kernels take head_dim {HEAD_DIM}")
     if heads % kv:
         _fail(path, f"num_attention_heads {heads} is not a multiple of num_key_value_heads {kv}")
-    dt = str(raw.get("dtype") or raw.get("torch_dtype") or "bfloat16")
-    if dt not in DTYPES and dt != "float32":
+    dt = raw.get("dtype") or raw.get("torch_dtype") or "bfloat16"
+    if not isinstance(dt, str) or (dt not in DTYPES and dt != "float32"):
         _fail(path, f"dtype {dt!r} is not supported (bfloat16, float16; float32 weights are converted)")
-    for k in ("hidden_size", "intermediate_size"):
-        if raw[k] % 8:
-            _fail(path, f"{k} {raw[k]} is not a multiple of 8 (the kernels' 16-byte vectors)")
+    for k, n in (("hidden_size", hidden), ("intermediate_size", inter)):
+        if n % 8:
+            _fail(path, f"{k} {n} is not a multiple of 8 (the kernels' 16-byte vectors)")
     return Qwen3Config(
-        vocab_size=raw["vocab_size"], hidden_size=raw["hidden_size"], intermediate_size=raw["intermediate_size"],
-        num_hidden_layers=raw["num_hidden_layers"], num_attention_heads=heads, num_key_value_heads=kv,
-        head_dim=head_dim, rms_norm_eps=float(raw.get("rms_norm_eps", 1e-6)), rope_theta=_rope_theta(raw, path),
-        tie_word_embeddings=bool(raw.get("tie_word_embeddings", False)),
-        max_position_embeddings=int(raw.get("max_position_embeddings", 40960)), dtype=DTYPES.get(dt, "bf16"))
+        vocab_size=vocab, hidden_size=hidden, intermediate_size=inter, num_hidden_layers=layers,
+        num_attention_heads=heads, num_key_value_heads=kv, head_dim=head_dim,
+        rms_norm_eps=_number(raw, "rms_norm_eps", path, HF_DEFAULTS["rms_norm_eps"]),
+        rope_theta=_rope_theta(raw, path), tie_word_embeddings=bool(raw.get("tie_word_embeddings", False)),
+        max_position_embeddings=_int(raw, "max_position_embeddings", path,
+                                     default=HF_DEFAULTS["max_position_embeddings"]),
+        dtype=DTYPES.get(dt, "bf16"))
+
+
+def read_json(path: Path, what: str = "a JSON object"):
+    """The JSON object in a model folder's file; an EngineError naming the file if it cannot be read,
+    is not JSON, gives a key twice, or is not an object."""
+    def pairs(items):
+        out = {}
+        for k, v in items:
+            if k in out:
+                raise EngineError(f"{path}: key {k!r} is given twice (refused rather than keep either)")
+            out[k] = v
+        return out
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=pairs)
+    except (OSError, ValueError, RecursionError) as e:
+        raise EngineError(f"{path}: cannot be read as JSON: {e}") from None
+    if not isinstance(raw, dict):
+        _fail(path, f"expected {what}, got a JSON {type(raw).__name__}")
+    return raw
 
 
 def load_config(model_dir) -> Qwen3Config:
@@ -113,29 +168,39 @@ def load_config(model_dir) -> Qwen3Config:
         raise EngineError(f"{model_dir}: no such model directory")
     if not path.is_file():
         raise EngineError(f"{path}: missing (a Hugging Face model directory has config.json)")
-    try:
-        raw = json.loads(path.read_text())
-    except (OSError, ValueError) as e:
-        raise EngineError(f"{path}: cannot be read as JSON: {e}") from None
-    if not isinstance(raw, dict):
-        _fail(path, "not a JSON object")
-    return parse_config(raw, path)
+    return parse_config(read_json(path), path)
 
 
 def generation_defaults(model_dir) -> dict:
-    """generation_config.json's sampling defaults and EOS ids (Qwen3: 151645 <|im_end|>, 151643
-    <|endoftext|>), with those defaults where the file is absent."""
-    out = {"eos_token_id": [151645, 151643], "do_sample": False, "temperature": 1.0, "top_k": 0, "top_p": 1.0}
+    """generation_config.json's sampling defaults and EOS ids, each checked; where the file or a key is
+    absent, transformers' defaults (do_sample false, temperature 1, top_k 50, top_p 1) and the EOS ids
+    config.json names (else Qwen3's 151645 <|im_end|> and 151643 <|endoftext|>)."""
+    out = {"eos_token_id": None, "do_sample": False, "temperature": 1.0, "top_k": 50, "top_p": 1.0}
     path = Path(model_dir) / "generation_config.json"
-    if path.is_file():
-        try:
-            raw = json.loads(path.read_text())
-        except ValueError as e:
-            raise EngineError(f"{path}: cannot be read as JSON: {e}") from None
-        for k in ("do_sample", "temperature", "top_k", "top_p"):
-            if raw.get(k) is not None:
-                out[k] = raw[k]
-        eos = raw.get("eos_token_id")
-        if eos is not None:
-            out["eos_token_id"] = sorted(set([eos] if isinstance(eos, int) else eos) | {151645, 151643})
+    raw = read_json(path) if path.is_file() else {}
+    checks = {"do_sample": (lambda v: isinstance(v, bool), "true or false"),
+              "temperature": (lambda v: _real(v) and v >= 0, "a number >= 0"),
+              "top_k": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0, "an integer >= 0"),
+              "top_p": (lambda v: _real(v) and 0 < v <= 1, "a number in (0, 1]")}
+    for k, (ok, what) in checks.items():
+        if raw.get(k) is not None:
+            if not ok(raw[k]):
+                _fail(path, f"key {k!r}: expected {what}, got {raw[k]!r}")
+            out[k] = raw[k]
+    eos = raw.get("eos_token_id")
+    where = path
+    if eos is None:
+        cfg = Path(model_dir) / "config.json"
+        eos, where = (read_json(cfg).get("eos_token_id") if cfg.is_file() else None), cfg
+    if eos is None:
+        out["eos_token_id"] = [151645, 151643]
+    else:
+        ids = [eos] if not isinstance(eos, list) else eos
+        if not ids or not all(isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in ids):
+            _fail(where, f"key 'eos_token_id': expected a token id or a list of them, got {eos!r}")
+        out["eos_token_id"] = sorted(set(ids))
     return out
+
+
+def _real(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v == v and v != float("inf")

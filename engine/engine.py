@@ -20,6 +20,7 @@ from kreg.conformance.splits import choose_splits
 from . import launches as L
 from . import plan as P
 from .config import load_config
+from .contracts import contract_problem
 from .errors import EngineError
 from .resident import Resident
 from .sampling import Sampling, sample
@@ -44,7 +45,7 @@ class Generation:
 
 class Engine:
     def __init__(self, model_dir, device: str = "gpu", profile: str = "safe-only", dtype: str | None = None,
-                 max_seq: int | None = None, plan: P.Plan | None = None, pdl: bool = True):
+                 max_seq: int | None = None, plan: P.Plan | None = None, pdl: bool = True, lock=None):
         self.cfg = cfg = load_config(model_dir)
         self.dtype = dtype or cfg.dtype
         if self.dtype not in ("bf16", "f16"):
@@ -55,9 +56,14 @@ class Engine:
         except Exception as e:
             raise EngineError(f"cannot open --device {device}: {type(e).__name__}: {e}", exit_code=3) from None
         ck = Checkpoint(model_dir)                  # file problems surface before any kernel is compiled
-        self.plan = plan or P.from_profile(profile, self.dev, self.dtype)
+        ck.check(cfg)                               # every tensor's dtype and shape, before any is loaded
+        self.plan = plan or (P.from_lock(lock, self.dev, self.dtype) if lock is not None
+                             else P.from_profile(profile, self.dev, self.dtype))
         self.S = min(max_seq or 4096, cfg.max_position_embeddings)
         self.P = self._splits()
+        why = contract_problem(self.plan, cfg, self.dtype, self.S, self.P)   # before any weight is uploaded
+        if why:
+            raise EngineError(f"{model_dir}/config.json: the model cannot run on the plan's kernels: {why}")
         self.m = Resident(self.dev, ck, cfg, self.dtype, self.S)
         self.pos, self.device_pos = 0, None       # the next position; what the device's pos holds
         # the most tokens one prefill pass takes: the smallest T range of the prefill ops
@@ -128,9 +134,10 @@ class Engine:
         return int(self.m.read(self.m.bufs["ids"], 1, "i32")[0])
 
     def generate(self, prompt_ids, max_new_tokens: int = 32, sampling: Sampling = Sampling(), eos=(151645, 151643),
-                 on_token=None) -> Generation:
+                 on_token=None, on_prefill=None) -> Generation:
         """Prefill the prompt, then decode up to max_new_tokens tokens (stopping after an EOS);
-        on_token(token) is called as each arrives (streaming)."""
+        on_token(token) is called as each arrives (streaming), on_prefill(done, total) after each prefill
+        pass (progress on a long prompt)."""
         if len(prompt_ids) + max_new_tokens > self.S + 1:
             raise EngineError(f"the prompt ({len(prompt_ids)} tokens) plus --max-new-tokens {max_new_tokens} is "
                               f"longer than the KV cache ({self.S} positions; raise --max-seq)")
@@ -140,6 +147,8 @@ class Engine:
         t0 = time.perf_counter()
         for lo in range(0, len(prompt_ids), self.prefill_chunk):
             self.prefill(prompt_ids[lo:lo + self.prefill_chunk])
+            if on_prefill:
+                on_prefill(min(lo + self.prefill_chunk, len(prompt_ids)), len(prompt_ids))
         for i in range(max_new_tokens):
             if i:
                 self.decode_step()

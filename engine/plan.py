@@ -14,6 +14,7 @@ from kreg.checker.ptx.compile import CompileError, compile_cuda
 from kreg.checker.ptx.pdl import waits_first
 from kreg.checker.prover.prove import CHECKER_VERSION
 from kreg.registry.catalog import Catalog, Entry, load_catalog
+from kreg.registry.lockfile import Lock, LockError, check as check_lock
 from kreg.registry.profiles import resolve
 from kreg.registry.schema import Op
 from kreg.registry.store import Store, StoreError
@@ -199,17 +200,17 @@ def _not_capturable(e: Entry) -> str | None:
 
 
 def from_profile(profile: str, dev: runtime.Device, dtype: str, ops=ENGINE_OPS, catalog: Catalog | None = None,
-                 store: Store | None = None, optional=OPTIONAL_OPS) -> Plan:
+                 store: Store | None = None, optional=OPTIONAL_OPS, unusable=_not_capturable) -> Plan:
     """The plan a profile resolves from the results store; an EngineError naming the ops without a
     qualifying variant (and the `kreg verify` to run) when it is incomplete. The optional ops join the
-    plan where the profile resolves them."""
+    plan where the profile resolves them. unusable(entry): why this caller cannot run a variant, or None."""
     catalog = catalog or load_catalog()
     name = device_name(dev)
     try:
         store = store or Store()
-        res = resolve(profile, name, catalog, store, CHECKER_VERSION, unusable=_not_capturable)
+        res = resolve(profile, name, catalog, store, CHECKER_VERSION, unusable=unusable)
     except StoreError as e:
-        raise EngineError(f"the results store cannot be read: {e}", exit_code=3) from None
+        raise EngineError(str(e), exit_code=3) from None
     verify = f"kreg verify --device {name}"
     if not res.device_kinds:
         raise EngineError(f"the results store ({store.path}) holds no verify results for --device {name}: run "
@@ -250,6 +251,53 @@ def from_profile(profile: str, dev: runtime.Device, dtype: str, ops=ENGINE_OPS, 
                 e2 = next(e2 for e2 in catalog.entries if e2.hash == cc.hash)
                 ops[op].by_dims[_dims_key(cc.dims)] = kernel(e2, cc.ptx_sha256, f"at {case}: {cc.why}")
     return Plan(profile, dev, dtype, ops)
+
+
+def from_lock(lock: Lock, dev: runtime.Device, dtype: str, ops=ENGINE_OPS, catalog: Catalog | None = None,
+              store: Store | None = None, optional=OPTIONAL_OPS, unusable=_not_capturable) -> Plan:
+    """The plan a lock file pins (registry/lockfile.py): exactly its variants and PTX, each entry held
+    against the registry and the results store first (a changed source, another checker's proof, a
+    missing or different verdict, another device kind: an EngineError, exit code 1). An op the lock
+    does not name is refused too, unless optional."""
+    catalog = catalog or load_catalog()
+    name = device_name(dev)
+    if lock.device != name:
+        raise EngineError(f"the lock file pins variants for --device {lock.device}, not {name}", exit_code=1)
+    chosen, missing = {}, []
+    for op in tuple(ops) + tuple(o for o in optional if o not in ops):
+        le = next((le for le in lock.entries if le.op == op and le.case is None and _types_match(le.types, dtype)), None)
+        if le is None:
+            if op not in optional:
+                missing.append(op)
+            continue
+        chosen[op] = [le] + [c for c in lock.by_case(op, le.types)]
+    if missing:
+        raise EngineError(f"the lock file names no {dtype} variant for {', '.join(missing)}: run `kreg lock --device "
+                          f"{name} " + " ".join(f"--op {o}" for o in missing) + "` again after `kreg verify`", exit_code=1)
+    try:
+        check_lock(lock, catalog, store or Store(), CHECKER_VERSION, dev.describe(),
+                   entries=[le for les in chosen.values() for le in les])
+    except LockError as e:
+        raise EngineError(f"lock file refused: {e}", exit_code=1) from None
+    except StoreError as e:
+        raise EngineError(f"the results store cannot be read: {e}", exit_code=3) from None
+    by_hash = {e.hash: e for e in catalog.entries}
+    modules: dict[str, runtime.Module] = {}
+
+    def kernel(le, why: str) -> OpKernel:
+        e = by_hash[le.variant_hash]
+        if unusable and (why_not := unusable(e)):
+            raise EngineError(f"lock file refused: {le.op} {le.variant}: {why_not}", exit_code=1)
+        if e.hash not in modules:
+            modules[e.hash] = _load(dev, e, le.ptx_sha256)
+        return OpKernel(e, catalog.ops[e.op], modules[e.hash], why)
+
+    out = {}
+    for op, (le, *cases) in chosen.items():
+        out[op] = kernel(le, f"pinned by the lock file ({lock.profile}, {le.verdict})")
+        for c in cases:
+            out[op].by_dims[_dims_key(c.dims)] = kernel(c, f"at {c.case}: pinned by the lock file")
+    return Plan(f"lock:{lock.profile}", dev, dtype, out)
 
 
 def explicit(dev: runtime.Device, dtype: str, variants: dict[str, str] | None = None, ops=ENGINE_OPS,

@@ -2,8 +2,9 @@
 Qwen3 template's text for system and user turns, `enable_thinking` on or off) and streaming decode."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
+
+from .config import read_json
 
 from .errors import EngineError
 
@@ -27,7 +28,7 @@ class Tokenizer:
         except Exception as e:
             raise EngineError(f"{path}: cannot be loaded by `tokenizers`: {e}") from None
         cfg_path = d / "tokenizer_config.json"
-        self.config = json.loads(cfg_path.read_text()) if cfg_path.is_file() else {}
+        self.config = read_json(cfg_path) if cfg_path.is_file() else {}
 
     def encode(self, text: str) -> list[int]:
         """Token ids; special tokens written in the text (<|im_start|> ...) are recognised, no BOS added

@@ -17,25 +17,61 @@ from .errors import EngineError
 ST_DTYPES = {"BF16": ("bf16", np.uint16), "F16": ("f16", np.uint16), "F32": ("f32", np.uint32)}
 
 
+ITEMSIZE = {"BF16": 2, "F16": 2, "F32": 4, "F64": 8, "I8": 1, "U8": 1, "I16": 2, "U16": 2, "I32": 4, "U32": 4,
+            "I64": 8, "U64": 8, "BOOL": 1, "F8_E4M3": 1, "F8_E5M2": 1}
+
+
 class SafetensorsFile:
-    """One .safetensors file: its header parsed, its data memory-mapped (nothing read until used)."""
+    """One .safetensors file: its header parsed and checked (every entry a known dtype, a shape of
+    non-negative integers, data offsets inside the file that hold exactly that shape), its data
+    memory-mapped (nothing read until used)."""
 
     def __init__(self, path: Path):
         self.path = path
         try:
+            size = path.stat().st_size
             with open(path, "rb") as f:
                 (n,) = struct.unpack("<Q", f.read(8))
-                if n > 100 << 20:
-                    raise ValueError(f"header of {n} bytes")
+                if n > 100 << 20 or 8 + n > size:
+                    raise ValueError(f"a header of {n} bytes in a file of {size}")
                 header = json.loads(f.read(n))
-        except (OSError, ValueError, struct.error) as e:
+        except (OSError, ValueError, struct.error, RecursionError) as e:
             raise EngineError(f"{path}: not a readable safetensors file: {e}") from None
+        if not isinstance(header, dict):
+            raise EngineError(f"{path}: the safetensors header is a JSON {type(header).__name__}, not an object "
+                              "of tensors")
         header.pop("__metadata__", None)
+        for name, h in header.items():
+            self._check(name, h, size - 8 - n)
         self.header, self.base = header, 8 + n
         self._map = None
 
+    def _check(self, name: str, h, data_bytes: int) -> None:
+        def bad(why):
+            raise EngineError(f"{self.path}: tensor {name}: {why}")
+        if not isinstance(h, dict):
+            bad(f"expected an entry with dtype, shape and data_offsets, got {h!r:.80}")
+        dt, shape, offs = h.get("dtype"), h.get("shape"), h.get("data_offsets")
+        if dt not in ITEMSIZE:
+            bad(f"dtype {dt!r} is not a safetensors dtype ({', '.join(ITEMSIZE)})")
+        if not isinstance(shape, list) or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0
+                                                  for d in shape):
+            bad(f"shape {shape!r:.80}: expected a list of integers >= 0")
+        if not (isinstance(offs, list) and len(offs) == 2 and all(isinstance(o, int) and not isinstance(o, bool)
+                                                                  for o in offs) and 0 <= offs[0] <= offs[1] <= data_bytes):
+            bad(f"data_offsets {offs!r:.80}: expected [begin, end] within the file's {data_bytes} data bytes")
+        want = int(np.prod(shape, dtype=object)) * ITEMSIZE[dt]
+        if offs[1] - offs[0] != want:
+            bad(f"data_offsets span {offs[1] - offs[0]} bytes, but {dt} of shape {shape} takes {want}")
+
     def names(self) -> list[str]:
         return list(self.header)
+
+    def dtype(self, name: str) -> str:
+        return self.header[name]["dtype"]
+
+    def shape(self, name: str) -> tuple[int, ...]:
+        return tuple(self.header[name]["shape"])
 
     def bits(self, name: str) -> tuple[np.ndarray, str]:
         """(the tensor's raw bits as a memory-mapped array of its shape, kreg dtype)."""
@@ -49,6 +85,16 @@ class SafetensorsFile:
         return self._map[lo:hi].view(np_t).reshape(h["shape"]), dt
 
 
+def _plain_name(d: Path, fname, index: Path) -> str:
+    """A file an index names: a plain file name in the model folder (no folders, no `..`, not absolute),
+    so nothing outside the folder is ever read through it."""
+    if not isinstance(fname, str) or not fname or fname in (".", "..") or "/" in fname or "\\" in fname \
+            or "\0" in fname:
+        raise EngineError(f"{index}: weight_map names {fname!r:.120}: expected the name of a file in the model "
+                          f"folder {d} (no folders, no '..', not an absolute path)")
+    return fname
+
+
 class Checkpoint:
     """Every tensor of a model directory by name, across its safetensors files."""
 
@@ -56,11 +102,11 @@ class Checkpoint:
         d = Path(model_dir)
         index = d / "model.safetensors.index.json"
         if index.is_file():
-            try:
-                wmap = json.loads(index.read_text())["weight_map"]
-            except (OSError, ValueError, KeyError) as e:
-                raise EngineError(f"{index}: not a safetensors index (weight_map): {e}") from None
-            files = sorted(set(wmap.values()))
+            from .config import read_json
+            wmap = read_json(index).get("weight_map")
+            if not isinstance(wmap, dict) or not wmap:
+                raise EngineError(f"{index}: expected a non-empty `weight_map` object (tensor name -> file name)")
+            files = sorted({_plain_name(d, f, index) for f in wmap.values()})
         else:
             files = sorted(p.name for p in d.glob("*.safetensors"))
             if not files:
@@ -77,15 +123,44 @@ class Checkpoint:
     def __contains__(self, name: str) -> bool:
         return name in self.where
 
+    def check(self, cfg: Qwen3Config) -> None:
+        """Every tensor the engine will load is present, of a dtype it reads, and of the shape the config
+        implies: an EngineError naming the file, the tensor and what was expected, before any is loaded."""
+        for name, shape in expected_shapes(cfg).items():
+            f = self.where.get(name)
+            if f is None:
+                if name == "lm_head.weight":
+                    raise EngineError("lm_head.weight is missing and tie_word_embeddings is false")
+                raise EngineError(f"weight {name} is missing from the checkpoint")
+            if f.dtype(name) not in ST_DTYPES:
+                raise EngineError(f"{f.path}: tensor {name} has dtype {f.dtype(name)}; supported: BF16, F16, F32")
+            if f.shape(name) != shape:
+                raise EngineError(f"{f.path}: tensor {name} has shape {list(f.shape(name))}, the config implies "
+                                  f"{list(shape)}")
+
     def get(self, name: str, dtype: str, shape: tuple[int, ...]) -> np.ndarray:
         """The tensor's bits in `dtype` (bf16/f16 as uint16), checked against the shape the config gives."""
         f = self.where.get(name)
         if f is None:
             raise EngineError(f"weight {name} is missing from the checkpoint")
+        if f.shape(name) != tuple(shape):
+            raise EngineError(f"{f.path}: tensor {name} has shape {list(f.shape(name))}, the config implies {list(shape)}")
         bits, dt = f.bits(name)
-        if tuple(bits.shape) != tuple(shape):
-            raise EngineError(f"{f.path}: {name} has shape {list(bits.shape)}, the config implies {list(shape)}")
         return bits if dt == dtype else encode(decode(bits, dt), dtype)
+
+
+def expected_shapes(cfg: Qwen3Config) -> dict[str, tuple[int, ...]]:
+    """Each tensor the engine loads and the shape the config implies for it."""
+    V, H, D, I = cfg.vocab_size, cfg.hidden_size, cfg.head_dim, cfg.intermediate_size
+    out = {"model.embed_tokens.weight": (V, H), "model.norm.weight": (H,)}
+    if not cfg.tie_word_embeddings:
+        out["lm_head.weight"] = (V, H)
+    shapes = {"q": (cfg.q_heads * D, H), "k": (cfg.kv_heads * D, H), "v": (cfg.kv_heads * D, H),
+              "o": (H, cfg.q_heads * D), "q_norm": (D,), "k_norm": (D,), "gate": (I, H), "up": (I, H),
+              "down": (H, I), "in_norm": (H,), "post_norm": (H,)}
+    for i in range(cfg.num_hidden_layers):
+        out |= {name: shapes[k] for k, name in layer_names(i).items()}
+    return out
 
 
 def layer_names(i: int) -> dict[str, str]:

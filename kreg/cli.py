@@ -1,4 +1,4 @@
-"""The `kreg` command line: list, show, verify, submit, profile, run (and later bench).
+"""The `kreg` command line: list, show, verify, submit, profile, lock, run (and later bench).
 
 Exit codes (EXIT_* below): 0 all good; 1 some variant rejected; 2 usage error (a bad argument, an
 unknown op or variant, invalid metadata named on the command line); 3 environment error (--device gpu
@@ -14,13 +14,14 @@ import sqlite3
 import sys
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from kreg import __version__
+from kreg.untrusted import markup, plain
 from kreg.commands import EXIT_CODES, EXIT_ENV, EXIT_INTERRUPTED, EXIT_OK, EXIT_PIPE, EXIT_REJECTED, EXIT_USAGE  # noqa: F401
-from kreg.registry.catalog import Catalog, Entry, home, load_catalog
+from kreg.registry.catalog import Catalog, Entry, HomeEscape, check_home, home, load_catalog
 from kreg.registry.schema import SchemaError
+from kreg.registry.store import StoreError
 
 PIPE_WIDTH = 1000     # columns of tables written to a pipe or file: never cut to the default 80
 
@@ -48,15 +49,15 @@ def _variant_json(e: Entry) -> dict:
 
 def _report_errors(cat: Catalog, as_json: bool) -> None:
     for e in cat.errors:      # the message quotes untrusted metadata: never read as markup
-        err.print(f"[yellow]skipped[/] {escape(str(e))}", highlight=False, markup=True) if not as_json else \
-            print(f"skipped: {e}", file=sys.stderr)
+        err.print(f"[yellow]skipped[/] {markup(str(e))}", highlight=False, markup=True) if not as_json else \
+            print(f"skipped: {plain(e)}", file=sys.stderr)
 
 
 def cmd_list(args) -> int:
     cat = load_catalog()
     _report_errors(cat, args.json)
     if args.op and args.op not in cat.ops:
-        err.print(f"[red]no op {escape(repr(args.op))}[/] (ops: {', '.join(sorted(cat.ops))})")
+        err.print(f"[red]no op {markup(repr(args.op))}[/] (ops: {markup(', '.join(sorted(cat.ops)))})")
         return EXIT_USAGE
     entries = [e for e in cat.entries if (not args.op or e.op == args.op) and (not args.submitted or e.origin == "user")]
     if args.json:
@@ -68,8 +69,8 @@ def cmd_list(args) -> int:
         t.add_column(c)
     for e in entries:
         style = "green" if e.variant.safety == "safe" else "yellow"
-        t.add_row(e.op, e.name, f"[{style}]{e.variant.safety}[/]", ",".join(f"{k}={v}" for k, v in e.variant.types.items()),
-                  e.hash[:12], e.origin)
+        t.add_row(markup(e.op), markup(e.name), f"[{style}]{markup(e.variant.safety)}[/]",
+                  markup(",".join(f"{k}={v}" for k, v in e.variant.types.items())), e.hash[:12], e.origin)
     out.print(t)
     return EXIT_OK
 
@@ -79,7 +80,7 @@ def cmd_show(args) -> int:
     try:
         e = cat.find(args.variant)
     except KeyError as x:
-        err.print(f"[red]{escape(x.args[0])}[/]")
+        err.print(f"[red]{markup(x.args[0])}[/]")
         return EXIT_USAGE
     v, op = e.variant, cat.ops[e.variant.op]
     info = _variant_json(e) | {
@@ -98,12 +99,12 @@ def cmd_show(args) -> int:
     if args.json:
         print(json.dumps(info, indent=2, default=str))
         return EXIT_OK
-    t = Table(title=f"{v.op}/{v.name}", show_header=False)
+    t = Table(title=markup(f"{v.op}/{v.name}"), show_header=False)
     t.add_column("key", style="bold")
     t.add_column("value")
 
     def row(key, value):        # metadata is untrusted: shown as text, never read as markup
-        t.add_row(escape(str(key)), escape(str(value)))
+        t.add_row(markup(str(key)), markup(str(value)))
 
     for k in ("op", "name", "safety", "hash", "source", "entry", "origin"):
         row(k, str(info[k]))
@@ -153,12 +154,17 @@ def check_environment(device: str) -> None:
     """Raise EnvironmentProblem unless results can be stored and the device exists. Opening the store
     first is what recreates an empty one or migrates an old one: its notes are said here."""
     from kreg.registry.store import Store, StoreError
+    check_home()
     try:
         store = Store()
     except (sqlite3.Error, StoreError, OSError) as e:
         raise EnvironmentProblem(f"the results store under {home()} cannot be used: {e}") from None
     for note in store.notes:
-        err.print(f"[yellow]note:[/] {escape(note)}", highlight=False)
+        err.print(f"[yellow]note:[/] {markup(note)}", highlight=False)
+    if store.read_only:
+        raise EnvironmentProblem(f"the results store {store.path} is read-only, and this command stores every "
+                                 "result it decides: nothing was run (the store is intact; make it writable, or "
+                                 "set KREG_HOME to another folder)")
     if device == "gpu":
         try:
             import cupy
@@ -198,8 +204,14 @@ def cmd_profile(args) -> int:
     return run_profile(args, out, err)
 
 
+def cmd_lock(args) -> int:
+    from kreg.commands.lock import run_lock
+    return run_lock(args, out, err)
+
+
 def cmd_run(args) -> int:
     from kreg.commands.run import run_run
+    check_home()           # the PTX cache and the store are written under $KREG_HOME
     return run_run(args, out, err)
 
 
@@ -239,7 +251,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="prove again even where the store holds a decided proof of the same PTX by this checker")
     s.set_defaults(func=cmd_verify)
     s = sub.add_parser("submit", help="submit candidate kernels: verify, decide, enter the accepted ones")
-    s.add_argument("path", help="a .cu source (its YAML by --meta, or beside it) or a folder of candidates")
+    s.add_argument("path", help="a .cu source, or a .py building it with load_inline (its YAML by --meta, "
+                   "or beside it), or a folder of candidates")
     s.add_argument("--meta", help="the candidate's variant YAML (default: the source's name with .yaml)")
     s.add_argument("--device", choices=("cpu", "gpu"), default="cpu")
     s.add_argument("--json", action="store_true")
@@ -261,6 +274,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--device", choices=("cpu", "gpu"), default="cpu")
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_profile)
+    from kreg.commands.lock import add_parser as add_lock
+    add_lock(sub)
+    sub.choices["lock"].set_defaults(func=cmd_lock)
     from kreg.commands.run import add_parser as add_run
     add_run(sub, positive_int, seed_int)
     sub.choices["run"].set_defaults(func=cmd_run)
@@ -276,15 +292,15 @@ def main(argv=None) -> int:
     except BrokenPipeError:
         return _broken_pipe()
     except SchemaError as e:
-        err.print(f"[red]invalid metadata:[/] {escape(str(e))}", highlight=False)
+        err.print(f"[red]invalid metadata:[/] {markup(str(e))}", highlight=False)
         return EXIT_USAGE
-    except (EnvironmentProblem, sqlite3.Error, PermissionError) as e:
-        err.print(f"[red]environment:[/] {escape(str(e) or type(e).__name__)}", highlight=False)
+    except (EnvironmentProblem, sqlite3.Error, PermissionError, HomeEscape, StoreError) as e:
+        err.print(f"[red]environment:[/] {markup(str(e) or type(e).__name__)}", highlight=False)
         return EXIT_ENV
     except OSError as e:
         if e.errno not in (errno.EROFS, errno.ENOSPC, errno.EDQUOT):
             raise
-        err.print(f"[red]environment:[/] {escape(str(e))}", highlight=False)
+        err.print(f"[red]environment:[/] {markup(str(e))}", highlight=False)
         return EXIT_ENV
     except KeyboardInterrupt:
         err.print("[red]interrupted[/]")

@@ -36,7 +36,8 @@ class Options:
     speed: bool = True
     prove: bool = True
     prove_timeout_ms: int = 10_000
-    prove_budget_ms: int | None = 30_000    # the whole variant's proof, in ms of solver work on the reference machine
+    prove_budget_ms: int | None = None      # the whole variant's proof, in ms of solver work on the reference
+                                            # machine (None: the variant's own, `proof: {budget_ms}`, default 30 s)
     speed_cases: str = "all"                # "all" named cases, or only the "largest" (most bytes moved)
     timeout_s: float = 300.0
     compile_timeout_s: float = 60.0
@@ -158,6 +159,12 @@ def verify_variant(entry: Entry, op: Op, device: str, opts: Options | None = Non
         res.complete = got.status == "error"              # a compile error is a verdict; a hang may be the machine
         return _decide(res, got)
     ptx, res.ptx_sha256 = got.value
+    refused = preflight.resources(v, op, choose_cases(op, v, device, opts), ptx)   # before the prover reads it
+    if refused:
+        res.numerics, res.complete = "fail", True
+        res.reasons += [f"limits: {w}" for w in refused[:MAX_REASONS]]
+        res.verdict = verdict(res)
+        return res
 
     reused = known_proof(res.ptx_sha256) if known_proof and opts.prove else None
     if reused:
@@ -165,14 +172,23 @@ def verify_variant(entry: Entry, op: Op, device: str, opts: Options | None = Non
         res.proof_reused = True
     elif opts.prove:
         from kreg.checker.prover.prove import hard_limit_s
-        budget = opts.prove_budget_ms or opts.prove_timeout_ms
-        got = isolate.run(prove_stage, v, op, ptx, opts.prove_timeout_ms, opts.prove_budget_ms,
+        budget = opts.prove_budget_ms or v.proof_budget_ms
+        got = isolate.run(prove_stage, v, op, ptx, opts.prove_timeout_ms, budget,
                           timeout_s=hard_limit_s(budget), memory_mb=opts.memory_mb)
         res.seconds["prove"] = round(got.seconds, 2)
         if got.status == "interrupted":
             return _decide(res, got)
+        undecided = got.value.get("undecided") if got.ok else (
+            f"the prover exceeded its hard wall-clock limit of {hard_limit_s(budget):.0f} s" if got.status == "timeout"
+            else None)
+        if undecided:              # the clock stopped it: the environment, never a verdict; nothing stored
+            res.environment_error = (f"proof not decided: {undecided}; nothing was stored. Run with fewer --jobs, "
+                                     "on a less loaded machine, or with a longer guard (KREG_PROVER_GUARD=3)")
+            res.reasons.append(f"environment: {res.environment_error}")
+            return _decide(res, got)
         if got.ok:
-            _take_proofs(res, got.value)
+            _take_proofs(res, got.value["verdicts"])
+            res.proof_work = got.value.get("work") or {}
             record("proof", res)
         else:
             res.reasons.append(_failed("checker", got) + "; proofs are unknown")

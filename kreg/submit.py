@@ -26,14 +26,15 @@ import yaml
 from kreg import isolate
 from kreg.checker.prover.prove import CHECKER_VERSION
 from kreg.pipeline import Options, store_final, store_recorder, verdict, verify_variant
-from kreg.registry.catalog import Catalog, Entry, home, load_catalog, variant_hash
+from kreg.registry.catalog import Catalog, Entry, confined, home, load_catalog, variant_hash
+from kreg.registry.intake import Intake, IntakeError, take
 from kreg.registry.limits import SOURCE_MAX_BYTES
 from kreg.registry.results import PROPS, VariantReport
 from kreg.registry.schema import SchemaError, load_variant
 from kreg.registry.store import Store
 from kreg.registry.yamlsafe import YamlRefused, load_metadata
 
-NAME_OK = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$")
+NAME_OK = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")     # matched whole (fullmatch)
 PROVENANCE_KEYS = ("generator", "prompt_hash", "parent", "submitter")
 PTX_NOT_SUPPORTED = ("PTX sources are not supported: submit the CUDA C++ source (.cu); kreg proves and tests "
                      "the PTX its pinned NVRTC emits from it")
@@ -58,6 +59,7 @@ class SubmitReport:
     from_store: bool = False
     installed: str | None = None                # the variant's YAML in the registry
     seconds: float = 0.0
+    intake: dict | None = None                  # a framework-bound source: what was dropped and changed
 
     @property
     def accepted(self) -> bool:
@@ -73,7 +75,7 @@ class SubmitReport:
             "why": self.why, "claimed": self.claimed,
             "candidate": {"source": self.source, "meta": self.meta, "hash": self.candidate_hash},
             "provenance": self.provenance, "from_store": self.from_store, "installed": self.installed,
-            "submit_seconds": round(self.seconds, 2)}
+            "intake": self.intake, "submit_seconds": round(self.seconds, 2)}
 
 
 def decide(j: dict) -> tuple[str, list[str]]:
@@ -139,16 +141,21 @@ def submit(source_path: str | Path | None, meta_path: str | Path, *, device: str
     store = store or Store()
     kind = kind if kind is not None else device_kind(device)
     sub = SubmitReport(str(source_path or ""), str(meta), VariantReport("", "", "", "", {}))
-    root = home() / "tmp"
+    root = confined(home() / "tmp")
     root.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix="submit-", dir=root))
+    clean_stale_staging(root)
+    tmp = Path(tempfile.mkdtemp(prefix=f"submit-{os.getpid()}-", dir=root))
     try:
         try:
             data, src = _read_candidate(source_path, meta)
             sub.source = str(src)
             sub.claimed = str(data.get("safety", ""))
             sub.provenance = _provenance(data, provenance, src, meta)
-            entry = _stage(data, src, tmp / "claimed", catalog)
+            got = _intake(_read_source(src, data), data, src)
+            if got.form != "cuda":
+                sub.intake = got.to_json()
+            data = got.data
+            entry = _stage(data, got.source, tmp / "claimed", catalog)
         except _Refused as e:
             sub.report = VariantReport(e.op, e.name, e.safety, "", {}, reasons=[e.reason], complete=True)
             sub.decision, sub.why = "rejected", [f"rejected: {e.reason}"]
@@ -172,7 +179,7 @@ def submit(source_path: str | Path | None, meta_path: str | Path, *, device: str
         if sub.decision in ("safe", "unsafe"):
             if sub.decision != entry.variant.safety:      # the accepted class goes into the YAML; the
                 staged = entry.variant.source_path          # source is the copy that was verified
-                entry = _stage(data | {"safety": sub.decision}, staged, tmp / "accepted", catalog)
+                entry = _stage(data | {"safety": sub.decision}, staged.read_bytes(), tmp / "accepted", catalog)
                 sub.report = _relabel(r, entry)
                 if not _stored_verdict(store, entry.hash, kind):
                     _record(store, entry, sub.report, kind)
@@ -185,6 +192,38 @@ def submit(source_path: str | Path | None, meta_path: str | Path, *, device: str
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
         sub.seconds = time.monotonic() - t0
+
+
+STALE_STAGING_S = 24 * 3600      # a staging folder this old is stale even if its pid is alive (reused)
+
+
+def clean_stale_staging(root: Path) -> list[Path]:
+    """Remove the staging folders (submit-<pid>-*) a killed submit left in $KREG_HOME/tmp: those of a
+    process that no longer runs, or older than a day (also the older unnamed submit-* folders)."""
+    gone = []
+    now = time.time()
+    for d in root.glob("submit-*"):
+        try:
+            if d.is_symlink() or not d.is_dir():
+                continue
+            pid = d.name.split("-")[1]
+            old = now - d.lstat().st_mtime > STALE_STAGING_S
+            if old or (pid.isdigit() and not _alive(int(pid))):
+                shutil.rmtree(d, ignore_errors=True)
+                gone.append(d)
+        except OSError:
+            continue
+    return gone
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:          # e.g. EPERM: it exists under another user
+        return True
+    return True
 
 
 class _Refused(Exception):
@@ -224,14 +263,9 @@ def _read_candidate(source_path, meta: Path) -> tuple[dict, Path]:
     return data, src
 
 
-def _stage(data: dict, src: Path, folder: Path, catalog: Catalog) -> Entry:
-    """The candidate as the registry would hold it, in a private folder: the YAML (its `source:` set to
-    <name>.cu) and a bounded copy of the source (never through a symbolic link); validated by the
-    schema against the catalog's ops."""
-    folder.mkdir(parents=True)
-    name = data.get("name")
-    stem = name if isinstance(name, str) and NAME_OK.match(name) else "candidate"   # else the schema says why
-    staged_src = folder / f"{stem}.cu"
+def _read_source(src: Path, data: dict) -> bytes:
+    """The source's bytes, at most SOURCE_MAX_BYTES + 1 (the schema refuses a longer one), never
+    through a symbolic link."""
     try:
         st = os.lstat(src)
         if stat.S_ISLNK(st.st_mode):
@@ -240,18 +274,50 @@ def _stage(data: dict, src: Path, folder: Path, catalog: Catalog) -> Entry:
             raise _Refused("source: not a regular file", data)
         fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         with os.fdopen(fd, "rb") as f:
-            staged_src.write_bytes(f.read(SOURCE_MAX_BYTES + 1))
+            return f.read(SOURCE_MAX_BYTES + 1)
     except FileNotFoundError:
         raise _Refused(f"source: file {src.name!r} not found", data) from None
     except OSError as e:
         raise _Refused(f"source: cannot read: {errno.errorcode.get(e.errno, type(e).__name__)}", data) from None
+
+
+def _intake(raw: bytes, data: dict, src: Path) -> Intake:
+    """The source as kreg compiles it (registry/intake.py: a load_inline Python file or a .cu with a
+    framework binding reduced to its device code); a source too large or not UTF-8 goes to the schema
+    as it is, which says why it is refused."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
+    if text is None or len(raw) > SOURCE_MAX_BYTES:
+        return Intake(raw, data)
+    try:
+        return take(text, data, src.name)
+    except IntakeError as e:
+        raise _Refused(f"source: {e}", data) from None
+
+
+def _stage(data: dict, source: str | bytes, folder: Path, catalog: Catalog) -> Entry:
+    """The candidate as the registry would hold it, in a private folder: the YAML (its `source:` set to
+    <name>.cu) and the source; validated by the schema against the catalog's ops."""
+    folder.mkdir(parents=True)
+    name = data.get("name")
+    stem = name if isinstance(name, str) and NAME_OK.fullmatch(name) else "candidate"   # else the schema says why
+    staged_src = folder / f"{stem}.cu"
+    staged_src.write_bytes(source.encode() if isinstance(source, str) else source)
     staged = folder / f"{stem}.yaml"
     staged.write_text(yaml.dump(data | {"source": staged_src.name}, Dumper=_Dumper, sort_keys=False))
     try:
         v = load_variant(staged, catalog.ops)
     except SchemaError as e:
         raise _Refused(f"metadata: {e.path or '<top>'}: {e.message}", data) from None
-    return Entry(v, variant_hash(v), "user")
+    entry = Entry(v, variant_hash(v), "user")
+    for b in catalog.entries:
+        if b.origin == "builtin" and b.name == v.name and (b.op, b.hash) != (v.op, entry.hash):
+            raise _Refused(f"metadata: name: {v.name!r} is already registered (builtin {b.op}/{b.name}): a "
+                           "submission cannot take a built-in variant's name under any op; give the candidate "
+                           "another `name:`", data)
+    return entry
 
 
 class _Dumper(yaml.SafeDumper):
@@ -285,7 +351,7 @@ def _record(store: Store, entry: Entry, r: VariantReport, kind: str) -> None:
 @contextmanager
 def _locked():
     """One installer at a time across processes (the name-clash check and the move)."""
-    path = home() / "tmp" / "install.lock"
+    path = confined(home() / "tmp" / "install.lock")
     with open(path, "a") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
         try:
@@ -300,11 +366,12 @@ def _install(entry: Entry) -> tuple[str | None, str | None]:
     v = entry.variant
     dest = home() / "kernels" / v.safety / v.op
     with _locked():
-        same = [e for e in load_catalog().entries if (e.op, e.name) == (v.op, v.name)]
-        if same and same[0].hash == entry.hash:
+        dest = confined(dest)
+        same = [e for e in load_catalog().entries if e.name == v.name]     # a name is unique across ops
+        if same and (same[0].op, same[0].hash) == (v.op, entry.hash):
             return same[0].variant.path, None
         if same:
-            return None, (f"not entered: a different variant {v.op}/{v.name} is already registered "
+            return None, (f"not entered: a different variant {same[0].op}/{v.name} is already registered "
                           f"({same[0].origin}, {same[0].variant.path}); give the candidate another `name:`")
         names = [dest / f"{v.name}.cu", dest / f"{v.name}.yaml"]
         taken = [p for p in names if os.path.lexists(p)]

@@ -18,6 +18,38 @@ def home() -> Path:
     return Path(os.environ.get("KREG_HOME", Path.home() / ".kreg"))
 
 
+HOME_FOLDERS = ("kernels", "kernels/ops", "kernels/safe", "kernels/unsafe", "tmp", "cache", "cache/ptx")
+
+
+class HomeEscape(OSError):
+    """A path kreg would write resolves outside $KREG_HOME (a folder of it is a symbolic link out)."""
+
+
+def confined(path: str | Path) -> Path:
+    """path resolved, if it lies inside $KREG_HOME (itself resolved: a KREG_HOME that is a link is
+    fine); else HomeEscape, with a sentence naming the path and where it leads."""
+    root = home().resolve()
+    real = Path(path).resolve()
+    if real != root and root not in real.parents:
+        raise HomeEscape(f"{path} leads to {real}, outside $KREG_HOME ({root}): a folder of $KREG_HOME is a "
+                         "symbolic link out of it, and kreg writes only inside $KREG_HOME (replace the link "
+                         "with a folder)")
+    return real
+
+
+def check_home() -> None:
+    """HomeEscape if any folder kreg writes in (or the results store) leads outside $KREG_HOME."""
+    h = home()
+    paths = [h / f for f in HOME_FOLDERS] + [h / f"results.sqlite{x}" for x in ("", "-wal", "-shm")]
+    for safety in ("safe", "unsafe"):
+        d = h / "kernels" / safety
+        if d.is_dir() and not d.is_symlink():
+            paths += sorted(d.iterdir())
+    for p in paths:
+        if os.path.lexists(p):
+            confined(p)
+
+
 def include_bytes(source: str | None = None) -> bytes:
     """The project's own headers (kernels/include) that belong to a kernel's identity: those the source
     includes (directly or through each other), or all of them when no source is given or its includes
@@ -92,6 +124,7 @@ def load_catalog() -> Catalog:
                 continue
             cat.ops[op.name] = op
     seen: dict[tuple[str, str], str] = {}
+    builtin_names: dict[str, str] = {}      # name -> op: never shadowed by a user variant
     for origin, root in roots():
         for safety in ("safe", "unsafe") + (("vendor",) if origin == "builtin" else ()):   # never submitted
             for p in sorted((root / safety).glob("*/*.yaml")):
@@ -103,9 +136,15 @@ def load_catalog() -> Catalog:
                         raise SchemaError(p, "op", f"lives in folder {p.parent.name!r} but names op {v.op!r}")
                     if (v.op, v.name) in seen:
                         raise SchemaError(p, "name", f"variant {v.op}/{v.name} already defined in {seen[(v.op, v.name)]}")
+                    if origin == "user" and v.name in builtin_names:
+                        raise SchemaError(p, "name", f"{v.name!r} is the name of the built-in variant "
+                                          f"{builtin_names[v.name]}/{v.name}: a user variant cannot take it "
+                                          "under any op (rename it)")
                 except SchemaError as e:
                     cat.errors.append(e)
                     continue
                 seen[(v.op, v.name)] = str(p)
+                if origin == "builtin":
+                    builtin_names.setdefault(v.name, v.op)
                 cat.entries.append(Entry(v, variant_hash(v), origin))
     return cat

@@ -8,6 +8,10 @@ METADATA_MAX_BYTES = 64 << 10        # an op or variant YAML file
 SOURCE_MAX_BYTES = 1 << 20           # a variant's .cu file
 COMPILE_LOG_MAX_CHARS = 20_000       # of NVRTC's log, in an error message (and so in the results store)
 
+# ---- proofs -----------------------------------------------------------------------------------------
+PROOF_BUDGET_MS = 30_000             # a variant's proof budget (ms of solver work on the reference machine)
+PROOF_BUDGET_MAX_MS = 600_000        # the most a variant's YAML (`proof: {budget_ms}`) may ask for
+
 # ---- expressions ------------------------------------------------------------------------------------
 EXPR_MAX_ABS = 1 << 64               # any intermediate value of a dim expression, in magnitude
 
@@ -16,6 +20,15 @@ GRID_MAX = (2**31 - 1, 65535, 65535)
 BLOCK_MAX = (1024, 1024, 64)
 THREADS_PER_BLOCK_MAX = 1024
 SHARED_MAX_BYTES = 232448            # dynamic shared memory per block: the H100 opt-in maximum (227 KiB)
+                                     # (static + dynamic shared memory of a launch together, too)
+LOCAL_MAX_BYTES = 512 << 10          # local memory per thread (the CUDA limit)
+REGISTERS_PER_THREAD_MAX = 255       # the most registers a thread may have (.maxnreg above it is refused)
+
+# ---- compiled PTX -----------------------------------------------------------------------------------
+# Bounds on what a candidate's PTX may declare, far above the registry's (the largest PTX 266 KB, the
+# most virtual registers of a module 6 866): refused before the prover or the emulator reads it.
+PTX_MAX_BYTES = 8 << 20
+PTX_MAX_REGISTERS = 1 << 18          # virtual registers declared (.reg), in kernels and inline asm together
 
 # ---- the emulator's step budget ---------------------------------------------------------------------
 # The budget counts what costs time: an issue step to n threads costs 1 + n // STEP_THREADS, a batch

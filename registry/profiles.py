@@ -88,7 +88,7 @@ def _latest_verdicts(store: Store, device: str) -> dict[str, dict]:
     return out
 
 
-def _why_not_safe(e: Entry, row: dict | None, checker_version: str, proof: dict | None) -> str | None:
+def why_not_safe(e: Entry, row: dict | None, checker_version: str, proof: dict | None) -> str | None:
     if e.variant.safety != "safe":
         return {"vendor": f"a {e.variant.library} routine, never proven (the profile admits no vendor library)"}.get(
             e.variant.safety, f"an {e.variant.safety} variant (the profile admits only safe ones)")
@@ -217,7 +217,7 @@ def resolve(profile: str, device: str, catalog: Catalog, store: Store, checker_v
             if profile == "safe-only":
                 proof = row and store.latest(e.hash, "proof", ptx_sha256=row["ptx_sha256"],
                                              checker_version=checker_version)
-                why = _why_not_safe(e, row, checker_version, proof)
+                why = why_not_safe(e, row, checker_version, proof)
             else:
                 why = _why_not_conformant(row)
             why = why or (unusable and unusable(e))

@@ -77,6 +77,7 @@ class VariantReport:
     environment_error: str | None = None   # the machine kept a stage from running
     interrupted: bool = False
     proof_reused: bool = False             # the proofs came from the store (the same PTX, the current checker)
+    proof_work: dict = field(default_factory=dict)   # the prover's solver work (checker/prover/solving.py WorkLog)
     seconds: dict[str, float] = field(default_factory=dict)   # wall time of each stage that ran
 
     def status(self, prop: str) -> str:
@@ -104,6 +105,8 @@ class VariantReport:
             out["interrupted"] = True
         if self.proof_reused:
             out["proof_reused"] = True
+        if self.proof_work:
+            out["proof_work"] = self.proof_work
         return out
 
     @classmethod
@@ -117,4 +120,4 @@ class VariantReport:
                    device_detail=d.get("device_detail"), cases_run=list(d.get("cases_run") or []),
                    numerics_detail=list(d.get("numerics_detail") or []), complete=bool(d.get("complete")),
                    environment_error=d.get("environment_error"), interrupted=bool(d.get("interrupted")),
-                   seconds=dict(d.get("stage_seconds") or {}))
+                   seconds=dict(d.get("stage_seconds") or {}), proof_work=dict(d.get("proof_work") or {}))

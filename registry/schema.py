@@ -11,7 +11,7 @@ import yaml
 from .source_policy import source_problem
 
 from .expr import Expr, ExprError, parse, parse_condition
-from .limits import SOURCE_MAX_BYTES
+from .limits import PROOF_BUDGET_MAX_MS, PROOF_BUDGET_MS, SOURCE_MAX_BYTES
 from .preflight import launch_problems
 from .yamlsafe import YamlRefused, load_metadata
 
@@ -24,7 +24,8 @@ DTYPES = {
 }
 ROLES = ("in", "out", "inout", "scalar")
 SAFETY = ("safe", "unsafe", "vendor")      # vendor: a library routine, no source (registry/vendor.py)
-NAME_RE = r"^[A-Za-z_][A-Za-z0-9_]*$"
+NAME_RE = r"[A-Za-z_][A-Za-z0-9_]*"          # matched whole (re.fullmatch): no trailing newline
+VARIANT_NAME_RE = r"[A-Za-z0-9_][A-Za-z0-9_.\-]{0,127}"   # also a file name: no leading dot
 MAX_DIM = 2**40
 
 
@@ -76,7 +77,7 @@ class _V:
             self.fail(f"expected a non-empty string, got {_kind(v)}", key)
         if choices and v not in choices:
             self.fail(f"expected one of {', '.join(choices)}, got {v!r}", key)
-        if pattern and not re.match(pattern, v):
+        if pattern and not re.fullmatch(pattern, v):
             self.fail(f"expected an identifier, got {v!r}", key)
         return v
 
@@ -222,12 +223,15 @@ def load_op(path: Path) -> Op:
         default = pv.get("default")
         if default is not None and (isinstance(default, bool) or not isinstance(default, (int, float))):
             pv.fail("expected a number", "default")
-        if not re.match(NAME_RE, pname):
+        if not re.fullmatch(NAME_RE, pname):
             vp.fail("param names must be identifiers", pname)
         params[pname] = Param(pname, role, dtype, shape, values, default)
-    clash = sorted(set(params) & set(dims))
-    if clash:
-        v.fail(f"{clash[0]!r} is both a dim and a param")
+    for both in sorted(set(params) & set(dims)):     # a kernel argument that is also a dim: the dim itself
+        p = params.pop(both)
+        if p.role != "scalar" or p.shape or p.values or p.default is not None or p.dtype not in DTYPES \
+                or DTYPES[p.dtype][1][0] not in "iu":
+            v.fail(f"{both!r} is both a dim and a param: a param named like a dim must be an integer scalar "
+                   "(role: scalar, an integer dtype, no shape, values or default); it is passed as the dim's value")
     requires = []
     if "requires" in v.data:
         vr = v.sub("requires")
@@ -354,6 +358,7 @@ class Variant:
     path: str                 # the YAML file
     raw: dict = field(repr=False, default_factory=dict)
     library: str = ""         # vendor variants only: the library whose routine runs (no source)
+    proof_budget_ms: int = PROOF_BUDGET_MS   # `proof: {budget_ms}`: the prover's budget for this variant
 
     @property
     def source_path(self) -> Path:
@@ -427,7 +432,7 @@ def load_variant(path: Path, ops: dict[str, Op]) -> Variant:
     if isinstance(v.data, dict) and v.data.get("safety") == "vendor":
         return _load_vendor(v, path, ops)
     common = ("op", "name", "safety", "source")
-    optional = ("types", "compile", "provenance", "deterministic", "doc")
+    optional = ("types", "compile", "provenance", "deterministic", "doc", "proof")
     if isinstance(v.data, dict) and "launches" in v.data:
         v.mapping(required=common + ("launches",), optional=optional + ("scratch",))
     else:
@@ -436,7 +441,7 @@ def load_variant(path: Path, ops: dict[str, Op]) -> Variant:
     if opname not in ops:
         v.fail(f"unknown op {opname!r} (known: {', '.join(sorted(ops)) or 'none'})", "op")
     op = ops[opname]
-    name = v.string("name", pattern=r"^[A-Za-z0-9_.\-]+$")
+    name = v.string("name", pattern=VARIANT_NAME_RE)
     safety = v.string("safety", choices=SAFETY)
     source = v.string("source")
     if "/" in source or "\\" in source or source.startswith("."):
@@ -460,7 +465,7 @@ def load_variant(path: Path, ops: dict[str, Op]) -> Variant:
         vs = v.sub("scratch").mapping()
         for sname in vs.data:
             sv = vs.sub(sname).mapping(required=("dtype", "shape"))
-            if not re.match(NAME_RE, sname) or sname in op.params or sname in op.dims:
+            if not re.fullmatch(NAME_RE, sname) or sname in op.params or sname in op.dims:
                 vs.fail("expected an identifier that is not a param or dim of the op", sname)
             dtype = sv.string("dtype", choices=tuple(DTYPES))
             shp = sv.sub("shape")
@@ -496,7 +501,8 @@ def load_variant(path: Path, ops: dict[str, Op]) -> Variant:
                          "options")
         options = tuple(opts)
     det, prov = _det_prov(v)
-    variant = Variant(opname, name, safety, source, types, launches, scratch, options, det, prov, str(path), v.data)
+    variant = Variant(opname, name, safety, source, types, launches, scratch, options, det, prov, str(path), v.data,
+                      proof_budget_ms=_proof_budget(v))
     _evaluate_at_cases(v, op, [(f"scratch.{s.name}.shape", e) for s in scratch.values() for e in s.shape])
     _evaluate_at_cases(v, op, [(f"launch {ln.entry} argument", a.expr) for ln in launches for a in ln.args
                                if a.expr is not None], nonneg=False)
@@ -517,7 +523,7 @@ def _load_vendor(v: _V, path: Path, ops: dict[str, Op]) -> Variant:
     if opname not in ops:
         v.fail(f"unknown op {opname!r} (known: {', '.join(sorted(ops)) or 'none'})", "op")
     op = ops[opname]
-    name = v.string("name", pattern=r"^[A-Za-z0-9_.\-]+$")
+    name = v.string("name", pattern=VARIANT_NAME_RE)
     library = v.string("library", choices=LIBRARIES)
     if (library, opname) not in ROUTINES:
         v.fail(f"{library} has no routine for op {opname} (it has: "
@@ -528,6 +534,21 @@ def _load_vendor(v: _V, path: Path, ops: dict[str, Op]) -> Variant:
     launch = Launch(routine(library, opname), args, (parse(1),), (parse(1),), parse(0))
     det, prov = _det_prov(v)
     return Variant(opname, name, "vendor", "", types, (launch,), {}, (), det, prov, str(path), v.data, library)
+
+
+def _proof_budget(v: _V) -> int:
+    """`proof: {budget_ms: N, used: F}`: the prover's budget for the variant (ms of solver work, default
+    PROOF_BUDGET_MS) and, informational, the share of it the variant's proof uses (a test keeps it true)."""
+    if "proof" not in v.data:
+        return PROOF_BUDGET_MS
+    vp = v.sub("proof").mapping(optional=("budget_ms", "used"))
+    ms = vp.get("budget_ms", PROOF_BUDGET_MS)
+    if not isinstance(ms, int) or isinstance(ms, bool) or not 1000 <= ms <= PROOF_BUDGET_MAX_MS:
+        vp.fail(f"expected an integer number of ms in [1000, {PROOF_BUDGET_MAX_MS}]", "budget_ms")
+    used = vp.get("used", 0.0)
+    if not isinstance(used, (int, float)) or isinstance(used, bool) or not 0 <= used <= 1:
+        vp.fail("expected the share of the budget the proof uses, in [0, 1]", "used")
+    return ms
 
 
 def _det_prov(v: _V) -> tuple[bool, dict]:

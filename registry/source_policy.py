@@ -1,6 +1,7 @@
 """What CUDA source kreg agrees to compile: at most SOURCE_MAX_BYTES, and `#include` only of the kreg
-headers (kernels/include) and of the CUDA headers that ship with NVRTC's runtime wheel (cuda_fp16.h,
-cuda_bf16.h, cuda_pipeline.h, ...), named by a plain relative path. Anything else (an absolute path,
+headers (kernels/include: its .cuh files and its small stand-ins for the C headers NVRTC lacks,
+<stdint.h>/<cstdint>, <float.h>/<cfloat>, <limits.h>/<climits>) and of the CUDA headers that ship with
+NVRTC's runtime wheel (cuda_fp16.h, cuda_bf16.h, cuda_pipeline.h, ...), named by a plain relative path. Anything else (an absolute path,
 `..`, a macro, an unknown file) is refused, and the refused name is never echoed back: a submission
 must not be able to make kreg read, or print, a file of the host."""
 from __future__ import annotations
@@ -15,7 +16,7 @@ from .limits import SOURCE_MAX_BYTES
 KREG_INCLUDE_DIR = Path(__file__).resolve().parent.parent / "kernels" / "include"
 OUTSIDE = ("an include outside the kreg headers (kernels/include/*.cuh) and the CUDA headers NVRTC ships "
            "(cuda_fp16.h, cuda_bf16.h, ...)")
-_SEGMENT = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
+_SEGMENT = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")      # matched whole (fullmatch)
 _DIRECTIVE = re.compile(r"^[ \t\f\v]*(?:#|%:)[ \t\f\v]*([A-Za-z_]\w*)(.*)$", re.M)
 _HAS_INCLUDE = re.compile(r"__has_include(?:_next)?\b\s*(\(\s*(?:<[^<>\n]*>|\"[^\"\n]*\")\s*\))?")
 _HEADER = re.compile(r"^\s*(<([^<>\n]*)>|\"([^\"\n]*)\")\s*$")
@@ -68,14 +69,18 @@ def kreg_includes(text: str) -> frozenset[str] | None:
 def allowed_header(name: str) -> bool:
     """A plain relative path naming a kreg header or a file of the CUDA headers' folder."""
     parts = name.split("/")
-    if not name or len(name) > 200 or not all(_SEGMENT.match(p) and p not in (".", "..") for p in parts):
+    if not name or len(name) > 200 or not all(_SEGMENT.fullmatch(p) and p not in (".", "..") for p in parts):
         return False
     return name in kreg_headers() or _in_cuda_headers(name)
 
 
+STANDARD_STAND_INS = ("stdint.h", "cstdint", "float.h", "cfloat", "limits.h", "climits")
+
+
 @cache
 def kreg_headers() -> frozenset[str]:
-    return frozenset(p.name for p in KREG_INCLUDE_DIR.glob("*.cuh") if p.is_file())
+    return frozenset(p.name for p in KREG_INCLUDE_DIR.iterdir() if p.is_file() and
+                     (p.suffix == ".cuh" or p.name in STANDARD_STAND_INS))
 
 
 @cache

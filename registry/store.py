@@ -46,6 +46,7 @@ class Store:
     def __init__(self, path: str | Path | None = None):
         self.path = Path(path) if path else home() / "results.sqlite"
         self.notes: list[str] = []           # what opening it did (recreated, migrated), for the user
+        self.read_only = False               # a store kreg can read but not write: results read, none stored
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             if self.path.exists() and self.path.stat().st_size == 0:
@@ -64,12 +65,32 @@ class Store:
                                       f"checker version {LEGACY_CHECKER!r}, not current)")
                 db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
         except sqlite3.DatabaseError as e:
-            raise StoreError(f"the results store {self.path} cannot be read ({e}): move it aside "
-                             "(kreg then starts a new one) or restore it from a backup") from None
+            if _kind(e) == "read-only" and self._readable():
+                self.read_only = True
+                self.notes.append(f"the results store {self.path} is read-only: its results are read, none "
+                                  "can be stored")
+                return
+            raise StoreError(problem(self.path, e, "opened")) from None
         except OSError as e:
             raise StoreError(f"the results store {self.path} cannot be opened: {e}") from None
 
+    def _readable(self) -> bool:
+        """Whether a store that cannot be written can be read as it is (current schema)."""
+        for mode in ("mode=ro", "immutable=1"):
+            try:
+                with closing(sqlite3.connect(f"file:{self.path}?{mode}", uri=True)) as db:
+                    row = db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+                    if row and int(row[0]) == SCHEMA_VERSION:
+                        self._ro_uri = f"file:{self.path}?{mode}"
+                        return True
+                    return False
+            except (sqlite3.Error, ValueError):
+                continue
+        return False
+
     def _connect(self) -> sqlite3.Connection:
+        if self.read_only:
+            return sqlite3.connect(self._ro_uri, uri=True)
         db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA busy_timeout=60000")
@@ -81,6 +102,10 @@ class Store:
         """Write one stage's result. A proof merges with the stored one of the same key, property by
         property, keeping a decided verdict over an `unknown`."""
         key = (variant_hash, ptx_sha256, checker_version, device_kind, stage)
+        if self.read_only:
+            raise StoreError(f"the results store {self.path} is read-only: the {stage} result of {op}/{name} "
+                             "cannot be stored (the store is intact; make it writable or set KREG_HOME to "
+                             "another folder)")
         try:
             with closing(self._connect()) as db, db:
                 if stage == "proof":
@@ -92,7 +117,7 @@ class Store:
                            (*key, op, name, tool_version, json.dumps(payload, sort_keys=True, default=str),
                             time.time()))
         except sqlite3.DatabaseError as e:
-            raise StoreError(f"cannot write the results store {self.path}: {e}") from None
+            raise StoreError(problem(self.path, e, "written")) from None
 
     def latest(self, variant_hash: str, stage: str, **where) -> dict | None:
         """The newest row of a variant and stage, optionally for a given PTX, checker version and device
@@ -111,9 +136,42 @@ class Store:
             with closing(self._connect()) as db:
                 rows = db.execute(sql + " ORDER BY created_at", tuple(where.values())).fetchall()
         except sqlite3.DatabaseError as e:
-            raise StoreError(f"cannot read the results store {self.path}: {e}") from None
+            raise StoreError(problem(self.path, e, "read")) from None
         n = len(COLS)
         return [dict(zip(COLS, r[:n]), payload=json.loads(r[n]), created_at=r[n + 1]) for r in rows]
+
+
+def _kind(e: sqlite3.Error) -> str:
+    name = getattr(e, "sqlite_errorname", "") or ""
+    text = str(e).lower()
+    if name.startswith("SQLITE_READONLY") or "readonly" in text or "read-only" in text:
+        return "read-only"
+    if name.startswith("SQLITE_FULL") or "disk is full" in text or "no space" in text:
+        return "full"
+    if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")) or "malformed" in text or "not a database" in text:
+        return "corrupt"
+    if name.startswith("SQLITE_CANTOPEN") or "unable to open" in text:
+        return "cannot-open"
+    return "other"
+
+
+def problem(path: Path, e: sqlite3.Error, doing: str) -> str:
+    """A sentence for a store that could not be opened, read or written: what happened and what to do.
+    Only a store that is damaged is ever said to be replaceable; an intact one is never to be discarded."""
+    kind = _kind(e)
+    if kind == "read-only":
+        return (f"the results store {path} is read-only and cannot be {doing} ({e}): it is intact; make it and "
+                "its folder writable, or set KREG_HOME to another folder")
+    if kind == "full":
+        return (f"the disk holding the results store {path} is full ({e}): free some space and run again; the "
+                "results stored so far are kept")
+    if kind == "cannot-open":
+        return (f"the results store {path} cannot be {doing} ({e}): check that its folder exists and is "
+                "writable (the store itself was not changed)")
+    if kind == "corrupt":
+        return (f"the results store {path} is damaged ({e}): restore it from a backup, or move it aside (kreg "
+                "then starts a new one, without the earlier results)")
+    return f"the results store {path} cannot be {doing} ({e}); it was not changed"
 
 
 def merge_proofs(old: dict, new: dict) -> dict:

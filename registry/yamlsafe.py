@@ -1,6 +1,6 @@
 """Reading untrusted YAML metadata: a size limit on the file, and a SafeLoader that refuses anchors and
-aliases (so a small file cannot expand into gigabytes: the "billion laughs" alias bomb) and nesting
-deeper than any op or variant needs. Failures are YamlRefused, with a sentence saying why."""
+aliases (so a small file cannot expand into gigabytes: the "billion laughs" alias bomb), nesting
+deeper than any op or variant needs, and a key given twice in one mapping (YAML would keep the last). Failures are YamlRefused, with a sentence saying why."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -35,6 +35,21 @@ class NoAliasLoader(yaml.SafeLoader):
             return super().compose_node(parent, index)
         finally:
             self._depth -= 1
+
+
+    def construct_mapping(self, node, deep=False):
+        seen = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            try:
+                first = seen.setdefault(key, key_node)
+            except TypeError:          # an unhashable key: the constructor says so below
+                continue
+            if first is not key_node:
+                raise YamlRefused(f"key {key!r} is given twice in one mapping (lines "
+                                  f"{first.start_mark.line + 1} and {key_node.start_mark.line + 1}): "
+                                  "kreg refuses duplicate keys rather than keep either")
+        return super().construct_mapping(node, deep=deep)
 
 
 def _line(event) -> str:

@@ -8,18 +8,17 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "corpus"))
-sys.path.insert(0, str(ROOT / "bench"))
 import cases as C  # noqa: E402
 
 RECORDED = ROOT / "bench" / "results" / "emulator_gpu_outputs.npz"
 
 
 @pytest.mark.gpu
-def test_emulator_is_bit_exact_against_the_gpu():
-    import emulator_bitexact
-    records = emulator_bitexact.run_all(None)
-    bad = [r for r in records if not r["ok"]]
-    assert not bad, bad
+@pytest.mark.parametrize("case", C.CASES, ids=lambda c: c.name)
+def test_emulator_is_bit_exact_against_the_gpu(case):
+    from kreg.checker.ptx.compile import compile_cuda
+    record, _ = C.compare_with_gpu(case, compile_cuda(case.source.read_text()).ptx)
+    assert record["ok"], record
 
 
 @pytest.mark.skipif(not RECORDED.exists(), reason="no recorded GPU outputs (run bench/emulator_bitexact.py on a GPU)")

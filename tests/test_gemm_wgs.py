@@ -4,18 +4,14 @@ cp.async stages with wait_group 0) against the reference through the emulator; a
 wgmmas reading it are in flight is caught by the emulator (it reads wgmma operands as late as the wait)
 and never proven race-free by the prover, for the register-staged pair and for the registered pipeline."""
 import dataclasses
-import sys
-from pathlib import Path
 
 import pytest
 
 from kreg.checker.ptx.compile import compile_cuda
 from kreg.checker.prover.prove import prove_variant
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
-from test_kernels_emulated import CAT, mismatches  # noqa: E402
-from wgs_dev import wgs_config  # noqa: E402
-from wgs_pipe import safe_config  # noqa: E402
+from helpers.gemm_wgs_configs import pipeline_config, staged_config
+from test_kernels_emulated import CAT, mismatches
 
 ENTRY = CAT.find("gemm_wgs_bf16_safe")
 DIMS = ({"T": 130, "N": 320, "K": 520}, {"T": 5, "N": 8, "K": 8})
@@ -23,14 +19,14 @@ DIMS = ({"T": 130, "N": 320, "K": 520}, {"T": 5, "N": 8, "K": 8})
 
 @pytest.mark.parametrize("config", [(160, 1, -1), (128, 1, 4), (160, 1, 3)], ids=str)
 def test_configuration_matches_reference_on_the_emulator(config):
-    v = wgs_config(ENTRY.variant, *config)
+    v = staged_config(ENTRY.variant, *config)
     for dims in DIMS:
         assert mismatches(ENTRY, dims, v) == []
 
 
 @pytest.mark.parametrize("config", [(160, 3), (128, 5)], ids=str)
 def test_pipeline_configuration_matches_reference_on_the_emulator(config):
-    v = safe_config(ENTRY.variant, "pipe", config[0], "pipe", config[1])
+    v = pipeline_config(ENTRY.variant, "pipe", config[0], "pipe", config[1])
     for dims in DIMS:
         assert mismatches(ENTRY, dims, v) == []
 
@@ -51,7 +47,7 @@ def _broken(tmp_path, old, new, opts):
     (tmp_path / "broken.cu").write_text(src.replace(old, new))
     v = dataclasses.replace(ENTRY.variant, source="broken.cu", path=str(tmp_path / "broken.yaml"))
     if opts:
-        v = wgs_config(v, *opts)
+        v = staged_config(v, *opts)
     return dataclasses.replace(v, source="broken.cu", path=str(tmp_path / "broken.yaml"))
 
 

@@ -1,5 +1,5 @@
 """The layers form a DAG: isolate <- registry <- checker (ptx <- emulator <- prover) <- runtime <- conformance
-<- engine <- the pipeline, the commands, the CLI and the user suite. A module never imports a higher layer,
+<- engine (and kreg.torch, beside it) <- the pipeline, the commands, the CLI and the user suite. A module never imports a higher layer,
 and no set of modules imports each other in a cycle (any import statement, at the top or inside a function,
 counts)."""
 import ast
@@ -12,7 +12,7 @@ PACKAGES = {"registry": "kreg.registry", "checker": "kreg.checker", "runtime": "
             "conformance": "kreg.conformance", "engine": "kreg.engine", "kreg": "kreg"}
 RANK = {"kreg": 0, "kreg.isolate": 0, "kreg.registry": 1, "kreg.checker": 2, "kreg.checker.ptx": 2,
         "kreg.checker.emulator": 2.1, "kreg.checker.prover": 2.2, "kreg.runtime": 3,
-        "kreg.conformance": 4, "kreg.engine": 5, "kreg.pipeline": 6, "kreg.fanout": 7, "kreg.submit": 7, "kreg.commands": 7, "kreg.cli": 8,
+        "kreg.conformance": 4, "kreg.engine": 5, "kreg.torch": 5, "kreg.pipeline": 6, "kreg.fanout": 7, "kreg.submit": 7, "kreg.commands": 7, "kreg.cli": 8,
         "kreg.suite": 8}
 
 

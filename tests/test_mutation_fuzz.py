@@ -1,17 +1,16 @@
-"""A fast subset of bench/mutation_fuzz.py: the emulator oracle sees no violation in correct kernels and
-sees the labelled one in buggy corpus kernels; a few deterministic mutants of small correct kernels are
-never `proven` on a property their emulator run violates."""
+"""A fast subset of bench/mutation_fuzz.py (the fuzzer: tests/helpers/mutation_fuzz.py): the emulator oracle
+sees no violation in correct kernels and the labelled one in buggy corpus kernels; a few deterministic
+mutants of small correct kernels are never `proven` on a property their emulator run violates."""
 from __future__ import annotations
 
-import importlib.util
 import random
-import sys
 from functools import cache
 from pathlib import Path
 
 import pytest
 import yaml
 
+from helpers import mutation_fuzz as F
 from kreg.checker.ptx import parse as P
 from kreg.registry.schema import load_op, load_variant
 
@@ -20,24 +19,16 @@ CORPUS = ROOT / "tests" / "prover_corpus"
 
 
 @cache
-def fuzz():
-    spec = importlib.util.spec_from_file_location("mutation_fuzz", ROOT / "bench" / "mutation_fuzz.py")
-    mod = sys.modules["mutation_fuzz"] = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-@cache
 def subject(name):
-    return next(s for s in fuzz().subjects() if s.name == name)
+    return next(s for s in F.subjects() if s.name == name)
 
 
 def _violations(variant, op, ptx, seed=0, n=3):
     rnd = random.Random(seed)
     module = P.parse(ptx)
     seen = set()
-    for dims in fuzz().shapes(op, variant, rnd, n):
-        seen |= fuzz().emulate(variant, op, module, dims, rnd) or set()
+    for dims in F.shapes(op, variant, rnd, n):
+        seen |= F.emulate(variant, op, module, dims, rnd) or set()
     return seen
 
 
@@ -54,7 +45,7 @@ def test_oracle_sees_the_labelled_bug(name):
     labels = yaml.safe_load((CORPUS / "labels.yaml").read_text())
     ops = {o.name: o for o in (load_op(p) for p in sorted((CORPUS / "ops").glob("*.yaml")))}
     v = load_variant(next(CORPUS.glob(f"*/*/{name}.yaml")), ops)
-    ptx = fuzz()._compile(v)
+    ptx = F._compile(v)
     assert labels[name]["breaks"] in _violations(v, ops[v.op], ptx, n=4)
 
 
@@ -67,30 +58,30 @@ def _mutants():
     small = (("vec_basic", KINDS), ("transpose_tiled", KINDS), ("rows_shared", ["drop-barrier", "warp-barrier"]))
     for name, kinds in small:
         by = {}
-        for kind, what, text in fuzz().mutations(subject(name)):
+        for kind, what, text in F.mutations(subject(name)):
             by.setdefault(kind, []).append((what, text))
         for kind in kinds:
             if by.get(kind):
                 what, text = random.Random(f"{name}/{kind}").choice(by[kind])
-                out.append(fuzz().Mutant(subject(name), kind, what, text))
+                out.append(F.Mutant(subject(name), kind, what, text))
     return out
 
 
 @pytest.mark.parametrize("m", _mutants(), ids=lambda m: m.name)
 def test_no_mutant_proven_on_a_property_it_violates(m):
-    fuzz().run_mutant(m, random.Random(m.name), 2, timeout_ms=2000, budget_ms=6000)
+    F.run_mutant(m, random.Random(m.name), 2, timeout_ms=2000, budget_ms=6000)
     assert m.ran, "the emulator ran no shape"
-    assert not fuzz().unsound(m), f"{m.name}: proven although the emulator shows {m.violations}: {m.verdicts}"
+    assert not F.unsound(m), f"{m.name}: proven although the emulator shows {m.violations}: {m.verdicts}"
 
 
 def test_unsound_flags_a_proof_the_emulator_contradicts():
     """The soundness check itself: all-dims proofs always count, case proofs only at their case's dims."""
     s = subject("vec_basic")
-    m = fuzz().Mutant(s, "x", "-", s.ptx, violations={"in_bounds": [{"N": 8}], "race_free": [{"N": 1}]})
+    m = F.Mutant(s, "x", "-", s.ptx, violations={"in_bounds": [{"N": 8}], "race_free": [{"N": 1}]})
     m.verdicts = {"in_bounds": ("proven", "all-dims", None), "race_free": ("proven", "cases:small", None)}
-    assert fuzz().unsound(m) == ["in_bounds"]
+    assert F.unsound(m) == ["in_bounds"]
     m.violations["race_free"].append(dict(s.op.cases["small"]))
-    assert fuzz().unsound(m) == ["in_bounds", "race_free"]
+    assert F.unsound(m) == ["in_bounds", "race_free"]
 
 
 SHARED_BELOW = """.version 8.0
@@ -120,8 +111,8 @@ def test_predicated_exit_before_a_barrier_is_not_proven_barrier_safe():
     emulator releases that barrier with part of the block gone; prover-0.2 proved barrier_safe (the
     predicated exit had no edge to the kernel's exit); since prover-0.3 it is not proven."""
     s = subject("rows_shared")
-    text = next(t for k, w, t in fuzz().mutations(s) if k == "exit-before-barrier" and w == "L168")
-    m = fuzz().Mutant(s, "exit-before-barrier", "L168", text)
-    fuzz().run_mutant(m, random.Random(0), 2, timeout_ms=2000, budget_ms=6000)
+    text = next(t for k, w, t in F.mutations(s) if k == "exit-before-barrier" and w == "L168")
+    m = F.Mutant(s, "exit-before-barrier", "L168", text)
+    F.run_mutant(m, random.Random(0), 2, timeout_ms=2000, budget_ms=6000)
     assert "barrier_safe" in m.violations
     assert m.verdicts["barrier_safe"][0] != "proven"

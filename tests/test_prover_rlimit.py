@@ -1,25 +1,16 @@
-"""The prover's per-query limits are z3 resource limits (a count of solver work), not the wall clock:
-the limit applies to each check, not cumulatively; a query stopped by it (or by the wall-clock guard) is
-`unknown` and says which stopped it; and the work z3 does on a variant in a fresh process is the same
-whatever Python's hash seed, so the verdicts do not depend on the machine."""
+"""The prover's limits are z3 resource limits (a count of solver work), not the clock (checker/prover/solving.py):
+the limit applies to each check, not cumulatively; a query stopped by it is `unknown` and says so; the clock
+guards only stop work (WallClockStop: nothing decided), and a clock running faster changes no verdict."""
 from __future__ import annotations
 
-import json
-
 import pytest
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import z3
 
 import kreg.checker.prover.prove as prove
+import kreg.checker.prover.solving as solving
 from kreg.checker.prover.prove import PROPS, prove_variant
 
 from test_prover import _ops, _ptx, _variant
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def _hard():
@@ -30,77 +21,63 @@ def _hard():
 
 
 def test_resource_limit_is_per_check_not_cumulative(monkeypatch):
-    monkeypatch.setattr(prove, "RLIMIT_PER_MS", {"bv": 1000, "int": 1000})
-    monkeypatch.setattr(prove, "RLIMIT_BASE", {"bv": 0, "int": 0})
-    s = z3.Solver()
-    log = []
-    monkeypatch.setattr(prove, "QUERY_LOG", log)
+    monkeypatch.setattr(solving, "RLIMIT_PER_MS", {"bv": 1000, "int": 1000})
+    monkeypatch.setattr(solving, "RLIMIT_BASE", {"bv": 0, "int": 0})
+    s = z3.SimpleSolver()
+    budget = solving.Budget(60000)
     for _ in range(3):
         s.push()
         s.add(_hard())
-        r, why = prove._limited_check(s, "bv", 200, prove._Budget(60000))
+        r, why = solving.limited_check(s, "bv", "smt", 200, budget)
         s.pop()
         assert r == z3.unknown and why.startswith("resource limit of 200000")
-    # each stop used its own 200000 units (not a shared, cumulative allowance)
-    assert all(200000 <= e["rlimit"] < 260000 for e in log)
+    # each stop used its own 200000 units (not a shared, cumulative allowance), and the log has each
+    assert [c[:3] for c in budget.log.calls] == [("bv", "smt", "unknown")] * 3
+    assert all(200000 <= c[3] < 260000 for c in budget.log.calls)
     s.push()
     s.add(z3.BitVec("x", 32) == 3)
-    assert prove._limited_check(s, "bv", 200, prove._Budget(60000))[0] == z3.sat
+    assert solving.limited_check(s, "bv", "smt", 200, budget)[0] == z3.sat
     s.pop()
 
 
+def test_clock_guard_stops_the_work_and_decides_nothing(monkeypatch):
+    """A query whose CPU-time guard runs out is not `unknown`: WallClockStop, which the pipeline reports as an
+    environment error (nothing stored)."""
+    monkeypatch.setattr(solving, "RLIMIT_PER_MS", {"bv": 10 ** 9, "int": 10 ** 9})
+    monkeypatch.setattr(solving, "MIN_GUARD_S", 0.2)
+    monkeypatch.setattr(solving, "WALL_GUARD", 1e-3)
+    s = z3.SimpleSolver()
+    s.add(_hard())
+    with pytest.raises(solving.WallClockStop, match="CPU-time guard"):
+        solving.limited_check(s, "bv", "smt", 200, solving.Budget(60000))
+
+
 def test_variant_budget_counts_solver_work_not_the_clock(monkeypatch):
-    """The variant's budget is solver work: with the wall-clock guard out of the way, a clock running
-    three times as fast (a slower machine, as far as the budget can tell) gives the same verdicts and
-    reasons, the budget's stop among them."""
-    monkeypatch.setattr(prove, "VARIANT_WALL_GUARD", 1000)
+    """With the clock guards out of the way, a clock running three times as fast (a slower machine, as far
+    as the budget can tell) gives the same verdicts, reasons and work digest, the budget's stop among them."""
+    monkeypatch.setattr(solving, "VARIANT_WALL_GUARD", 1000)
+    monkeypatch.setattr(solving, "WALL_GUARD", 1000)
     v = _variant("tc_tile")
 
     def run():
-        res = prove_variant(v, _ops()[v.op], _ptx("tc_tile"), timeout_ms=4000, budget_ms=1000, isolate=False)
-        return {p: (r.status, r.scope, r.reason) for p, r in res.items()}
+        res = prove.prove(v, _ops()[v.op], _ptx("tc_tile"), timeout_ms=4000, budget_ms=1000, isolate=False)
+        return {p: (r.status, r.scope, r.reason) for p, r in res.verdicts.items()}, res.work["digest"]
     quiet = run()
-    assert any("work budget of the variant exhausted" in (r or "") for _, _, r in quiet.values())
-    real = prove.time.monotonic
+    assert any("work budget of the variant exhausted" in (r or "") for _, _, r in quiet[0].values())
+    real = solving.time.process_time
     t0 = real()
-    monkeypatch.setattr(prove.time, "monotonic", lambda: t0 + 3 * (real() - t0))
+    monkeypatch.setattr(solving.time, "process_time", lambda: t0 + 3 * (real() - t0))
     assert run() == quiet
 
 
-def _corpus(name):
-    v = _variant(name)
-    return prove_variant(v, _ops()[v.op], _ptx(name), timeout_ms=4000, budget_ms=12000, isolate=False)
-
-
 def test_resource_stop_is_unknown_and_says_so(monkeypatch):
-    monkeypatch.setattr(prove, "RLIMIT_PER_MS", {"bv": 1, "int": 1})
-    monkeypatch.setattr(prove, "RLIMIT_BASE", {"bv": 0, "int": 0})
-    res = _corpus("rows_shared")
+    monkeypatch.setattr(solving, "RLIMIT_PER_MS", {"bv": 1, "int": 1})
+    monkeypatch.setattr(solving, "RLIMIT_BASE", {"bv": 0, "int": 0})
+    v = _variant("rows_shared")
+    res = prove_variant(v, _ops()[v.op], _ptx("rows_shared"), timeout_ms=4000, budget_ms=12000, isolate=False)
     assert all(res[p].status != "refuted" for p in PROPS)
     assert all(res[p].status != "proven" or res[p].scope != "all-dims" for p in PROPS)
     # stopped by the query's limit or, once those stops have used it up, the variant's (also rlimit units)
     assert any("resource limit of" in (res[p].reason or "") or "work budget of the variant" in (res[p].reason or "")
                for p in PROPS)
-    assert not any("wall-clock" in (res[p].reason or "") for p in PROPS)
-
-
-def test_wall_clock_guard_is_reported_as_such(monkeypatch):
-    monkeypatch.setattr(prove, "RLIMIT_PER_MS", {"bv": 10 ** 9, "int": 10 ** 9})
-    monkeypatch.setattr(prove, "WALL_GUARD", 1e-3)     # 1 ms a query
-    res = _corpus("rows_shared")
-    assert all(res[p].status != "refuted" for p in PROPS)
-    assert any("wall-clock guard of 1 ms" in (res[p].reason or "") for p in PROPS)
-
-
-def test_solver_work_does_not_depend_on_the_hash_seed(tmp_path):
-    """A fresh process (as verify's proof stage is) does the same solver work whatever Python's hash seed
-    (the symbolic executor iterates over sets of register names, so the main context's term ids change
-    with it): the terms are copied into a context of their own, so z3 sees the same problem."""
-    logs = []
-    for seed in ("1", "2", "3"):
-        out = tmp_path / f"log{seed}.jsonl"
-        subprocess.run([sys.executable, str(ROOT / "bench" / "prover_rlimit.py"), "--sets", "corpus",
-                        "--only", "matmul_tiled", "--log", str(out)], check=True, capture_output=True,
-                       env={**os.environ, "PYTHONHASHSEED": seed}, cwd=ROOT, timeout=300)
-        logs.append([(e["kind"], e["result"], e["rlimit"]) for e in map(json.loads, out.read_text().splitlines())])
-    assert logs[0] == logs[1] == logs[2] and logs[0]
+    assert not any("clock" in (res[p].reason or "") for p in PROPS)

@@ -11,6 +11,7 @@ import pytest
 import z3
 
 import kreg.checker.prover.prove as prove
+import kreg.checker.prover.solving as solving
 from kreg.checker.ptx import parse as P
 from kreg.checker.prover.loops import inductions
 from kreg.checker.ptx.cfg import find_loops
@@ -143,7 +144,7 @@ def test_counter_copied_back_at_the_latch_is_an_induction():
 def test_grouped_refutation_keeps_every_satisfiable_query():
     x = z3.BitVec("x", 32)
     qs = [prove._Q(x == i if i % 7 == 0 else z3.And(x == i, z3.ULT(x, 3 * i // 4)), f"q{i}") for i in range(1, 40)]
-    solver = SimpleNamespace(ints=prove._IntSolver([z3.ULT(x, 1000)], prove._Budget(60000)))
+    solver = SimpleNamespace(ints=solving.IntSolver([z3.ULT(x, 1000)], solving.Budget(60000)))
     left = prove._refute_in_groups(solver, [q.formula for q in qs], 1000)
     names = [qs[i].what for i in left]
     assert {f"q{i}" for i in range(7, 40, 7)} <= set(names)          # never refuted with a group
@@ -156,7 +157,7 @@ def _race_queries(name, with_solver):
     env = LaunchEnv(v, op, module, v.launches[0])
     ta, tb = (Executor(module.kernel(name), module, env, t).run_kernel() for t in "AB")
     base = env.constraints + env.thread_constraints("A") + env.thread_constraints("B") + ta.defs + tb.defs
-    solver = SimpleNamespace(ints=prove._IntSolver(base, prove._Budget(60000)), timeout_ms=4000)
+    solver = SimpleNamespace(ints=solving.IntSolver(base, solving.Budget(60000)), timeout_ms=4000)
     qs = []
     just = set(range(len(ta.accesses)))
     prove._races(qs, ta.accesses, tb.accesses, just, env.buffers, prove._disjoint(env.buffers), prove._Threads(env),
@@ -192,7 +193,7 @@ def test_epoch_filter_keeps_a_pending_copy_with_the_reads_its_span_meets():
 def test_refuted_together_only_when_every_member_is():
     x = z3.BitVec("x", 32)
     fs = [z3.And(x == i, z3.ULT(x, i)) for i in range(50)] + [x == 7]
-    solver = SimpleNamespace(ints=prove._IntSolver([z3.ULT(x, 1000)], prove._Budget(60000)), timeout_ms=3000)
+    solver = SimpleNamespace(ints=solving.IntSolver([z3.ULT(x, 1000)], solving.Budget(60000)), timeout_ms=3000)
     assert 50 in prove._refute_together(solver, fs)
     assert prove._refute_together(solver, fs[:20]) == set()
     assert prove._refute_together(solver, fs[:3] + [x == 7]) == {0, 1, 2, 3}        # too few to group: all left

@@ -75,7 +75,7 @@ def test_empty_store_is_recreated_and_says_so(tmp_path):
 def test_corrupt_store_is_a_clear_error(tmp_path):
     path = tmp_path / "r.sqlite"
     path.write_bytes(b"this is not a database" * 100)
-    with pytest.raises(StoreError, match="cannot be read.*move it aside"):
+    with pytest.raises(StoreError, match="is damaged.*move it aside"):
         Store(path)
 
 

@@ -5,7 +5,6 @@ the expected accept/reject counts; a duplicate is answered from the store; a saf
 proven enters as unsafe; name clashes, .ptx sources and the fastest profile over a submitted variant."""
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
@@ -19,15 +18,13 @@ import yaml
 
 from kreg.registry.catalog import load_catalog
 from kreg.registry.profiles import resolve
+from helpers.submit_candidates import generate
 from kreg.registry.store import Store
 from test_hostile import CASES, COMMON, HOSTILE, _manifest, _store_intact
 
 ROOT = Path(__file__).resolve().parent.parent
 HADD_OK = COMMON / "src" / "hadd_ok.cu"
 CANDIDATES = int(os.environ.get("KREG_SUBMIT_CANDIDATES", 12))    # bench/submit_throughput.py runs 50
-_spec = importlib.util.spec_from_file_location("submit_throughput", ROOT / "bench" / "submit_throughput.py")
-bench = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(bench)
 
 NOT_CANDIDATES = {
     "yaml_alias_bomb_op": "a hostile op YAML, not a candidate: submit takes ops from the catalog",
@@ -282,7 +279,7 @@ def test_eight_concurrent_submit_processes_are_all_recorded(home, tmp_path):
 
 
 def test_folder_of_generated_candidates(home, tmp_path):
-    expected = bench.generate(tmp_path / "gen", CANDIDATES)
+    expected = generate(tmp_path / "gen", CANDIDATES)
     r = kreg(home, "submit", str(tmp_path / "gen"), "--jobs", "2", "--json", timeout=900)
     assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr[-3000:]
     doc = json.loads(r.stdout)
@@ -330,7 +327,7 @@ def test_fastest_profile_picks_a_submitted_variant_with_a_better_stored_speed(ho
 def test_folder_through_a_local_ray_instance_gives_the_same_decisions(home, tmp_path):
     pytest.importorskip("ray", reason="ray is not installed (pip install 'kreg[ray]')")
     count = 6
-    expected = bench.generate(tmp_path / "gen", count)
+    expected = generate(tmp_path / "gen", count)
     r = kreg(home, "submit", str(tmp_path / "gen"), "--ray", "--jobs", "2", "--json", timeout=900)
     assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr[-3000:]
     assert "through ray (1 node(s), 2 CPU" in r.stderr

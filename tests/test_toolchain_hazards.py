@@ -2,7 +2,6 @@
 and never loaded, no shipped kernel has one, and (where ptxas is on the PATH) the hazard is real."""
 from __future__ import annotations
 
-import importlib.util
 import shutil
 from pathlib import Path
 
@@ -84,10 +83,8 @@ def test_no_shipped_kernel_has_a_hazard():
 
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs the CUDA toolkit's ptxas on the PATH (the bench's assembler); the product's own check, through NVRTC's cubin, is tested above without it")
 def test_ptxas_relocates_shared_addresses_against_a_global_named_smem():
-    spec = importlib.util.spec_from_file_location("hz", ROOT / "bench" / "ptxas_symbol_hazards.py")
-    hz = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(hz)
-    assert hz.text_relocations(hz.assemble(_ptx()))["SMEM"] > 0          # the first entry's shared accesses
-    assert not hz.text_relocations(hz.assemble(_ptx(renamed=True)))        # no relocation at all
+    from helpers import ptxas_probe as hz
+    assert toolchain.text_relocations(hz.assemble(_ptx()))["SMEM"] > 0          # the first entry's shared accesses
+    assert not toolchain.text_relocations(hz.assemble(_ptx(renamed=True)))        # no relocation at all
     for name in toolchain.RESERVED_NAMES:
-        assert hz.text_relocations(hz.assemble(hz.module_ptx([name])))[name] > 0, name
+        assert toolchain.text_relocations(hz.assemble(hz.module_ptx([name])))[name] > 0, name

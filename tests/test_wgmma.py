@@ -162,9 +162,9 @@ H100_PROBE = Path(__file__).resolve().parent.parent / "bench" / "results" / "wgm
 @pytest.mark.skipif(not H100_PROBE.exists(), reason="no H100 probe output recorded")
 def test_emulator_against_the_h100_probe():
     """The H100's raw accumulators of wgmma_probe_bf16 on random normals (K = 256: 16 chained k16 steps;
-    bench/wgmma_dev.py probe) against the emulator's: every register within the documented tensor-core
-    bound (gemm.yaml: 3 K u of sum |a b|; so the layouts agree), and at least 99% bit-identical under the
-    fitted k16-step model (checker/emulator/wgmma.py), where a single rounding of the exact sum matches < 20%."""
+    recorded by the retired bench/wgmma_dev.py probe; the launch is tests/helpers/wgmma_probes.py) against
+    the emulator's: every register within the documented tensor-core bound (gemm.yaml: 3 K u of sum |a b|;
+    so the layouts agree), and at least 99% bit-identical under the fitted k16-step model (checker/emulator/wgmma.py), where a single rounding of the exact sum matches < 20%."""
     rng = np.random.default_rng(5)
     for _ in range(2):
         rng.integers(-3, 4, (64, 256))
@@ -209,17 +209,15 @@ def test_emulator_against_this_gpu(dt, wide):
     """On a GPU: wgmma_probe_<dt> on fresh inputs (K = 256; normals, or normals scaled by 2^-6 .. 2^6) on
     the GPU and on the emulator: every register within the documented bound; bf16 normals mostly
     bit-identical (the distribution the model was fitted on)."""
-    import sys
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
-    import wgmma_dev as W
+    from helpers import wgmma_probes as W
     from kreg.runtime.gpu import GpuModule
     ptx = compile_cuda(SRC.read_text(), SRC.name, ("--gpu-architecture=compute_90a",)).ptx
     rng = np.random.default_rng(21 + wide)
     A, B = (rng.standard_normal((64, 256)).astype(np.float32) for _ in range(2))
     if wide:
         A, B = (x * np.exp2(rng.integers(-6, 7, x.shape)).astype(np.float32) for x in (A, B))
-    g = W.probe_raw(W.gpu_probe, GpuModule(ptx), dt, A, B)
-    e = W.probe_raw(W.emu_probe, parsed(ptx), dt, A, B)
+    g = W.gemm_probe(W.on_gpu, GpuModule(ptx), dt, A, B)
+    e = W.gemm_probe(W.on_emulator, parsed(ptx), dt, A, B)
     Av, Bv = W.value_of(W.bits_of(A, dt), dt), W.value_of(W.bits_of(B, dt), dt)
     S = _isa_tile(np.ones((128, 32))) * (np.abs(Av) @ np.abs(Bv).T)
     assert (np.abs(_isa_tile(g) - _isa_tile(e)) / S).max() <= 3 * 256 * 2.0 ** -24

@@ -174,19 +174,16 @@ def test_probe_on_this_gpu(dt, bn):
     """On a GPU: the probe on random integers is exact there (the layout the emulator assumes is the
     hardware's), and on normals the emulator's registers lie within the k16 steps' documented bound of the
     GPU's (H100, run 1 of bench/dev_fa3.sh: bit-identical 99.5% bf16, 94% f16)."""
-    import sys
-    from pathlib import Path
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
-    import prefill_wg_dev as P
+    from helpers import wgmma_probes as P
     from kreg.runtime.gpu import GpuModule
     ptx = compile_cuda(SRC.read_text(), SRC.name, ("--gpu-architecture=compute_90a", f"-DKREG_BN={bn}")).ptx
-    gmod, emod, entry = GpuModule(ptx), parsed(ptx), f"attention_prefill_wg_probe_{dt}"
+    gmod, emod = GpuModule(ptx), parsed(ptx)
     rng = np.random.default_rng(bn)
     A, B = rng.integers(-4, 5, (64, bn)).astype(np.float32), rng.integers(-4, 5, (bn, 128)).astype(np.float32)
     a, b = P.bits_of(A, dt), P.bits_of(B, dt)
-    assert np.array_equal(P.to_tile(P.gpu_probe(gmod, entry, a, b, bn)), A.astype(np.float64) @ B)
+    assert np.array_equal(P.prefill_tile(P.prefill_probe(P.on_gpu, gmod, dt, a, b, bn)), A.astype(np.float64) @ B)
     A, B = rng.standard_normal((64, bn)).astype(np.float32), rng.standard_normal((bn, 128)).astype(np.float32)
     a, b = P.bits_of(A, dt), P.bits_of(B, dt)
-    g, e = P.gpu_probe(gmod, entry, a, b, bn), P.emu_probe(emod, entry, a, b, bn)
+    g, e = (P.prefill_probe(run, m, dt, a, b, bn) for run, m in ((P.on_gpu, gmod), (P.on_emulator, emod)))
     scale = np.abs(P.value_of(a, dt)) @ np.abs(P.value_of(b, dt))
-    assert (np.abs(P.to_tile(g) - P.to_tile(e)) / scale).max() <= 3 * bn * 2.0 ** -24
+    assert (np.abs(P.prefill_tile(g) - P.prefill_tile(e)) / scale).max() <= 3 * bn * 2.0 ** -24

@@ -133,6 +133,8 @@ class Access:
     kind: str            # "read" | "write" | "atomic"
     space: str           # "global" | "shared"
     epoch: int
+    wsync: int = 0       # bar.warp.sync instances the thread completed before the access (any mask)
+    since: int | None = None   # a cp.async write (traced where it lands): the block's epoch at its issue
 
 
 @dataclass
@@ -196,13 +198,15 @@ def _dim3(v) -> tuple[int, int, int]:
 
 def launch(module, entry: str, grid, block, shared: int, args, mem: Memory, *, trace: bool = False,
            max_steps: int = 50_000_000, max_cost: int | None = None, max_trace: int | None = None,
-           atomic_seed: int | None = None) -> LaunchResult:
+           atomic_seed: int | None = None, strict_barriers: bool = False) -> LaunchResult:
     """Run one kernel launch on the CPU. module: ptx.Module or PTX text; args: one per .param.
     max_steps bounds the issue steps of the whole launch, max_cost its cost (LaunchResult.cost: the
     step budget, registry/limits.py), max_trace the traced per-thread accesses; beyond any, a
     step-limit error. atomic_seed: None applies the atomics of colliding lanes in thread order; a seed
     applies them in a seeded random order (as a GPU may), so results that depend on the order of
-    atomics differ between launches."""
+    atomics differ between launches. strict_barriers: a block barrier released while some thread of
+    the block has exited is a barrier-divergence error (the prover's rule; by default, as on the GPU,
+    exited threads count as arrived)."""
     if isinstance(module, str):
         module = _parsed(module)
     k = module.kernel(entry)
@@ -239,7 +243,7 @@ def launch(module, entry: str, grid, block, shared: int, args, mem: Memory, *, t
     per_batch = max(csize, per_batch // csize * csize)          # whole clusters run together
     merge = min(MERGE_BATCHES, MERGE_BYTES // max(1, per_batch * tpb * sum(
         STORE[P.TYPES[t]]().itemsize if t != "pred" and P.TYPES[t] in STORE else 1 for t in k.regs.values())))
-    if (FAST_PATHS and merge > 1 and not trace and atomic_seed is None and csize == 1
+    if (FAST_PATHS and merge > 1 and not trace and atomic_seed is None and not strict_barriers and csize == 1
             and nblocks > per_batch and _mergeable(k)):
         saved = {}
         try:
@@ -263,6 +267,7 @@ def launch(module, entry: str, grid, block, shared: int, args, mem: Memory, *, t
         m.cost_left = None if max_cost is None else max_cost - res.cost
         m.trace_left = None if max_trace is None else max_trace - len(res.accesses or ())
         m.atomic_rng = None if atomic_seed is None else np.random.default_rng([atomic_seed, b0])
+        m.strict_barriers = strict_barriers
         m.run()
         res.steps += m.steps
         res.thread_instructions += m.thread_instructions
@@ -409,7 +414,7 @@ def _register_dtypes(k: P.Kernel) -> dict:
 
 
 _PER_THREAD = ("blk", "pc", "alive")                                # gathered for a sub-run
-_LAZY = ("lrow", "crank", "cbase", "lane", "warp", "tidx", "cta", "cpos")   # gathered if used (__getattr__)
+_LAZY = ("lrow", "crank", "cbase", "lane", "warp", "tidx", "cta", "cpos", "wsync")   # gathered if used
 _IDLE = ("carr", "cneed", "cwait", "bwait", "swait", "wpos")        # what the instructions of a sub-run never use
 
 
@@ -472,6 +477,8 @@ class _Machine(EmuOpsMixin):
         self._retried = self._stalled = False
         self.atomic_rng = None        # a Generator: colliding atomics in a seeded order (see launch())
         self.cost, self.cost_left = 0, None
+        self.strict_barriers = False
+        self.wsync = np.zeros(self.N, np.int64)      # bar.warp.sync completed per thread (traced)
 
     # ---- the scheduler ------------------------------------------------------------------------------
     def run(self, bound: int | None = None):
@@ -703,13 +710,21 @@ class _Machine(EmuOpsMixin):
                 pcr, bkr = self.pc[rel], self.blk[rel]          # blk ascends: each block's threads in a run
                 starts = np.flatnonzero(np.r_[True, bkr[1:] != bkr[:-1]])
                 first = np.repeat(pcr[starts], np.diff(np.r_[starts, len(bkr)]))
-                for b in np.unique(bkr[pcr != first])[:1]:
+                bad = set(np.unique(bkr[pcr != first]).tolist())       # the first block that fails a check
+                if self.strict_barriers:
+                    bad |= set(np.flatnonzero(ready & (live < self.tpb)).tolist())
+                for b in sorted(bad)[:1]:
                     sel = rel & (self.blk == b)
                     pcs = np.unique(self.pc[sel])
                     if len(pcs) > 1:
                         t = int(np.flatnonzero(sel)[0])
                         raise EmulatorError("barrier-divergence", "threads of one block wait at different "
                                             f"barriers (lines {[self.k.instrs[p - 1].line for p in pcs]})",
+                                            **self.where(t, self.k.instrs[int(pcs[0]) - 1]))
+                    if self.strict_barriers and live[b] < self.tpb:
+                        t = int(np.flatnonzero(sel)[0])
+                        raise EmulatorError("barrier-divergence", f"a barrier released with {self.tpb - int(live[b])} "
+                                            "of the block's threads exited before it",
                                             **self.where(t, self.k.instrs[int(pcs[0]) - 1]))
                 self.bwait &= ~rel
                 self.epoch += ready
@@ -870,19 +885,21 @@ class _Machine(EmuOpsMixin):
     def _bufname(self, space, addr):
         return self.mem.nearest(addr) if space in ("global", "const", "generic") else space
 
-    def record(self, ins, space, idx, addrs, width, kind):
+    def record(self, ins, space, idx, addrs, width, kind, since=None):
         if self.trace and space in ("global", "shared"):
             if self.trace_left is not None:
                 self.trace_left -= len(idx)
                 if self.trace_left < 0:
                     raise EmulatorError("step-limit", "too many traced accesses for the trace budget")
             self._trace.append((ins.index, space, idx.copy() if self.gid is None else self.gid[idx],
-                                np.asarray(addrs, np.uint64).copy(), width, kind, self.epoch[self.blk[idx]].copy()))
+                                np.asarray(addrs, np.uint64).copy(), width, kind, self.epoch[self.blk[idx]].copy(),
+                                self.wsync[idx].copy(), since))
 
     def accesses(self) -> list[Access]:
         out = []
-        for ins, space, idx, addrs, width, kind, ep in self._trace:
-            for t, a, e in zip(idx.tolist(), addrs.tolist(), ep.tolist()):
+        for ins, space, idx, addrs, width, kind, ep, ws, since in self._trace:
+            sl = [None] * len(idx) if since is None else since.tolist()
+            for t, a, e, w, s in zip(idx.tolist(), addrs.tolist(), ep.tolist(), ws.tolist(), sl):
                 out.append(Access(tuple(int(x) for x in self.cta[:, t]), tuple(int(x) for x in self.tidx[:, t]),
-                                  ins, int(a), width, kind, space, int(e)))
+                                  ins, int(a), width, kind, space, int(e), int(w), s))
         return out

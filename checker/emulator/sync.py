@@ -103,7 +103,7 @@ def _warp_sync(self, ins, m, act, pc0, body, member=None):
 
 
 def _bar_warp(self, ins, m, ready):
-    pass
+    self.wsync = self.wsync + ready
 
 
 def _one_value(x):

@@ -135,7 +135,7 @@ def _ldmatrix(self, ins, m, act, pc0):
 
 def _async_state(self):
     if not hasattr(self, "cp_pending"):
-        self.cp_pending = []                       # [thread indices, shared offsets, data, group, addresses]
+        self.cp_pending = []                       # [thread indices, shared offsets, data, group, addresses, issue epochs]
         self.cp_commits = np.zeros(self.N, np.int64)
     return self
 
@@ -143,15 +143,15 @@ def _async_state(self):
 def _complete(self, ins, done_fn):
     """Write the pending copies for which done_fn(threads, groups) holds, in issue order."""
     keep = []
-    for idx, off, data, grp, ta in self.cp_pending:
+    for idx, off, data, grp, ta, ep in self.cp_pending:
         done = done_fn(idx, grp)
         if done.any():
             sel = np.flatnonzero(done)
             self.shared[off[sel, None] + np.arange(data.shape[1])] = data[sel]
-            self.record(ins, "shared", idx[sel], ta[sel], data.shape[1], "write")
+            self.record(ins, "shared", idx[sel], ta[sel], data.shape[1], "write", since=ep[sel])
         if not done.all():
             rest = np.flatnonzero(~done)
-            keep.append((idx[rest], off[rest], data[rest], grp[rest], ta[rest]))
+            keep.append((idx[rest], off[rest], data[rest], grp[rest], ta[rest], ep[rest]))
     self.cp_pending = keep
 
 
@@ -196,4 +196,5 @@ def _cp_async(self, ins, m, act, pc0):
             data[j, :nb] = buf[int(off[0]):int(off[0]) + nb]
             self.record(ins, sp, idx[j:j + 1], ta, nb, "read")
     for buf, pos, off, sp, ta in self.mem_locate(ins, "shared", dst, idx, size, "write"):
-        self.cp_pending.append((idx[pos], off, data[pos], self.cp_commits[idx[pos]].copy(), np.asarray(ta)))
+        self.cp_pending.append((idx[pos], off, data[pos], self.cp_commits[idx[pos]].copy(), np.asarray(ta),
+                                self.epoch[self.blk[idx[pos]]].copy()))

@@ -5,10 +5,8 @@ cannot close in time is retried for each of the op's named cases; a model is a w
 `refuted` only when it involves no over-approximated value (else `unknown`, with the witness)."""
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import time
 from dataclasses import asdict, dataclass, field
 
 import z3
@@ -19,8 +17,9 @@ from kreg.registry.schema import Op, Variant
 
 from kreg.checker.ptx import parse as P
 from kreg.checker.ptx import toolchain
+from kreg.checker.ptx.digest import ptx_digest
 from kreg.checker.prover.env import AXES, LaunchEnv
-from kreg.checker.prover.intabs import IntAbs
+from kreg.checker.prover.solving import VARIANT_WALL_GUARD, Budget, BvSolver, IntSolver, WallClockStop
 from kreg.checker.prover.state import Unsupported
 from kreg.checker.prover.symbolic import Executor
 from kreg.checker.ptx.cfg import exit_ipdom, is_block_barrier, is_block_collective, is_warp_sync, sync_branches
@@ -75,230 +74,82 @@ class _Q:
     exact_check: z3.BoolRef | None = None
 
 
-# ---- per-query limits --------------------------------------------------------------------------------
-# A query's limit is z3's resource limit ("rlimit": a deterministic count of solver work), so that the
-# same PTX and checker version give the same verdicts on any machine, however fast or loaded. Each query
-# keeps its nominal budget in ms (a fraction of timeout_ms, as before); it gets RLIMIT_BASE[kind] +
-# RLIMIT_PER_MS[kind] units per nominal ms: about the work z3 did in that time on the reference machine,
-# with margin for every query that closed there (bench/results/prover_rlimit.txt has the calibration; the
-# base covers the integer queries' fresh solvers, which spend a few million fast units on preprocessing
-# the launch's constraints before they search). A wall-clock timeout of WALL_GUARD x the nominal ms is kept only
-# as a guard (a phase of z3 that counts little work): on the reference machine a query that closes takes at
-# most 1.9 x its nominal ms and one stopped by its resource limit at most 3.3 x, so the verdicts are the same
-# on a machine up to ~5 x slower (at 4 x, a proof on one core shared with two busy loops lost a query to the
-# guard). The variant's budget is counted in the same units (_Budget): the solver work of all its queries, so
-# that a loaded machine gives the same verdicts too; a wall-clock guard of VARIANT_WALL_GUARD x the budget
-# bounds it all. A query stopped by any of these is `unknown` (never `proven`), and the verdict's reason
-# says which stopped it.
-RLIMIT_PER_MS = {"bv": 12_000, "int": 5_000}
-RLIMIT_BASE = {"bv": 0, "int": 1_500_000}
-WALL_GUARD = 10
-VARIANT_WALL_GUARD = 10     # as WALL_GUARD: symbolic execution (Python) and all, up to ~5 x slower gives the same verdicts
-CALIBRATE = False       # bench/prover_rlimit.py: no rlimit, the nominal ms as wall-clock timeout (0.3's limits)
-QUERY_LOG: list | None = None     # bench/prover_rlimit.py: one dict per query
-
-
-def _rcount(s) -> int:
-    """z3's resource counter (shared by all solvers of the context, cumulative)."""
-    try:
-        return int(s.statistics().get_key_value("rlimit count"))
-    except (z3.Z3Exception, KeyError):
-        return 0
-
-
-class _Budget:
-    """A variant's proof budget: ms of solver work as the reference machine does it (rlimit units over
-    RLIMIT_PER_MS, a fresh solver's preprocessing included), charged by every query, and a wall-clock guard
-    of VARIANT_WALL_GUARD x those ms. Only the guard depends on the machine and its load."""
-
-    def __init__(self, ms: float):
-        self.ms_left = ms
-        self.deadline = time.monotonic() + VARIANT_WALL_GUARD * ms / 1000
-
-    def left_s(self) -> float:
-        return self.deadline - time.monotonic()
-
-    def spent(self) -> str | None:
-        if self.ms_left <= 0:
-            return "work budget of the variant exhausted"
-        if self.left_s() <= 0:
-            return "wall-clock guard of the variant reached"
-        return None
-
-    def units(self, kind) -> int:
-        return int(RLIMIT_BASE[kind] + RLIMIT_PER_MS[kind] * self.ms_left)
-
-    def charge(self, kind, used: int) -> None:
-        self.ms_left -= used / RLIMIT_PER_MS[kind]
-
-
-def _limited_check(s, kind, nominal_ms, budget: _Budget):
-    """s.check() under the resource limit for nominal_ms (no more than the variant's budget has left)
-    and the wall-clock guard: (result, why) where why, for unknown, says what stopped it."""
-    rl, left = int(RLIMIT_BASE[kind] + RLIMIT_PER_MS[kind] * nominal_ms), budget.units(kind)
-    capped = left < rl
-    rl = max(1, min(rl, left))      # never 0: to z3 that is no limit
-    guard_ms = WALL_GUARD * nominal_ms
-    if CALIBRATE:
-        rl, guard_ms, capped = 0, nominal_ms, False
-    wall_ms = int(max(1, min(guard_ms, budget.left_s() * 1000)))
-    s.set("rlimit", rl)          # relative to the context's count at check(), not cumulative (z3 5.4.1)
-    s.set("timeout", wall_ms)
-    c0, t0 = _rcount(s), time.monotonic()
-    r = s.check()
-    used, ms = _rcount(s) - c0, (time.monotonic() - t0) * 1000
-    budget.charge(kind, used)
-    why = None
-    if r == z3.unknown:
-        why = s.reason_unknown()
-        if rl and used >= rl:
-            why = ("work budget of the variant exhausted" if capped else
-                   f"resource limit of {rl} rlimit units reached")
-        elif "timeout" in why or "canceled" in why:
-            of = f"{used} of {rl} rlimit units used" if rl else f"{used} rlimit units used"
-            why = (f"wall-clock guard of {wall_ms} ms reached ({of})" if wall_ms >= guard_ms else
-                   f"wall-clock guard of the variant reached after {ms:.0f} ms ({of})")
-    if QUERY_LOG is not None:
-        QUERY_LOG.append({"kind": kind, "nominal_ms": nominal_ms, "result": str(r), "rlimit": used,
-                          "ms": round(ms, 1), "why": why})
-    return r, why
-
-
-def _into(ctx, fs):
-    """fs (z3 formulas of the main context) copied into ctx, in one pass: z3's work on a query depends on
-    its terms' ids, which in the main context follow the order Python built them in (set orders change
-    with the interpreter's hash seed); copied into a context of their own they are numbered by structure."""
-    fs = list(fs)
-    if not fs:
-        return []
-    if len(fs) == 1:
-        return [fs[0].translate(ctx)]
-    return list(z3.And(*fs).translate(ctx).children())
-
-
-class _Model:
-    """A z3 model found in a solver's own context, read on main-context terms (z3 terms only: nothing is
-    evaluated as Python)."""
-
-    def __init__(self, m, ctx):
-        self.m, self.ctx = m, ctx
-
-    def value(self, e):
-        """The model's value of the z3 term e (unconstrained symbols completed with a default)."""
-        return self.m.evaluate(e.translate(self.ctx), model_completion=True)
-
-
-class _Solver:
-    """One incremental solver holding the launch's constraints (in a z3 context of its own); each query
-    is pushed and popped with its own limits, under the variant's budget."""
-
-    def __init__(self, base, timeout_ms, budget: _Budget):
-        self.ctx = z3.Context()
-        self.s = z3.Solver(ctx=self.ctx)
-        self.s.add(*_into(self.ctx, base))
-        self.budget = budget
-        self.timeout_ms = timeout_ms
-
-    def check(self, f, extra=(), timeout_ms=None):
-        if spent := self.budget.spent():
-            return "unknown", None, spent
-        self.s.push()
-        try:
-            self.s.add(*_into(self.ctx, [f, *extra]))
-            r, why = _limited_check(self.s, "bv", timeout_ms or self.timeout_ms, self.budget)
-            if r == z3.sat:
-                return "sat", _Model(self.s.model(), self.ctx), None
-            if r == z3.unsat:
-                return "unsat", None, None
-            return "unknown", None, f"solver: {why}"
-        except z3.Z3Exception as e:
-            return "unknown", None, f"solver error: {e}"
-        finally:
-            self.s.pop()
-
-
-class _IntSolver:
-    """The same constraints translated to integers (checker/prover/intabs.py), translated once on first use;
-    each query gets a fresh solver (z3's non-incremental tactics close these far faster than its
-    incremental core), in a z3 context of its own. Only `unsat` is used."""
-
-    def __init__(self, base, budget: _Budget):
-        self.base, self.budget = base, budget
-        self.ia = None
-
-    def refutes(self, f, timeout_ms) -> bool:
-        """True when the integer translation of f (with the base constraints) is unsatisfiable."""
-        if self.budget.spent():
-            return False
-        try:
-            if self.ia is None:
-                self.ia = IntAbs()
-                self.ia.learn(self.base)
-                self.gbase = [self.ia.formula(c) for c in self.base]
-                self.bneeds = self.ia.needs([c.get_id() for c in self.base])
-            g = self.ia.formula(f)
-            idx, monos = self.ia.needs([f.get_id()])
-            idx, monos = idx | self.bneeds[0], monos | self.bneeds[1]
-            ctx = z3.Context()
-            s = z3.Solver(ctx=ctx)
-            s.add(*_into(ctx, [*self.gbase, *[self.ia.side[i] for i in sorted(idx)], *self.ia.lemmas_for(monos), g]))
-            return _limited_check(s, "int", timeout_ms, self.budget)[0] == z3.unsat
-        except z3.Z3Exception:
-            return False
-
-
 MEMORY_MB = int(os.environ.get("KREG_PROVER_MEMORY_MB", "6144"))
-GRACE_S = 10.0      # the hard limit of an isolated proof: (VARIANT_WALL_GUARD + 0.5) x its budget + this
+GRACE_S = 10.0      # the hard limit of an isolated proof: (2 x VARIANT_WALL_GUARD + 0.5) x its budget + this
 
 
 def hard_limit_s(budget_ms: int) -> float:
-    """Wall-clock seconds after which an isolated proof of that budget is killed (an `unknown`)."""
-    return (VARIANT_WALL_GUARD + 0.5) * budget_ms / 1000 + GRACE_S
+    """Wall-clock seconds after which an isolated proof of that budget is killed (not decided)."""
+    return (2 * VARIANT_WALL_GUARD + 0.5) * budget_ms / 1000 + GRACE_S    # CPU-time guards inside; a loaded machine stretches wall time
+
+
+@dataclass
+class Proof:
+    """What the prover decided for a variant, and the solver work it took (solving.WorkLog.summary: queries,
+    rlimit units, the share of the budget, which strategy step closed how many queries, a digest)."""
+    verdicts: dict[str, Verdict]
+    work: dict
 
 
 def prove_variant(variant: Variant, op: Op, ptx: str, *, timeout_ms: int = 10000,
                   budget_ms: int | None = None, isolate: bool = True) -> dict[str, Verdict]:
-    """The four verdicts for a variant. timeout_ms bounds one solver query (the all-dims attempt gets a
-    fifth of it, each named case half); budget_ms (default timeout_ms) bounds the whole variant: a query
-    left unanswered when it runs out is `unknown`, never `proven`. With isolate (the default) the proof
-    runs in a child (kreg.isolate) under a hard wall-clock limit and a memory limit (KREG_PROVER_MEMORY_MB
-    more than the caller has mapped), so that a solver call that ignores its timeout or a runaway replay
-    costs an `unknown`, not the caller; inside an isolated child already, it runs in place."""
+    """The four verdicts for a variant (prove() without the work summary)."""
+    return prove(variant, op, ptx, timeout_ms=timeout_ms, budget_ms=budget_ms, isolate=isolate).verdicts
+
+
+def prove(variant: Variant, op: Op, ptx: str, *, timeout_ms: int = 10000, budget_ms: int | None = None,
+          isolate: bool = True) -> Proof:
+    """The four verdicts for a variant and the work they took. timeout_ms is the nominal budget of one solver
+    query (the all-dims attempt gets a fraction of it, each named case half); budget_ms (default timeout_ms)
+    bounds the whole variant: both count solver work in deterministic units, so a query left unanswered when
+    they run out is `unknown` on every machine, never `proven`. With isolate (the default) the proof runs in a
+    child (kreg.isolate) under a hard wall-clock limit and a memory limit (KREG_PROVER_MEMORY_MB more than the
+    caller has mapped); inside an isolated child already, it runs in place. A wall-clock guard or the hard
+    limit stopping the proof raises WallClockStop: the environment, not the kernel, so nothing is decided."""
     if not isolate:
         return _prove_here(variant, op, ptx, timeout_ms, budget_ms)
     limit_s = hard_limit_s(budget_ms or timeout_ms)
     got = isolation.run(prove_json, variant, op, ptx, timeout_ms, budget_ms, timeout_s=limit_s,
                         memory_mb=MEMORY_MB, start="fork", address_limit=True)
+    if got.ok and "undecided" in got.value:
+        raise WallClockStop(got.value["undecided"])
     if got.ok:
-        return {p: Verdict(**d) for p, d in got.value.items()}
-    why = {"timeout": f"prover exceeded its hard time limit of {limit_s:.0f} s and was killed",
-           "error": f"prover error: {got.error}"}.get(got.status, f"prover: {got.error}")
-    sha = hashlib.sha256(ptx.encode()).hexdigest()
-    return {p: Verdict("unknown", None, why, ptx_sha256=sha) for p in PROPS}
+        return Proof({p: Verdict(**d) for p, d in got.value["verdicts"].items()}, got.value["work"])
+    if got.status == "timeout":
+        raise WallClockStop(f"the prover exceeded its hard wall-clock limit of {limit_s:.0f} s and was killed")
+    why = {"error": f"prover error: {got.error}"}.get(got.status, f"prover: {got.error}")
+    return Proof({p: Verdict("unknown", None, why, ptx_sha256=ptx_digest(ptx)) for p in PROPS}, {})
 
 
-def prove_json(variant, op, ptx, timeout_ms, budget_ms) -> dict[str, dict]:
-    """The four verdicts as plain data, proved in this process (a witness may hold numbers of any kind):
-    what a caller that isolates the proof itself (the verify pipeline's child) runs."""
-    res = _prove_here(variant, op, ptx, timeout_ms, budget_ms)
-    return {p: json.loads(json.dumps(v.to_dict(), default=str)) for p, v in res.items()}
+def prove_json(variant, op, ptx, timeout_ms, budget_ms) -> dict:
+    """{"verdicts": the four verdicts as plain data, "work": the work summary}, proved in this process (a
+    witness may hold numbers of any kind), or {"undecided": why} when a wall-clock guard stopped it: what a
+    caller that isolates the proof itself (the verify pipeline's child) runs."""
+    try:
+        res = _prove_here(variant, op, ptx, timeout_ms, budget_ms)
+    except WallClockStop as e:
+        return {"undecided": str(e)}
+    return {"verdicts": {p: json.loads(json.dumps(v.to_dict(), default=str)) for p, v in res.verdicts.items()},
+            "work": res.work}
 
 
-def _prove_here(variant: Variant, op: Op, ptx: str, timeout_ms: int, budget_ms: int | None) -> dict[str, Verdict]:
-    sha = hashlib.sha256(ptx.encode()).hexdigest()
+def _prove_here(variant: Variant, op: Op, ptx: str, timeout_ms: int, budget_ms: int | None) -> Proof:
+    sha = ptx_digest(ptx)
     try:
         module = P.parse(ptx)
     except P.ParseError as e:
-        return {p: Verdict("unknown", None, f"PTX not parsed: {e}", ptx_sha256=sha) for p in PROPS}
+        return Proof({p: Verdict("unknown", None, f"PTX not parsed: {e}", ptx_sha256=sha) for p in PROPS}, {})
     hazards = toolchain.hazards(module)
     if hazards:     # the machine code would not be this PTX: nothing proven about it would hold
-        return {p: Verdict("unknown", None, "toolchain hazard: " + "; ".join(hazards), ptx_sha256=sha)
-                for p in PROPS}
+        return Proof({p: Verdict("unknown", None, "toolchain hazard: " + "; ".join(hazards), ptx_sha256=sha)
+                      for p in PROPS}, {})
     total: dict[str, Verdict] = {}
-    budget = _Budget(budget_ms or timeout_ms)
+    budget = Budget(budget_ms or timeout_ms)
     for n, launch in enumerate(variant.launches):
         try:
             res = _prove_launch(variant, op, module, launch, timeout_ms, budget, n)
+        except WallClockStop:
+            raise
         except (Unsupported, P.ParseError) as e:
             res = {p: Verdict("unknown", None, f"unsupported: {e}") for p in PROPS}
         except Exception as e:     # never let a prover bug become a verdict other than unknown
@@ -313,11 +164,13 @@ def _prove_here(variant: Variant, op: Op, ptx: str, timeout_ms: int, budget_ms: 
                     v.status == old.status == "proven" and v.scope != "all-dims"):
                 total[p] = v
     _check_assembly(total, variant, ptx)
+    from kreg.checker.prover.bounded import settle_unknowns     # unknowns: a bounded search may refute them
+    settle_unknowns(total, variant, op, module, Verdict)
     for v in total.values():
         v.ptx_sha256 = sha
         if v.status == "proven" and v.scope != "all-dims" and not (v.scope or "").startswith("cases:"):
             v.status, v.reason, v.scope = "unknown", f"a proof without a valid scope ({v.scope})", None
-    return total
+    return Proof(total, budget.summary())
 
 
 def _check_assembly(total: dict[str, Verdict], variant: Variant, ptx: str) -> None:
@@ -350,8 +203,8 @@ def _prove_launch(variant, op, module, launch, timeout_ms, budget, n=0) -> dict[
         from kreg.checker.prover.semantics import shared_window
         base += shared_window(env.buffers)
     approx = ta.approx | tb.approx
-    solver = _Solver(base, timeout_ms, budget)
-    solver.ints = _IntSolver(base, budget)
+    solver = BvSolver(base, timeout_ms, budget)
+    solver.ints = IntSolver(base, budget)
     cases = {name: c for name, c in op.cases.items()}
 
     th = _Threads(env)
@@ -366,6 +219,7 @@ def _prove_launch(variant, op, module, launch, timeout_ms, budget, n=0) -> dict[
         v = _decide("warp", _sync_queries(ta, tb, th, warp=True), solver, env, {}, approx)
         th.warp_sync = v.status == "proven" and v.scope == "all-dims"
     _races(queries["race_free"], ta.accesses, tb.accesses, just, bufs, disjoint, th, solver)
+    _noncoherent(queries["race_free"], ta.accesses, tb.accesses, just, bufs, disjoint)
     wg_only = _warpgroup_branches(kernel)
     queries["barrier_safe"] = _sync_queries(ta, tb, th, warp=False, wg_only=wg_only) + _collective_queries(ta, tb, th)
 
@@ -750,6 +604,30 @@ def _races(qs, ta, tb, just, bufs, disjoint, th, solver=None):
         qs += [_proxy_race(w, r, c, tagged, disjoint, th) for w, r, c, tagged in proxied]
 
 
+def _noncoherent(qs, ta, tb, just, bufs, disjoint):
+    """A non-coherent load (ld.global.nc, __ldg, ldu) of A on bytes that B writes at any time of the launch (B
+    may be A itself; before or after the load, across barriers): the PTX ISA allows the non-coherent path only
+    for memory that is read-only for the kernel's whole lifetime, and no barrier orders it after a write."""
+    for na, r in enumerate(ta):
+        if not r.noncoherent:
+            continue
+        readable = {c.name for c in _candidates(r, bufs, just, na) if c.kind in SPACE_KINDS["global"]}
+        for nb, w in enumerate(tb):
+            if w.kind == "read":
+                continue
+            for c in _candidates(w, bufs, just, nb):
+                if c.name not in readable:
+                    continue
+                ov = z3.And(z3.ULT(r.addr, w.addr + w.width), z3.ULT(w.addr, r.addr + r.width))
+                what = f"non-coherent load (ld.global.nc / __ldg) of {c.name}, which the launch writes"
+                info = {"acc": [r, w], "buf": c}
+                if na in just and nb in just:
+                    qs.append(_Q(z3.And(r.pc, w.pc, ov), what, info))
+                else:
+                    qs.append(_Q(z3.And(r.pc, w.pc, ov, disjoint, _hits(r, c), _hits(w, c)), what + " (by address)",
+                                 info | {"unknown": True}))
+
+
 def _race(a, b2, c, tagged, disjoint, th, proxy=()):
     """a and b2 unordered (or one thread's own pending access against its other one), or, for each (w, r)
     in proxy, w not yet visible to the async proxy at r (_proxy_race's condition), on overlapping bytes."""
@@ -992,4 +870,4 @@ def _signed(v):
     return v - (1 << 64) if isinstance(v, int) and v >= 1 << 63 else v
 
 
-__all__ = ["CHECKER_VERSION", "Verdict", "prove_variant", "PROPS", "AXES"]
+__all__ = ["CHECKER_VERSION", "Proof", "Verdict", "WallClockStop", "prove", "prove_variant", "PROPS", "AXES"]

@@ -8,6 +8,7 @@ import z3
 
 from kreg.checker.ptx import parse as P
 from kreg.checker.ptx.cfg import is_warp_sync
+from kreg.checker.prover.solving import always
 from kreg.checker.prover.state import SIGNED, BranchCheck, Unsupported, bv, fit
 
 FLOAT = {"f16", "f16x2", "bf16", "bf16x2", "f32", "f64", "tf32", "e4m3x2", "e5m2x2"}
@@ -16,6 +17,13 @@ PURE_UF = {"fma", "rcp", "sqrt", "rsqrt", "ex2", "lg2", "sin", "cos", "tanh", "c
 HAVOC = {"shfl", "vote", "activemask", "match", "redux", "addc", "subc", "madc", "isspacep"}
 NOOP = {"membar", "fence", "prefetch", "prefetchu", "nanosleep", "ret", "exit", "bra",
         "griddepcontrol"}   # PDL's wait / launch_dependents order this grid against others only
+# What may reach the value-only fallbacks below: computations on registers with no memory, synchronisation
+# or other side effect. Any other instruction (texture and surface access, stmatrix, mbarrier, discard, ...)
+# is Unsupported: a memory effect the prover does not see would make every property's proof void.
+PURE = {"add", "sub", "mul", "mad", "mul24", "mad24", "sad", "div", "rem", "abs", "neg", "min", "max", "popc", "clz",
+        "bfind", "fns", "brev", "bfe", "bfi", "szext", "bmsk", "dp4a", "dp2a", "and", "or", "xor", "not", "cnot",
+        "lop3", "shf", "shl", "shr", "prmt", "cvt", "setp", "selp", "slct", "set", "fma", "rcp", "sqrt", "rsqrt",
+        "sin", "cos", "lg2", "ex2", "tanh", "copysign", "testp", "trap", "createpolicy"}
 INT_MODS = {"lo", "hi", "wide", "cc", "sat"}   # integer-op modifiers modelled below (sat: add, sub, mad.hi)
 CMP_S = {"eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "lt": lambda a, b: a < b,
          "le": lambda a, b: a <= b, "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b}
@@ -148,6 +156,9 @@ def execute(ex, st, ins: P.Instr, guard):
         return _cvt(ex, st, ins, guard)
     if op == "setp":
         return _setp(ex, st, ins, guard)
+    if op not in PURE:
+        raise Unsupported(f"{op} is not modelled by the prover (its memory or synchronisation effects are not "
+                          f"known to it): {ins.text.strip()}")
     t = ins.type
     if t in FLOAT or t is None:
         return _uf_op(ex, st, ins, guard)
@@ -329,7 +340,7 @@ def _load(ex, st, ins, guard):
         v, tag = ex.env.param_value(ex.k, a.base.name, a.offset, ew)
         return ex.write(st, d, fit(v, _width_of(ex, d, ew), signed), tag, guard)
     addr, tag = _address(ex, st, a)
-    ex.record(st, ins, "read", tag, addr, ew // 8 * n, guard)
+    ex.record(st, ins, "read", tag, addr, ew // 8 * n, guard, noncoherent=ins.op == "ldu" or "nc" in ins.mods)
     alts = ex.resolve(tag) if tag is not None else [(None, None)]
     bufs = [(c, ex.env.buffers.get(t)) for c, t in alts]
     items = d.items if isinstance(d, P.Vec) else (d,)
@@ -374,14 +385,10 @@ def _input_value(ex, buf, addr, w):
     return lanes[0] if n == 1 else z3.Concat(*reversed(lanes))
 
 
-def _always(ex, f, timeout_ms=300) -> bool:
-    """f holds under the launch's constraints for this thread (a quick check; False if unsure)."""
-    if z3.is_true(z3.simplify(f)):
-        return True
-    s = z3.Solver()
-    s.set("timeout", timeout_ms)
-    s.add(*ex.env.constraints, *ex.env.thread_constraints(ex.t), z3.Not(f))
-    return s.check() == z3.unsat
+def _always(ex, f) -> bool:
+    """f holds under the launch's constraints for this thread (a quick check in deterministic units; False if
+    unsure)."""
+    return always([*ex.env.constraints, *ex.env.thread_constraints(ex.t)], f)
 
 
 def _barrier(ex, st, ins, guard):

@@ -51,6 +51,7 @@ class Access:
     async_read: bool = False
     vis: z3.ExprRef = None
     space: str | None = None      # the state space where the instruction names none (wgmma: shared)
+    noncoherent: bool = False     # ld.global.nc / ldu: valid only for memory no thread writes during the launch
 
 
 @dataclass

@@ -283,7 +283,8 @@ class Executor:
         execute(self, st, ins, guard)
         return st
 
-    def record(self, st, ins, kind, buf, addr, width, guard, pending=False, async_read=False, space=None):
+    def record(self, st, ins, kind, buf, addr, width, guard, pending=False, async_read=False, space=None,
+               noncoherent=False):
         """Record an access; pending: a cp.async shared write, which lands by the wait that completes it
         (its end is fixed there, checker/prover/semantics.py; left free, it may land any time later); async_read: a
         wgmma shared read, pending until the wgmma.wait_group that retires it (bounded there, else free).
@@ -291,7 +292,7 @@ class Executor:
         pc = st.pc if guard is None else z3.And(st.pc, guard)
         for c, b in self.resolve(buf):
             a = Access(ins, kind, b, addr, width, pc if c is None else z3.And(pc, c), st.epoch, st.wepoch, st.aseq,
-                       st.loop_ks, async_read=async_read, space=space)
+                       st.loop_ks, async_read=async_read, space=space, noncoherent=noncoherent)
             twin = _twin(self.k, st, a) if pending else None
             if twin is not None:      # one commit group's copies land together: their ends are one pair of symbols
                 a.end, a.aseq_end = twin.end, twin.aseq_end

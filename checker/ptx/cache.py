@@ -53,13 +53,19 @@ class PtxCache:
             return None
 
     def put(self, ptx: str) -> None:
-        """Store the PTX and its sha256 (each file replaced atomically); skipped if the folder is not
-        writable."""
+        """Store the sha256, then the PTX (each file written to a temporary name and renamed, so an entry
+        is never seen half written; the .ptx, last, is what makes it present); if either write fails (a
+        full disk), neither file is left. Skipped if the folder is not writable."""
         data = ptx.encode()
         try:
-            _atomic_write(self.ptx_file, data)
             _atomic_write(self.sha_file, hashlib.sha256(data).hexdigest().encode() + b"\n")
+            _atomic_write(self.ptx_file, data)
         except OSError as e:
+            for f in (self.ptx_file, self.sha_file):
+                try:
+                    f.unlink()
+                except OSError:
+                    pass
             _note("readonly", f"PTX cache {self.folder} not writable ({e.strerror or e}); compiling without it")
 
 

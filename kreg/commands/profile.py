@@ -13,21 +13,24 @@ from kreg.checker.prover.prove import CHECKER_VERSION
 from kreg.registry.catalog import load_catalog
 from kreg.registry.profiles import resolve
 from kreg.registry.store import Store, StoreError
+from kreg.untrusted import markup, plain
 
 
 def run_profile(args, out: Console, err: Console) -> int:
     try:
         store = Store()
+        for note in store.notes:
+            err.print(f"[yellow]note:[/] {markup(note)}", highlight=False)
         res = resolve(args.profile, args.device, load_catalog(), store, CHECKER_VERSION)
     except StoreError as e:
-        err.print(f"[red]environment error:[/] {e}", highlight=False)
+        err.print(f"[red]environment error:[/] {markup(e)}", highlight=False)
         return 3
     if not res.device_kinds:
         msg = (f"the results store ({store.path}) holds no verify results for --device {args.device}: "
                f"run `kreg verify --device {args.device}` first")
         if args.json:
             print(json.dumps(res.to_json() | {"error": msg}, indent=2))
-        err.print(f"[red]no results:[/] {msg}", highlight=False)
+        err.print(f"[red]no results:[/] {markup(msg)}", highlight=False)
         return 3
     if args.json:
         print(json.dumps(res.to_json(), indent=2))
@@ -43,17 +46,19 @@ def run_profile(args, out: Console, err: Console) -> int:
 
 
 def _table(out: Console, res) -> None:
-    t = Table(title=f"profile {res.profile} on {res.device} (checker {res.checker_version}; "
-                    f"{', '.join(res.device_kinds)})")
+    t = Table(title=markup(f"profile {res.profile} on {res.device} (checker {res.checker_version}; "
+                           f"{', '.join(res.device_kinds)})"))
     for c in ("op", "types", "variant", "why"):
         t.add_column(c)
     for c in res.choices:
         types = ",".join(f"{k}={v}" for k, v in c.types.items())
-        t.add_row(c.op, types, c.variant or "[red]none[/]", c.why or "no candidate qualifies")
+        t.add_row(markup(c.op), markup(types), markup(c.variant) if c.variant else "[red]none[/]",
+                  markup(c.why or "no candidate qualifies"))
     out.print(t)
     for c in res.choices:
         for case, cc in c.by_case.items():
-            out.print(f"  {c.op} {','.join(c.types.values())}: at {case}: {cc.variant} ({cc.why})", highlight=False,
-                      markup=False)
+            out.print(plain(f"  {c.op} {','.join(c.types.values())}: at {case}: {cc.variant} ({cc.why})"),
+                      highlight=False, markup=False)
         for name, why in c.passed_over.items():
-            out.print(f"  {c.op} {','.join(c.types.values())}: not {name}: {why}", highlight=False, markup=False)
+            out.print(plain(f"  {c.op} {','.join(c.types.values())}: not {name}: {why}"), highlight=False,
+                      markup=False)

@@ -1,4 +1,4 @@
-"""`kreg run --model DIR --prompt TEXT [--profile safe-only|fastest] [--max-new-tokens N] [--chat|--raw]
+"""`kreg run --model DIR --prompt TEXT [--profile safe-only|fastest | --lock FILE] [--max-new-tokens N] [--chat|--raw]
 [--device cpu|gpu] [--json] [--profile-kernels] ...`: generate with the reference Qwen3 engine. Prints
 which variant runs for each op (stderr), streams the text (stdout), then the timings (stderr); --json
 prints one object instead. Exit codes: 0 done; 1 the profile cannot run (the ops without a qualifying
@@ -12,12 +12,15 @@ import sys
 from rich.console import Console
 from rich.table import Table
 
+from kreg.untrusted import markup, plain
+
 
 def add_parser(sub, positive_int, seed_int) -> None:
     s = sub.add_parser("run", help="generate text with the reference Qwen3 engine (verified kernels only)")
     s.add_argument("--model", required=True, help="a Hugging Face Qwen3 model directory")
     s.add_argument("--prompt", required=True)
     s.add_argument("--profile", choices=("safe-only", "fastest"), default="safe-only")
+    s.add_argument("--lock", metavar="FILE", help="run exactly the variants this lock file pins (`kreg lock`)")
     s.add_argument("--max-new-tokens", type=positive_int, default=32)
     g = s.add_mutually_exclusive_group()
     g.add_argument("--chat", dest="chat", action="store_true", default=True, help="apply the chat template (default)")
@@ -38,19 +41,26 @@ def add_parser(sub, positive_int, seed_int) -> None:
 
 def run_run(args, out: Console, err: Console) -> int:
     from kreg.engine import EngineError, run
-    stream = None if args.json else (lambda t: (sys.stdout.write(t), sys.stdout.flush()))
+    from kreg.registry.lockfile import LockError, read
+    try:
+        lock = read(args.lock) if args.lock else None
+    except LockError as e:
+        err.print(f"[red]kreg run:[/] {markup(e)}", highlight=False, markup=True)
+        return 2
+    # generated text comes from the model folder's vocabulary: shown with its control characters escaped
+    stream = None if args.json else (lambda t: (sys.stdout.write(plain(t, lines=True)), sys.stdout.flush()))
     try:
         r = run(args.model, args.prompt, device=args.device, profile=args.profile,
                 max_new_tokens=args.max_new_tokens, chat=args.chat, enable_thinking=not args.no_think,
                 system=args.system, temperature=0.0 if args.greedy else args.temperature, top_k=args.top_k,
                 top_p=args.top_p, seed=args.seed, max_seq=args.max_seq, dtype=args.dtype,
-                profile_kernels=args.profile_kernels, on_text=stream,
+                profile_kernels=args.profile_kernels, on_text=stream, lock=lock,
                 on_ready=None if args.json else (lambda eng: _variants(err, eng)))
     except EngineError as e:
-        err.print(f"[red]kreg run:[/] {e}", highlight=False, markup=True)
+        err.print(f"[red]kreg run:[/] {markup(e)}", highlight=False, markup=True)    # it may quote a path
         return e.exit_code
     except ValueError as e:
-        err.print(f"[red]kreg run:[/] {e}", highlight=False)
+        err.print(f"[red]kreg run:[/] {markup(e)}", highlight=False)
         return 2
     if args.json:
         print(json.dumps(r, indent=2))
@@ -64,17 +74,18 @@ def run_run(args, out: Console, err: Console) -> int:
         for c in ("op", "variant", "entry", "launches", "us/step"):
             t.add_column(c)
         for k in sorted(r["kernel_profile"], key=lambda k: -k["us_per_step"]):
-            t.add_row(k["op"], k["variant"], k["entry"], str(k["launches_per_step"]), f"{k['us_per_step']:.1f}")
+            t.add_row(markup(k["op"]), markup(k["variant"]), markup(k["entry"]), str(k["launches_per_step"]),
+                      f"{k['us_per_step']:.1f}")
         err.print(t)
     return 0
 
 
 def _variants(err: Console, eng) -> None:
-    err.print(f"profile {eng.plan.profile} on {eng.dev.describe()} ({eng.dtype}):", highlight=False, markup=False)
+    err.print(plain(f"profile {eng.plan.profile} on {eng.dev.describe()} ({eng.dtype}):"), highlight=False, markup=False)
     for v in eng.plan.report():
-        err.print(f"  {v['op']:<22} {v['variant']:<32} {v['safety']:<7} ptx {v['ptx_sha256'][:12]}"
-                  + ("  PDL" if v["pdl"] else ""), highlight=False, markup=False)
+        err.print(plain(f"  {v['op']:<22} {v['variant']:<32} {v['safety']:<7} ptx {v['ptx_sha256'][:12]}"
+                        + ("  PDL" if v["pdl"] else "")), highlight=False, markup=False)
         for d in v["by_dims"]:
             dims = " ".join(f"{k}={n}" for k, n in d["dims"].items())
-            err.print(f"    at {dims}: {d['variant']} {d['safety']} ptx {d['ptx_sha256'][:12]}", highlight=False,
+            err.print(plain(f"    at {dims}: {d['variant']} {d['safety']} ptx {d['ptx_sha256'][:12]}"), highlight=False,
                       markup=False)

@@ -1,4 +1,4 @@
-"""`kreg submit SOURCE.cu [--meta YAML] | DIR`: candidates through kreg.submit (a few at once with a
+"""`kreg submit SOURCE.cu|SOURCE.py [--meta YAML] | DIR`: candidates through kreg.submit (a few at once with a
 progress bar; with --ray, as Ray tasks through kreg.fanout), a table or JSON at the end. Exit codes: 0 every candidate accepted, 1 some rejected or
 not entered (a name clash), 2 usage error (missing file, a .ptx source, no candidates), 3 environment
 error (no GPU, unusable store, a stage kept from running), 130 interrupted."""
@@ -12,11 +12,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import Progress
 from rich.table import Table
 
 from kreg import __version__, isolate
+from kreg.untrusted import markup, plain
 from kreg.commands import EXIT_ENV, EXIT_INTERRUPTED, EXIT_OK, EXIT_REJECTED, EXIT_USAGE
 from kreg.pipeline import Options
 from kreg.registry.catalog import load_catalog
@@ -27,7 +27,7 @@ from kreg.submit import PTX_NOT_SUPPORTED, NotSupported, SubmitReport, candidate
 
 
 def _usage(err: Console, msg: str) -> int:
-    err.print(f"[red]usage error:[/] {escape(msg)}", highlight=False)
+    err.print(f"[red]usage error:[/] {markup(msg)}", highlight=False)
     return EXIT_USAGE
 
 
@@ -41,8 +41,8 @@ def _selected(args) -> list[tuple[Path | None, Path]] | str:
         return found or f"no candidates (*.yaml beside their .cu) in {path}"
     if path.suffix == ".ptx":
         return PTX_NOT_SUPPORTED
-    if path.suffix != ".cu":
-        return f"{path}: expected a .cu source or a folder of candidates"
+    if path.suffix not in (".cu", ".py"):
+        return f"{path}: expected a .cu source, a .py file that builds it with load_inline, or a folder of candidates"
     meta = Path(args.meta) if args.meta else path.with_suffix(".yaml")
     for p in (path, meta):
         if not os.path.lexists(p):
@@ -57,7 +57,7 @@ def run_submit(args, out: Console, err: Console) -> int:
     try:
         store = Store()
     except StoreError as e:
-        err.print(f"[red]environment error:[/] {escape(str(e))}", highlight=False)
+        err.print(f"[red]environment error:[/] {markup(str(e))}", highlight=False)
         return EXIT_ENV
     remote = None
     if args.ray is not None:
@@ -65,7 +65,7 @@ def run_submit(args, out: Console, err: Console) -> int:
         try:
             remote = RayRemote(args.ray or None, num_cpus=args.jobs)
         except RayUnavailable as e:
-            err.print(f"[red]environment error:[/] {escape(str(e))}", highlight=False)
+            err.print(f"[red]environment error:[/] {markup(str(e))}", highlight=False)
             return EXIT_ENV
         err.print(f"through {remote.describe()}", highlight=False)
     kind = remote.device_kind(args.device) if remote else device_kind(args.device)
@@ -90,9 +90,9 @@ def run_submit(args, out: Console, err: Console) -> int:
                        catalog=catalog, store=store, kind=kind, remote=remote)
             results[i] = s
             bar.advance(task)
-            bar.update(task, description=f"{meta.name}: {_outcome(s)}")
+            bar.update(task, description=markup(f"{meta.name}: {_outcome(s)}"))
             if args.json:
-                print(f"[{len(results)}/{len(chosen)}] {meta}: {_outcome(s)} ({s.seconds:.1f} s)", file=sys.stderr,
+                print(plain(f"[{len(results)}/{len(chosen)}] {meta}: {_outcome(s)} ({s.seconds:.1f} s)"), file=sys.stderr,
                       flush=True)
 
         pool = ThreadPoolExecutor(max_workers=jobs)
@@ -146,14 +146,18 @@ def _table(out: Console, device: str, done: list[SubmitReport]) -> None:
     for s in done:
         j = s.report.to_json()
         cells = [j["proofs"][p] for p in PROPS] + [j["numerics"]]
-        t.add_row(escape(Path(s.meta).name), escape(f"{j['op']}/{j['name']}"), escape(s.claimed),
-                  *(f"[{colour.get(c, 'white')}]{c}[/]" for c in cells),
-                  f"[{'green' if s.accepted else 'red'}]{escape(_outcome(s))}[/]")
+        t.add_row(markup(Path(s.meta).name), markup(f"{j['op']}/{j['name']}"), markup(s.claimed),
+                  *(f"[{colour.get(c, 'white')}]{markup(c)}[/]" for c in cells),
+                  f"[{'green' if s.accepted else 'red'}]{markup(_outcome(s))}[/]")
     out.print(t)
     for s in done:
         label = Path(s.meta).name
         lines = s.why + ([f"entered as {s.installed}"] if s.accepted else [])
+        if s.intake:
+            lines += [f"intake ({s.intake['form']}): dropped {d}" for d in s.intake["dropped"]]
+            lines += [f"intake ({s.intake['form']}): {n}" for n in s.intake["changed"]]
         if not s.accepted:                 # every reason
             lines += [r for r in s.report.reasons if r not in s.why and f"rejected: {r}" not in s.why]
         for why in lines:
-            out.print(f"  {label}: {why}", highlight=False, markup=False)
+            out.print(f"  {plain(label)}: " + plain(why, lines=True).replace("\n", "\n      "), highlight=False,
+                      markup=False)

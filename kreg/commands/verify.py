@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 
 from rich.console import Console
-from rich.markup import escape
+from kreg.untrusted import markup, plain
 from rich.progress import Progress
 from rich.table import Table
 
@@ -43,19 +43,19 @@ def run_verify(args, out: Console, err: Console) -> int:
     from kreg.conformance.speed import add_ratios
     cat = load_catalog()
     for e in cat.errors:
-        err.print(f"[yellow]skipped[/] {escape(str(e))}", highlight=False)
+        err.print(f"[yellow]skipped[/] {markup(e)}", highlight=False)
     entries = cat.entries
     if args.op:
         unknown = sorted(set(args.op) - set(cat.ops))
         if unknown:
-            err.print(f"[red]no op {unknown[0]!r}[/] (ops: {', '.join(sorted(cat.ops))})")
+            err.print(f"[red]no op {markup(repr(unknown[0]))}[/] (ops: {markup(', '.join(sorted(cat.ops)))})")
             return EXIT_USAGE
         entries = [e for e in entries if e.op in args.op]
     if args.variants:
         try:
             entries = [cat.find(k) for k in args.variants]
         except KeyError as x:
-            err.print(f"[red]{escape(x.args[0])}[/]")
+            err.print(f"[red]{markup(x.args[0])}[/]")
             return EXIT_USAGE
     if args.device != "gpu" and not args.variants:   # named ones run, and say why they cannot
         vendor = [e for e in entries if e.variant.vendor]
@@ -69,7 +69,7 @@ def run_verify(args, out: Console, err: Console) -> int:
     try:
         store = Store()
     except StoreError as e:
-        err.print(f"[red]environment error:[/] {e}", highlight=False)
+        err.print(f"[red]environment error:[/] {markup(e)}", highlight=False)
         return EXIT_ENV
     opts = Options(seed=getattr(args, "seed", 0), speed=not getattr(args, "no_speed", False),
                    prove=not getattr(args, "no_prove", False), speed_cases=getattr(args, "speed_cases", "all"),
@@ -91,10 +91,10 @@ def run_verify(args, out: Console, err: Console) -> int:
             if not r.interrupted:
                 store_final(store, e, r)                 # now: a killed run keeps it
             bar.advance(task)
-            bar.update(task, description=f"{e.op}/{e.name}: {r.verdict}")
+            bar.update(task, description=markup(f"{e.op}/{e.name}: {r.verdict}"))
             if args.json:                                # no bar under --json: a line per variant instead
                 secs = " ".join(f"{k} {v:.1f}" for k, v in r.seconds.items())
-                print(f"[{len(results)}/{len(entries)}] {e.op}/{e.name}: {r.verdict} (s: {secs})", file=sys.stderr,
+                print(plain(f"[{len(results)}/{len(entries)}] {e.op}/{e.name}: {r.verdict} (s: {secs})"), file=sys.stderr,
                       flush=True)
 
         pool = ThreadPoolExecutor(max_workers=jobs)
@@ -116,7 +116,7 @@ def run_verify(args, out: Console, err: Console) -> int:
             store_final(store, entries[i], r)
     notes = uneven_timing(cat, store, args.device, {e.op for e in entries}) if opts.speed else []
     for n in notes:
-        err.print(f"[yellow]note[/]: {escape(n)}", highlight=False)
+        err.print(f"[yellow]note[/]: {markup(n)}", highlight=False)
     if args.json:
         print(json.dumps({"device": args.device, "tool_version": __version__, "options": asdict(opts),
                           "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
@@ -143,11 +143,14 @@ def _table(out: Console, device: str, results: list[dict]) -> None:
         scopes = r.get("proof_scopes") or {}
         cells = [("cases only" if (scopes.get(p) or "").startswith("cases") else r["proofs"][p]) for p in PROPS]
         cells.append(r["numerics"])
-        t.add_row(r["op"], r["name"], r["safety"], *(f"[{colour.get(c, 'white')}]{c}[/]" for c in cells),
+        t.add_row(markup(r["op"]), markup(r["name"]), markup(r["safety"]),
+                  *(f"[{colour.get(c, 'white')}]{markup(c)}[/]" for c in cells),
                   _speed_cell(r), f"[{colour[r['verdict']]}]{r['verdict']}[/]")
     out.print(t)
     for r in results:
         if r.get("cases_run"):
-            out.print(f"  {r['op']}/{r['name']}: cases run: {', '.join(r['cases_run'])}", highlight=False, markup=False)
-        for why in r["reasons"]:
-            out.print(f"  {r['op']}/{r['name']}: {why}", highlight=False, markup=False)
+            out.print(plain(f"  {r['op']}/{r['name']}: cases run: {', '.join(r['cases_run'])}"), highlight=False,
+                      markup=False)
+        for why in r["reasons"]:           # a compiler log keeps its lines, indented under its variant
+            out.print(f"  {plain(r['op'])}/{plain(r['name'])}: " + plain(why, lines=True).replace("\n", "\n      "),
+                      highlight=False, markup=False)

@@ -1,5 +1,5 @@
 """The emulator's bit-exactness corpus: how to launch each tests/corpus/*.cu kernel, with seeded inputs.
-Shared by the CPU tests and bench/emulator_bitexact.py (which runs the same PTX on the GPU).
+Shared by the tests and bench/emulator_bitexact.py (which records the GPU's outputs for the CPU tests).
 
 An argument is a string: `in NAME DTYPE COUNT INIT` (input buffer), `io NAME DTYPE COUNT INIT` (buffer
 initialised and then written), `out NAME DTYPE COUNT` (poisoned with 0xCD bytes), or `DTYPE VALUE` (a
@@ -8,6 +8,7 @@ special (finite values mixed with NaN, infinities, signed zeros, subnormals, hal
 from __future__ import annotations
 
 import hashlib
+import time
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -262,3 +263,20 @@ def run_gpu(case: Case, ptx: str) -> dict[str, bytes]:
     GpuModule(ptx).launch(BoundLaunch(case.name, g, b, case.shared, full))
     cupy.cuda.runtime.deviceSynchronize()
     return {bb.name: cupy.asnumpy(d).tobytes() for (bb, _), d in zip(bufs, dev)}
+
+
+def compare_with_gpu(case: Case, ptx: str) -> tuple[dict, dict]:
+    """The case on the GPU and on the emulator: a record of every buffer compared, and the GPU's outputs."""
+    gpu = run_gpu(case, ptx)
+    t = time.perf_counter()
+    emu = run_emulated(case, ptx)
+    emu_s = time.perf_counter() - t
+    buffers = []
+    for spec in case.args:
+        b = parse_arg(spec)
+        if isinstance(b, Buffer):
+            good, detail = compare(case, b, emu[b.name], gpu[b.name])
+            buffers.append({"buffer": b.name, "dtype": b.dtype, "ok": good, "detail": detail,
+                            "approx": b.name in case.approx})
+    return {"case": case.name, "ok": all(x["ok"] for x in buffers), "buffers": buffers,
+            "ptx_sha256": hashlib.sha256(ptx.encode()).hexdigest(), "emulator_s": round(emu_s, 3)}, gpu

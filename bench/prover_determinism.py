@@ -1,0 +1,99 @@
+"""The prover's verdicts and solver work for every safe registry variant (or those named), on this machine: one
+JSON line per variant (verdicts with scopes, the work summary of checker/prover/solving.py with its digest, the
+CPU seconds), proved in child processes (--jobs at once), optionally beside --busy busy loops. --compare A B
+checks two such files (two machines, or idle and loaded) give the same verdicts and work digests.
+
+    python bench/prover_determinism.py --jobs 2 --out bench/results/prover_determinism_vm.jsonl
+    python bench/prover_determinism.py --compare bench/results/prover_determinism_vm.jsonl bench/results/prover_determinism_h100.jsonl
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import platform
+import subprocess
+import sys
+import time
+
+
+def prove_one(name: str, budget_ms: int | None) -> dict:
+    from kreg.checker.prover.prove import prove
+    from kreg.checker.ptx.compile import compile_cuda
+    from kreg.registry.catalog import load_catalog
+    cat = load_catalog()
+    v = cat.find(name).variant
+    ptx = compile_cuda(v.source_path.read_text(), v.source_path.name, v.options)
+    t0 = time.process_time()
+    budget = budget_ms or v.proof_budget_ms
+    try:
+        r = prove(v, cat.ops[v.op], ptx.ptx, timeout_ms=10_000, budget_ms=budget, isolate=False)
+        verdicts = {p: [x.status, x.scope] for p, x in r.verdicts.items()}
+        reasons = {p: x.reason for p, x in r.verdicts.items() if x.status != "proven"}
+        work = r.work
+    except Exception as e:          # WallClockStop among them: recorded, compared like any outcome
+        verdicts, reasons, work = {"stopped": f"{type(e).__name__}: {e}"}, {}, {}
+    return {"name": name, "op": v.op, "ptx_sha256": ptx.sha256, "budget_ms": budget, "verdicts": verdicts,
+            "reasons": reasons, "work": work, "cpu_s": round(time.process_time() - t0, 1)}
+
+
+def _worker(args):
+    return prove_one(*args)
+
+
+def machine() -> str:
+    cpu = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")), "?") \
+        if os.path.exists("/proc/cpuinfo") else platform.processor()
+    import z3
+    return (f"{platform.node()}: {cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+            f"z3 {z3.get_full_version()}")
+
+
+def compare(a_path: str, b_path: str) -> int:
+    a, b = ({d["name"]: d for d in map(json.loads, open(p)) if "name" in d} for p in (a_path, b_path))
+    both = sorted(set(a) & set(b))
+    diff = [n for n in both if (a[n]["verdicts"], a[n]["work"].get("digest")) != (b[n]["verdicts"], b[n]["work"].get("digest"))]
+    print(f"{len(both)} variants in both; {len(diff)} differ" + (f": {', '.join(diff)}" if diff else ""))
+    only = sorted(set(a) ^ set(b))
+    if only:
+        print(f"in one file only: {', '.join(only)}")
+    return 1 if diff else 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("names", nargs="*", help="variants (default: every safe variant of the registry)")
+    ap.add_argument("--dtype", help="only variants whose types include this dtype (bf16, f16)")
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--busy", type=int, default=0, help="busy loops to run beside the proofs")
+    ap.add_argument("--budget-ms", type=int, help="one budget for all (default: each variant's own)")
+    ap.add_argument("--out", help="JSON lines file (default: stdout)")
+    ap.add_argument("--compare", nargs=2, metavar=("A", "B"))
+    a = ap.parse_args()
+    if a.compare:
+        return compare(*a.compare)
+    from kreg.registry.catalog import load_catalog
+    cat = load_catalog()
+    names = a.names or [e.name for e in cat.kernels if e.variant.safety == "safe"
+                        and (not a.dtype or a.dtype in e.variant.types.values())]
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(a.busy)]
+    out = open(a.out, "w") if a.out else sys.stdout
+    t0 = time.monotonic()
+    try:
+        print(json.dumps({"machine": machine(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                          "jobs": a.jobs, "busy": a.busy, "variants": len(names)}), file=out, flush=True)
+        with mp.get_context("fork").Pool(a.jobs, maxtasksperchild=1) as pool:
+            for r in pool.imap_unordered(_worker, [(n, a.budget_ms) for n in names]):
+                print(json.dumps(r), file=out, flush=True)
+                print(f"{r['name']:<40} {r['cpu_s']:>7.1f} s  used {r['work'].get('budget_used')}  "
+                      f"{' '.join(v[0] if isinstance(v, list) else v for v in r['verdicts'].values())}", file=sys.stderr)
+        print(json.dumps({"wall_s": round(time.monotonic() - t0, 1)}), file=out, flush=True)
+    finally:
+        for b in busy:
+            b.kill()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

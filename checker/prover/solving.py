@@ -1,0 +1,302 @@
+"""Deterministic solving: every z3 call the prover makes is bounded by z3's resource units ("rlimit", a count
+of solver work that is the same on every machine), runs an explicit strategy with no wall-clock branch, and is
+logged (what closed it, the units it used) so that a proof's work has a digest to compare across machines.
+
+Why explicit strategies: z3's default tactic for integer problems (qfnia, qflia) tries bounded searches under
+wall-clock limits (try_for) before its SMT core, so on a loaded or slower machine the same query took another
+path and a proof could flip. Here a bitvector query runs in the incremental SMT core alone (z3.SimpleSolver, no
+tactic fallback), and an integer query runs INT_STEPS in order, each in a fresh solver under its own share of the
+query's units; the first step that answers decides it. The wall clock is only a guard against a machine that
+is far too slow: the guards count the process's CPU time (so a machine's load does not trip them, only a far
+slower core or a phase of z3 that counts little work), and when one stops a query or a variant, WallClockStop is
+raised and nothing is decided (KREG_PROVER_GUARD scales them)."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+
+import z3
+
+from kreg.checker.prover.intabs import IntAbs
+
+# A query's nominal budget is in ms of solver work on the reference machine (the project VM); it gets
+# RLIMIT_BASE[kind] + RLIMIT_PER_MS[kind] units per nominal ms (bench/results/prover_rlimit.txt has the
+# calibration; the base covers an integer query's fresh solver, which spends a few million units on
+# preprocessing the launch's constraints). The variant's budget is counted in the same units.
+RLIMIT_PER_MS = {"bv": 12_000, "int": 5_000}
+RLIMIT_BASE = {"bv": 0, "int": 1_500_000}
+GUARD = float(os.environ.get("KREG_PROVER_GUARD", "1"))   # scales both guards below
+WALL_GUARD = 20 * GUARD          # x the nominal ms: a query's CPU-time guard (an environment stop, never a verdict)
+VARIANT_WALL_GUARD = 10 * GUARD  # x the variant's budget in ms: the same for the whole variant
+MIN_GUARD_S = 1.0                # the shortest guard a query gets (s of CPU time)
+
+
+class WallClockStop(Exception):
+    """A clock guard stopped the proof: the environment (a far slower or overloaded machine), never the
+    kernel. Nothing is decided; run with fewer jobs or a longer guard (KREG_PROVER_GUARD=3)."""
+
+
+class _Watchdog:
+    """Interrupts the z3 context of the check in progress once the process has spent that check's CPU time
+    (z3's own timeout counts wall time, which a loaded machine stretches). One polling thread per process."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.ctx, self.deadline, self.fired, self.pid = None, 0.0, False, None
+
+    def arm(self, ctx, cpu_s: float) -> None:
+        if self.pid != os.getpid():          # first use in this process (a forked child has no thread)
+            self.pid = os.getpid()
+            threading.Thread(target=self._run, daemon=True).start()
+        with self.lock:
+            self.ctx, self.deadline, self.fired = ctx, time.process_time() + cpu_s, False
+
+    def disarm(self) -> bool:
+        with self.lock:
+            fired, self.ctx = self.fired, None
+        return fired
+
+    def _run(self) -> None:
+        while True:
+            time.sleep(0.05)
+            with self.lock:
+                if self.ctx is not None and time.process_time() > self.deadline:
+                    self.ctx.interrupt()
+                    self.fired, self.ctx = True, None
+
+
+_WATCHDOG = _Watchdog()
+
+
+def _pre(ctx):
+    """z3's qfnia preamble (simplification, propagation, equation solving), without its time-bounded parts."""
+    return z3.Then(z3.Tactic("simplify", ctx=ctx), z3.Tactic("propagate-values", ctx=ctx),
+                   z3.Tactic("solve-eqs", ctx=ctx),
+                   z3.With(z3.Tactic("ctx-simplify", ctx=ctx), max_depth=30, max_steps=5_000_000),
+                   z3.With(z3.Tactic("simplify", ctx=ctx), pull_cheap_ite=True, local_ctx=True,
+                           local_ctx_limit=10_000_000),
+                   z3.Tactic("elim-uncnstr", ctx=ctx), ctx=ctx)
+
+
+def _smt(ctx):
+    return z3.Then(_pre(ctx), z3.With(z3.Tactic("simplify", ctx=ctx), som=True), z3.Tactic("smt", ctx=ctx), ctx=ctx)
+
+
+def _nlsat(ctx):
+    return z3.Then(_pre(ctx), z3.With(z3.Tactic("simplify", ctx=ctx), som=True), z3.Tactic("qfnra-nlsat", ctx=ctx),
+                   ctx=ctx)
+
+
+# The integer strategy: (name, share of the query's units, the answers taken from it, tactic). z3's default
+# strategy for these (qfnia) ran a bounded bit-blasting search for a model, then the SMT core under a 2 s
+# wall-clock limit, then nlsat (3 s), then the SMT core again. Here the SMT core gets the whole nominal budget
+# (what closed every query on the idle reference machine) and nlsat a quarter more (what z3 tried next on a
+# slower one; sound for unsat over the integers: no real solution, no integer one). The bounded search is left
+# out: only `unsat` is ever used from an integer query, and its unsat means nothing (an under-approximation).
+INT_STEPS = (("smt", 1.0, ("sat", "unsat"), _smt), ("nlsat", 0.25, ("sat", "unsat"), _nlsat))
+
+
+@dataclass
+class WorkLog:
+    """Every solver call of one proof, in order: its kind, the step that answered, its result and units."""
+    calls: list = field(default_factory=list)
+
+    def add(self, kind: str, step: str, result: str, units: int) -> None:
+        self.calls.append((kind, step, result, int(units)))
+
+    @property
+    def units(self) -> int:
+        return sum(c[3] for c in self.calls)
+
+    def digest(self) -> str:
+        return hashlib.sha256(json.dumps(self.calls, separators=(",", ":")).encode()).hexdigest()
+
+    def summary(self, budget_ms: float, used_ms: float) -> dict:
+        steps: dict[str, int] = {}
+        for kind, step, result, _ in self.calls:
+            if result == "unsat":
+                steps[f"{kind}/{step}"] = steps.get(f"{kind}/{step}", 0) + 1
+        return {"queries": len(self.calls), "units": self.units, "budget_ms": budget_ms,
+                "budget_used": round(used_ms / budget_ms, 4) if budget_ms else None,
+                "closed_by": dict(sorted(steps.items())), "digest": self.digest()}
+
+
+class Budget:
+    """A variant's proof budget: ms of solver work on the reference machine, counted in rlimit units
+    (RLIMIT_PER_MS, a fresh solver's preprocessing included) by every query, and a guard of VARIANT_WALL_GUARD x
+    those ms of the process's CPU time that raises WallClockStop. Only the guard depends on the machine."""
+
+    def __init__(self, ms: float):
+        self.ms = ms
+        self.ms_left = ms
+        self.deadline = time.process_time() + VARIANT_WALL_GUARD * ms / 1000
+        self.log = WorkLog()
+
+    def left_s(self) -> float:
+        return self.deadline - time.process_time()
+
+    def spent(self) -> str | None:
+        """Why no more queries may run ("work budget ..."), or None. Raises WallClockStop past the guard."""
+        if self.ms_left <= 0:
+            return "work budget of the variant exhausted"
+        if self.left_s() <= 0:
+            raise WallClockStop(f"the variant's CPU-time guard ({VARIANT_WALL_GUARD:g} x its budget of "
+                                f"{self.ms / 1000:.0f} s of solver work) was reached")
+        return None
+
+    def units(self, kind) -> int:
+        return int(RLIMIT_BASE[kind] + RLIMIT_PER_MS[kind] * self.ms_left)
+
+    def charge(self, kind, used: int) -> None:
+        self.ms_left -= used / RLIMIT_PER_MS[kind]
+
+    def summary(self) -> dict:
+        """The work of the proof: queries, units, the share of the budget used, the steps that closed them."""
+        return self.log.summary(self.ms, self.ms - self.ms_left)
+
+
+def _rcount(s) -> int:
+    """z3's resource counter (shared by all solvers of the context, cumulative)."""
+    try:
+        return int(s.statistics().get_key_value("rlimit count"))
+    except (z3.Z3Exception, KeyError):
+        return 0
+
+
+def limited_check(s, kind: str, step: str, nominal_ms: float, budget: Budget, share: float = 1.0):
+    """s.check() under the resource limit for share x nominal_ms (no more than the variant's budget has
+    left) and the CPU-time guard: (result, why) where why, for unknown, says what stopped it. A stop by the
+    guard raises WallClockStop: it says nothing about the kernel."""
+    rl, left = int((RLIMIT_BASE[kind] + RLIMIT_PER_MS[kind] * nominal_ms) * share), budget.units(kind)
+    capped = left < rl
+    rl = max(1, min(rl, left))      # never 0: to z3 that is no limit
+    guard_s = max(MIN_GUARD_S, min(WALL_GUARD * nominal_ms * share / 1000, budget.left_s()))
+    s.set("rlimit", rl)             # relative to the context's count at check(), not cumulative (z3 5.4.1)
+    c0 = _rcount(s)
+    _WATCHDOG.arm(s.ctx, guard_s)
+    try:
+        r = s.check()
+    finally:
+        stopped = _WATCHDOG.disarm()
+    used = _rcount(s) - c0
+    budget.charge(kind, used)
+    if r != z3.unknown:
+        budget.log.add(kind, step, str(r), used)
+        return r, None
+    if used >= rl:
+        budget.log.add(kind, step, str(r), used)
+        return r, "work budget of the variant exhausted" if capped else f"resource limit of {rl} rlimit units reached"
+    if stopped:
+        raise WallClockStop(f"a solver query's CPU-time guard ({guard_s:.0f} s) was reached after {used} of "
+                            f"{rl} rlimit units")
+    budget.log.add(kind, step, str(r), used)
+    return r, s.reason_unknown()
+
+
+def into(ctx, fs):
+    """fs (z3 formulas of the main context) copied into ctx, in one pass: z3's work on a query depends on
+    its terms' ids, which in the main context follow the order Python built them in (set orders change
+    with the interpreter's hash seed); copied into a context of their own they are numbered by structure."""
+    fs = list(fs)
+    if not fs:
+        return []
+    if len(fs) == 1:
+        return [fs[0].translate(ctx)]
+    return list(z3.And(*fs).translate(ctx).children())
+
+
+class Model:
+    """A z3 model found in a solver's own context, read on main-context terms (z3 terms only: nothing is
+    evaluated as Python)."""
+
+    def __init__(self, m, ctx):
+        self.m, self.ctx = m, ctx
+
+    def value(self, e):
+        """The model's value of the z3 term e (unconstrained symbols completed with a default)."""
+        return self.m.evaluate(e.translate(self.ctx), model_completion=True)
+
+
+class BvSolver:
+    """One incremental SMT solver (z3's core alone: no tactic fallback) holding the launch's constraints in a
+    z3 context of its own; each query is pushed and popped with its own limits, under the variant's budget."""
+
+    def __init__(self, base, timeout_ms, budget: Budget):
+        self.ctx = z3.Context()
+        self.s = z3.SimpleSolver(ctx=self.ctx)
+        self.s.add(*into(self.ctx, base))
+        self.budget = budget
+        self.timeout_ms = timeout_ms
+
+    def check(self, f, extra=(), timeout_ms=None):
+        if spent := self.budget.spent():
+            return "unknown", None, spent
+        self.s.push()
+        try:
+            self.s.add(*into(self.ctx, [f, *extra]))
+            r, why = limited_check(self.s, "bv", "smt", timeout_ms or self.timeout_ms, self.budget)
+            if r == z3.sat:
+                return "sat", Model(self.s.model(), self.ctx), None
+            if r == z3.unsat:
+                return "unsat", None, None
+            return "unknown", None, f"solver: {why}"
+        except z3.Z3Exception as e:
+            return "unknown", None, f"solver error: {e}"
+        finally:
+            self.s.pop()
+
+
+def always(constraints, f, units: int = 2_000_000) -> bool:
+    """f holds under the constraints (a quick check in a context of its own, bounded by units only; False
+    if unsure): what symbolic execution asks while it builds a trace, so it must not depend on the clock."""
+    if z3.is_true(z3.simplify(f)):
+        return True
+    ctx = z3.Context()
+    s = z3.SimpleSolver(ctx=ctx)
+    s.set("rlimit", units)
+    s.add(*into(ctx, [*constraints, z3.Not(f)]))
+    return s.check() == z3.unsat
+
+
+class IntSolver:
+    """The launch's constraints translated to integers (checker/prover/intabs.py), translated once on first use;
+    each query runs INT_STEPS, each in a fresh solver in a z3 context of its own (z3's non-incremental tactics
+    close these far faster than its incremental core). Only `unsat` is used."""
+
+    def __init__(self, base, budget: Budget):
+        self.base, self.budget = base, budget
+        self.ia = None
+
+    def refutes(self, f, timeout_ms) -> bool:
+        """True when the integer translation of f (with the base constraints) is unsatisfiable."""
+        if self.budget.spent():
+            return False
+        try:
+            if self.ia is None:
+                self.ia = IntAbs()
+                self.ia.learn(self.base)
+                self.gbase = [self.ia.formula(c) for c in self.base]
+                self.bneeds = self.ia.needs([c.get_id() for c in self.base])
+            g = self.ia.formula(f)
+            idx, monos = self.ia.needs([f.get_id()])
+            idx, monos = idx | self.bneeds[0], monos | self.bneeds[1]
+            goal = [*self.gbase, *[self.ia.side[i] for i in sorted(idx)], *self.ia.lemmas_for(monos), g]
+        except z3.Z3Exception:
+            return False
+        for step, share, takes, tactic in INT_STEPS:
+            if self.budget.spent():
+                return False
+            ctx = z3.Context()
+            s = tactic(ctx).solver()
+            s.add(*into(ctx, goal))
+            try:
+                r, _ = limited_check(s, "int", step, timeout_ms, self.budget, share)
+            except z3.Z3Exception:
+                continue
+            if str(r) in takes:
+                return r == z3.unsat
+        return False

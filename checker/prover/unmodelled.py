@@ -1,0 +1,84 @@
+"""What the prover does not model, read off the PTX: for a verdict left `unknown`, the constructs of the
+kernel that are out of its reach, named so that a user knows what to change (a flag polled by one thread
+and set by another, the values an atomic hands out, positions from ballot masks, a loop bound or an index
+read from memory that no `values` range bounds)."""
+from __future__ import annotations
+
+from kreg.checker.ptx import parse as P
+
+SYNC_MODS = ("volatile", "relaxed", "acquire", "release")
+
+
+def _regs(args) -> list[str]:
+    out = []
+    for a in args:
+        if isinstance(a, P.Reg):
+            out.append(a.name)
+        elif hasattr(a, "items"):
+            out += _regs(a.items)
+        elif hasattr(a, "base") and isinstance(getattr(a, "base"), P.Reg):
+            out.append(a.base.name)
+    return out
+
+
+def _loaded_from_memory(k: P.Kernel) -> set[str]:
+    """Registers whose value depends on a load from global or shared memory (not a param), to a fixed point."""
+    taint: set[str] = set()
+    while True:
+        n = len(taint)
+        for ins in k.instrs:
+            if not ins.args or ins.op in ("st", "red", "bra", "bar", "cp", "mma", "wgmma"):
+                continue
+            dst = _regs(ins.args[:1])
+            if ins.op in ("ld", "atom") and not ins.has("param", "const"):
+                taint.update(dst)
+            elif set(_regs(ins.args[1:])) & taint:
+                taint.update(dst)
+        if len(taint) == n:
+            return taint
+
+
+def _back_edge_preds(k: P.Kernel) -> set[str]:
+    out = set()
+    for ins in k.instrs:
+        if ins.op == "bra" and ins.pred is not None and k.labels.get(ins.args[0].name, 1 << 30) <= ins.index:
+            out.add(ins.pred.name)
+    return out
+
+
+def polls_flags(module: P.Module, variant) -> bool:
+    """Whether a kernel of the variant loads with volatile / relaxed / acquire semantics (a flag hand-off)."""
+    for entry in dict.fromkeys(ln.entry for ln in variant.launches):
+        try:
+            k = module.kernel(entry)
+        except Exception:
+            continue
+        if any(i.op == "ld" and i.has(*SYNC_MODS) for i in k.instrs):
+            return True
+    return False
+
+
+def unmodelled(module: P.Module, variant) -> list[str]:
+    """One phrase per unmodelled construct found in the variant's kernels ("... is not modelled")."""
+    out: list[str] = []
+    for entry in dict.fromkeys(ln.entry for ln in variant.launches):
+        try:
+            k = module.kernel(entry)
+        except Exception:
+            continue
+        ops = {i.op for i in k.instrs}
+        if any(i.op == "ld" and i.has(*SYNC_MODS) for i in k.instrs):
+            out.append("a volatile / acquire flag hand-off between threads (one polls what another sets) is not "
+                       "modelled: order with a barrier (__syncthreads, __syncwarp) instead")
+        used = {r for i in k.instrs for r in _regs(i.args[1:] if i.op not in ("st", "red") else i.args)}
+        if any(i.op == "atom" and set(_regs(i.args[:1])) & used for i in k.instrs):
+            out.append("the values an atomic returns (distinct tickets to distinct threads) are not modelled: "
+                       "an address or bound computed from them is arbitrary to the prover")
+        if "vote" in ops and "popc" in ops:
+            out.append("positions computed from ballot masks (popc of a vote.ballot) are not modelled")
+        taint = _loaded_from_memory(k)
+        loop_preds = _back_edge_preds(k)
+        if any(i.op == "setp" and _regs(i.args[:1])[0] in loop_preds and set(_regs(i.args[1:])) & taint
+               for i in k.instrs if i.args):
+            out.append("a loop bound read from memory is not modelled beyond its `values` range")
+    return list(dict.fromkeys(out))

@@ -1,0 +1,23 @@
+extern "C" __global__ void bug_handoff_flag_first(const float* __restrict__ x, float* __restrict__ out, int B) {
+    // warp 0 sums the first 32 elements and hands the sum to warp 1 through shared memory and a flag
+    __shared__ float sum0;
+    __shared__ volatile int flag;
+    int b = blockIdx.x, t = threadIdx.x, lane = t & 31;
+    if (t == 0) flag = 0;
+    __syncthreads();
+    float v = x[(size_t)b * 64 + t];
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    if (t < 32) {
+        if (lane == 0) {
+            flag = 1;                     // the flag is raised before the data is written
+            __threadfence_block();
+            sum0 = v;
+        }
+    } else {
+        if (lane == 0) {
+            while (flag == 0) { }
+            __threadfence_block();
+            out[b] = v + sum0;
+        }
+    }
+}

@@ -1,0 +1,9 @@
+extern "C" __global__ void bug_shist_no_zero_barrier(const int* __restrict__ x, unsigned* hist, int n, int B) {
+    __shared__ unsigned bins[256];
+    int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+    for (int b = t; b < 256; b += blockDim.x) bins[b] = 0u;
+    if (i < n) atomicAdd(&bins[x[i]], 1u);
+    __syncthreads();
+    for (int b = t; b < B; b += blockDim.x)
+        if (bins[b]) atomicAdd(&hist[b], bins[b]);
+}
