@@ -87,12 +87,12 @@ def round_exact(s, e, fmt: str, mode: str = "rn") -> np.ndarray:
     s = np.asarray(s, np.float64)
     e = np.broadcast_to(np.asarray(e, np.float64), s.shape)
     r = from_f64_rn(s, fmt)
+    if mode == "rn" and not e.any():
+        return r                     # s is exact: one rounding
     with np.errstate(invalid="ignore", over="ignore"):
         r64 = to_f64(r, fmt)
         finite = np.isfinite(s) & np.isfinite(r64)
         d = s - r64
-        above = np.where(d != 0, d > 0, e > 0)            # true value above r?
-        below = np.where(d != 0, d < 0, e < 0)
         if mode == "rn":
             inexact = finite & (e != 0) & (d != 0)
             if inexact.any():
@@ -102,6 +102,8 @@ def round_exact(s, e, fmt: str, mode: str = "rn") -> np.ndarray:
                 take = tie & ((e > 0) == (d > 0))
                 r = np.where(take, nb, r)
             return r
+        above = np.where(d != 0, d > 0, e > 0)            # true value above r?
+        below = np.where(d != 0, d < 0, e < 0)
         if mode == "rm":
             fix = finite & below
             up = False

@@ -15,7 +15,13 @@ def _width(t):
 
 
 def _lanes(self, m):
-    return np.arange(self.N) if m is None else np.flatnonzero(m)
+    if m is not None:
+        return np.flatnonzero(m)
+    every = self._cache.get("lanes")
+    if every is None:
+        every = self._cache["lanes"] = np.arange(self.N)
+        every.flags.writeable = False
+    return every
 
 
 def _space(ins):
@@ -35,7 +41,10 @@ def _addresses(self, a: P.Addr, space, idx):
         return np.full(len(idx), off, np.uint64)
     if isinstance(a.base, P.Sym):
         return np.full(len(idx), np.uint64(self.sym_addr(a.base.name, space)) + off, np.uint64)
-    return self.regs[a.base.name].astype(np.uint64)[idx] + off
+    base = self.regs[a.base.name].astype(np.uint64, copy=False)
+    if base.ndim == 0:
+        return np.full(len(idx), base + off, np.uint64)
+    return (base if len(idx) == self.N else base[idx]) + off
 
 
 def _param_load(self, ins, m):
@@ -63,8 +72,20 @@ def _ld(self, ins, m, *_):
     idx = _lanes(self, m)
     addrs = _addresses(self, ins.args[1], space, idx)
     ut = UINT[8 * w]
-    out = np.zeros((len(idx), n), ut)
-    for buf, pos, off, sp, ta in self.mem_locate(ins, space, addrs, idx, w * n, "read"):
+    groups = self.mem_locate(ins, space, addrs, idx, w * n, "read")
+    if len(groups) == 1 and len(groups[0][1]) == len(idx) and (n == 1 or len(groups[0][0]) % (w * n) == 0):
+        buf, pos, off, sp, ta = groups[0]      # one buffer for every lane: read whole vectors at once
+        if n == 1:
+            out = buf.view(ut)[off // w][:, None]
+        elif not (off % (w * n)).any():
+            out = buf.view(ut).reshape(-1, n)[off // (w * n)]
+        else:                                  # (a vector not aligned to its size: alignment checks off)
+            out = buf.view(ut)[(off // w)[:, None] + np.arange(n)]
+        self.record(ins, sp, idx[pos], ta, w * n, "read")
+        groups = ()
+    else:
+        out = np.zeros((len(idx), n), ut)
+    for buf, pos, off, sp, ta in groups:
         e = off // w
         view = buf.view(ut)
         out[pos] = view[e[:, None] + np.arange(n)] if n > 1 else view[e][:, None]

@@ -195,27 +195,30 @@ class EmuOpsMixin:
             return
         if not isinstance(a, P.Reg):
             raise self.err("unsupported", f"destination {a}")
-        old = self.regs[a.name]
+        odt = self.regs.dtypes[a.name]
         val = np.asarray(val)
-        if t == "pred" or old.dtype == np.bool_:
+        if t == "pred" or odt == np.bool_:
             new = val.astype(bool)
         else:
             dt = DT[t]
             if val.dtype != dt:
                 val = val.astype(dt)
-            sb, tb = old.dtype.itemsize * 8, val.dtype.itemsize * 8
+            sb, tb = odt.itemsize * 8, val.dtype.itemsize * 8
             if sb == tb:
-                new = val.view(old.dtype)
+                new = val.view(odt)
             elif tb > sb:
-                new = val.view(UINT[tb]).astype(old.dtype)
+                new = val.view(UINT[tb]).astype(odt)
             elif _signed(t):
-                new = val.view(INT[tb]).astype(INT[sb]).view(old.dtype)
+                new = val.view(INT[tb]).astype(INT[sb]).view(odt)
             else:
-                new = val.view(UINT[tb]).astype(old.dtype)
+                new = val.view(UINT[tb]).astype(odt)
         if m is None:
-            self.regs[a.name] = new if new.shape == (self.N,) else np.full(self.N, new, old.dtype)
+            if new.shape == (self.N,) or new.ndim == 0 and self.regs.scalar_ok:
+                self.regs[a.name] = np.asarray(new)    # (a 0-d value: the same in every thread)
+            else:
+                self.regs[a.name] = np.full(self.N, new, odt)
         else:
-            self.regs[a.name] = np.where(m, new, old)
+            self.regs[a.name] = np.where(m, new, self.regs[a.name])
 
     def err(self, kind, msg, t=None):
         ins = self._ins

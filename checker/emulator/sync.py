@@ -3,6 +3,8 @@ warp-synchronous instructions (shfl, vote, match, redux, activemask, bar.warp.sy
 every live lane of their member mask has arrived."""
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from kreg.checker.ptx import parse as P
@@ -80,6 +82,11 @@ def _bar_cluster(self, ins, m, act, pc0):
 def _warp_sync(self, ins, m, act, pc0, body, member=None):
     """Run body for the lanes whose member mask (the last operand, or `member`) has arrived."""
     ex = act if m is None else m
+    if m is None and self.upc is not None and self._dense:
+        # converged whole warps (run's fast path): every lane of every warp arrives, all are ready
+        self._stalled, self._m = False, act
+        body(self, ins, None, act)
+        return True
     if member is None:
         member = self.get(ins.args[-1], "b32") if body is not _activemask else np.uint32(0xFFFFFFFF)
     ready = self.warp_ready(ex, member) if body is not _activemask else ex
@@ -90,7 +97,8 @@ def _warp_sync(self, ins, m, act, pc0, body, member=None):
         full = None if ready.all() else ready
         self._m = ready
         body(self, ins, full, ready)
-    self.pc = np.where(act & ~waiting, pc0 + 1, self.pc)
+    if self.upc is None:                           # (converged: run's fast path moves the PC itself)
+        self.pc = np.where(act & ~waiting, pc0 + 1, self.pc)
     return True
 
 
@@ -98,13 +106,16 @@ def _bar_warp(self, ins, m, ready):
     self.wsync = self.wsync + ready
 
 
-def _shfl_body(self, ins, m, ready):
-    mode = next(x for x in ins.mods if x in ("up", "down", "bfly", "idx"))
-    a = np.asarray(self.get(ins.args[1], "b32"))
-    a = np.broadcast_to(a, (self.N,))
-    b = np.asarray(self.get(ins.args[2], "u32")).astype(np.int64) & 0x1F
-    c = np.asarray(self.get(ins.args[3], "u32")).astype(np.int64)
-    lane = self.lane.astype(np.int64)
+def _one_value(x):
+    """x as one scalar where all its elements are equal (the same results, broadcast), else x."""
+    x = np.asarray(x)
+    if x.ndim == 1 and len(x) and x[0] == x[-1] and (x == x[0]).all():
+        return x[0]
+    return x
+
+
+def _shfl_lanes(mode, lane, b, c):
+    """The source lane of each lane (its own where out of range) and whether it was in range."""
     cval, seg = c & 0x1F, (c >> 8) & 0x1F
     max_lane = (lane & seg) | (cval & ~seg)
     min_lane = lane & seg
@@ -120,8 +131,36 @@ def _shfl_body(self, ins, m, ready):
     else:
         j = min_lane | (b & ~seg)
         p = j <= max_lane
-    j = np.where(p, j, lane)
-    val = self.warp_gather(a, j)
+    return np.where(p, j, lane), p
+
+
+@lru_cache(maxsize=64)
+def _lane_pattern(n: int, mode: str, b: int, c: int):
+    """For n threads in whole warps (thread t: lane t % 32 of warp t // 32): the thread each reads
+    from and whether its source lane was in range (read-only, shared by the batches of a launch)."""
+    j, p = _shfl_lanes(mode, np.arange(32, dtype=np.int64), np.int64(b), np.int64(c))
+    t = np.arange(n)
+    src, ok = t - t % 32 + j[t % 32], p[t % 32]
+    src.flags.writeable = ok.flags.writeable = False
+    return src, ok
+
+
+def _shfl_body(self, ins, m, ready):
+    mode = next(x for x in ins.mods if x in ("up", "down", "bfly", "idx"))
+    a = np.asarray(self.get(ins.args[1], "b32"))
+    a = np.broadcast_to(a, (self.N,))
+    b = _one_value(self.get(ins.args[2], "u32")).astype(np.int64) & 0x1F
+    c = _one_value(self.get(ins.args[3], "u32")).astype(np.int64)
+    if self._dense and np.ndim(b) == 0 and np.ndim(c) == 0:
+        # one lane pattern for every warp: source lanes and in-range flags of lanes 0..31, made once
+        pat = _lane_pattern(self.N, mode, int(b), int(c))
+        val, p = a[pat[0]], pat[1]
+    else:
+        lane = self._cache.get("lane64")
+        if lane is None:
+            lane = self._cache["lane64"] = self.lane.astype(np.int64)
+        j, p = _shfl_lanes(mode, lane, b, c)
+        val = self.warp_gather(a, j)
     d = ins.args[0]
     if isinstance(d, P.PredPair):
         self.put(d.a, val, "b32", m)
