@@ -91,7 +91,8 @@ def decide(j: dict) -> tuple[str, list[str]]:
     if (j.get("speed") or {}).get("above_roofline"):
         why.append("rejected: a speed above the copy roofline")
     if why:
-        return "rejected", why + [r for r in j["reasons"] if not r.startswith("verdict:")]
+        return "rejected", why + _precondition_note(j) + [r for r in j["reasons"]
+                                                          if not r.startswith(("verdict:", "preconditions: safe if"))]
     unknown = [p for p in PROPS if j["proofs"][p] != "proven"]
     if not unknown:
         why = ["accepted as safe: all four properties proven for all dims, numerics pass"]
@@ -101,7 +102,15 @@ def decide(j: dict) -> tuple[str, list[str]]:
     why = [f"accepted as unsafe: numerics pass, nothing refuted; unknown: {', '.join(unknown)}"]
     if j["safety"] == "safe":
         why.append("claimed safe, but not proven on all four properties for all dims: accepted at most as unsafe")
-    return "unsafe", why
+    return "unsafe", why + _precondition_note(j)
+
+
+def _precondition_note(j: dict) -> list[str]:
+    pre = j.get("preconditions") or {}
+    if not pre.get("found"):
+        return []
+    return [f"safe if {pre['says']} (proven: requires {'; '.join(pre['requires'])}); `kreg submit "
+            "--accept-preconditions` adds it to the candidate's requires:"]
 
 
 def candidates(folder: Path) -> list[tuple[Path | None, Path]]:
@@ -127,13 +136,19 @@ def _gpu_kind() -> str:
 def submit(source_path: str | Path | None, meta_path: str | Path, *, device: str = "cpu",
            opts: Options | None = None, force: bool = False, provenance: dict | None = None,
            catalog: Catalog | None = None, store: Store | None = None, kind: str | None = None,
-           remote=None) -> SubmitReport:
+           remote=None, accept_preconditions: bool = False) -> SubmitReport:
     """Take one candidate through intake. source_path None: the file the YAML's `source:` names, beside
     it. provenance: generator, prompt_hash, parent, submitter (over the YAML's `provenance:` block).
+    opts.preconditions searches, where a property is not proven, the weakest precondition that proves them
+    all (reported); accept_preconditions (implies it) adds a found one to the candidate's `requires:` and
+    takes the candidate so narrowed through the pipeline again (the op's named cases that violate it skipped).
     Never raises for what the candidate holds (that is a rejection); raises NotSupported for a .ptx
     source and StoreError if the store cannot be used. remote, if given (kreg.fanout), runs the pipeline
     elsewhere: remote(entry, op, device, opts) -> VariantReport; this process alone writes the store."""
     t0 = time.monotonic()
+    opts = opts or Options()
+    if accept_preconditions:
+        opts = replace(opts, preconditions=True)
     meta = Path(meta_path)
     if source_path is not None and Path(source_path).suffix == ".ptx":
         raise NotSupported(PTX_NOT_SUPPORTED)
@@ -161,21 +176,26 @@ def submit(source_path: str | Path | None, meta_path: str | Path, *, device: str
             sub.decision, sub.why = "rejected", [f"rejected: {e.reason}"]
             return sub
         sub.candidate_hash = entry.hash
-        stored = None if force else _stored_verdict(store, entry.hash, kind)
-        if stored:
-            r, sub.from_store = VariantReport.from_json(stored), True
-        else:
-            if remote is not None:
-                r = remote(entry, catalog.ops[entry.op], device, opts or Options())
-                if not r.interrupted and not r.environment_error:
-                    _record(store, entry, r, kind)
-            else:
-                r = verify_variant(entry, catalog.ops[entry.op], device, opts or Options(),
-                                   record=store_recorder(store, entry))
-                if not r.interrupted:
-                    store_final(store, entry, r, kind)
+        r, sub.from_store = _verified(entry, catalog, store, kind, device, opts, force, remote)
         sub.report = r
         sub.decision, sub.why = decide(r.to_json())
+        pre = r.preconditions or {}
+        if accept_preconditions and pre.get("found") and sub.decision != "error":
+            old = data.get("requires") if isinstance(data.get("requires"), list) else []
+            data = data | {"requires": old + [c for c in pre["requires"] if c not in old]}
+            try:
+                entry = _stage(data, got.source, tmp / "preconditioned", catalog)
+            except _Refused as e:
+                sub.why.append(f"preconditions not accepted: {e.reason}")
+            else:
+                r, sub.from_store = _verified(entry, catalog, store, kind, device, replace(opts, preconditions=False),
+                                              force, remote)
+                r.preconditions = pre
+                sub.report = r
+                sub.decision, why = decide(r.to_json())
+                skipped = ", ".join(pre.get("skipped_cases") or []) or "none"
+                sub.why = [f"preconditions accepted: safe if {pre['says']}; added to the candidate's requires: "
+                           f"{'; '.join(pre['requires'])} (the op's named cases that violate it, skipped: {skipped})"] + why
         if sub.decision in ("safe", "unsafe"):
             if sub.decision != entry.variant.safety:      # the accepted class goes into the YAML; the
                 staged = entry.variant.source_path          # source is the copy that was verified
@@ -192,6 +212,27 @@ def submit(source_path: str | Path | None, meta_path: str | Path, *, device: str
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
         sub.seconds = time.monotonic() - t0
+
+
+def _verified(entry: Entry, catalog: Catalog, store: Store, kind: str, device: str, opts: Options, force: bool,
+              remote) -> tuple[VariantReport, bool]:
+    """The candidate's report and whether it came from the store: a complete stored verdict by this checker on
+    this device kind (one without a precondition search where one is asked for and would run: not reused), else
+    the pipeline's (here or through remote), recorded."""
+    stored = None if force else _stored_verdict(store, entry.hash, kind)
+    if stored and opts.preconditions and "preconditions" not in stored and set(stored["proofs"].values()) != {"proven"}:
+        stored = None
+    if stored:
+        return VariantReport.from_json(stored), True
+    if remote is not None:
+        r = remote(entry, catalog.ops[entry.op], device, opts)
+        if not r.interrupted and not r.environment_error:
+            _record(store, entry, r, kind)
+        return r, False
+    r = verify_variant(entry, catalog.ops[entry.op], device, opts, record=store_recorder(store, entry))
+    if not r.interrupted:
+        store_final(store, entry, r, kind)
+    return r, False
 
 
 STALE_STAGING_S = 24 * 3600      # a staging folder this old is stale even if its pid is alive (reused)

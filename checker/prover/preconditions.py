@@ -15,7 +15,7 @@ from kreg.registry.results import PROPS
 from kreg.registry.schema import Op, Variant
 
 DIVISORS = (2, 4, 8, 16, 32)
-MAX_PROOFS = 12          # proofs a search may run, candidates and pairs together
+MAX_PROOFS = 12          # proofs a search may run, candidates and pairs together (3x as many candidates tried)
 POW2_TERMS = 24          # a dim whose range holds more powers of two gets no power-of-two candidate
 AXES = "xyz"
 
@@ -135,6 +135,23 @@ def under(op: Op, c: Candidate) -> Op:
                    cases={n: d for n, d in op.cases.items() if c.holds(d)})
 
 
+SMALL_SHAPES = 8          # shapes the emulator runs a candidate at before it is proved
+
+
+def _run_small(variant: Variant, op: Op, module, props: set) -> dict | None:
+    """The dims of a concrete violation of one of props that the emulator shows at the first SMALL_SHAPES of
+    the bounded search's shapes under op (checker/emulator/search.py), or None: a candidate seen violated
+    needs no proof (and its dims rule out the candidates that hold there)."""
+    from kreg.checker.emulator.search import run_at, shapes
+    for dims in shapes(op, variant, SMALL_SHAPES):
+        try:
+            if run_at(variant, op, module, dims, "low", props):
+                return dims
+        except Exception:        # an emulator problem decides nothing
+            continue
+    return None
+
+
 def _witness_dims(verdicts: dict) -> list[dict]:
     return [v.witness["dims"] for v in verdicts.values()
             if v.status == "refuted" and isinstance(v.witness, dict) and isinstance(v.witness.get("dims"), dict)]
@@ -150,11 +167,23 @@ def search(variant: Variant, op: Op, ptx: str, verdicts: dict, prove, max_proofs
     against = _witness_dims(verdicts)
     singles = candidates(variant, op)
     useful = [c for c in singles if not any(c.holds(w) for w in against)]
+    props = {p for p, v in verdicts.items() if not (v.status == "proven" and v.scope == "all-dims")}
+    module = None
+    proofs = 0
     for c in useful + pairs(useful):
-        if len(res.tried) >= max_proofs:
+        if proofs >= max_proofs or len(res.tried) >= 3 * max_proofs:
             break
         if any(c.holds(w) for w in against):
             continue
+        if module is None:
+            from kreg.checker.ptx import parse as P
+            module = P.parse(ptx)
+        seen = _run_small(variant, under(op, c), module, props)
+        if seen is not None:          # a concrete violation under the candidate: no proof needed
+            res.tried.append((" and ".join(c.requires), f"violated at {seen}"))
+            against.append(seen)
+            continue
+        proofs += 1
         got = prove(variant, under(op, c), ptx)
         open_ = [p for p in PROPS if not (got[p].status == "proven" and got[p].scope == "all-dims")]
         res.tried.append((" and ".join(c.requires), "proven" if not open_ else
