@@ -44,7 +44,7 @@ CHECKER_VERSION = "prover-0.14"  # 0.14: alignment under in_bounds (every access
                                  # 0.4: per-query z3 resource limits (deterministic), wall clock only a guard
                                  # 0.3: address-based buffer attribution, early exits, __syncwarp, ...
 ASSUMPTIONS = ("pointer params are distinct, non-overlapping buffers of the sizes their shapes give, "
-               "256-byte aligned (extern shared arrays all alias the dynamic shared memory; with wgmma, a block's shared "
+               "256-byte aligned (module and shared variables as their .align declares; extern shared arrays all alias the dynamic shared memory; with wgmma, a block's shared "
                "addresses lie below 2^18, as on sm_90); launch geometry "
                "within CUDA limits; inputs (role in) are not modified by anyone else during the launch; the "
                "assembler translates the PTX as the PTX ISA says (its known exceptions are never proven: "
