@@ -17,7 +17,7 @@ from kreg.registry import trust
 from kreg.registry.catalog import Catalog, Entry, load_catalog
 from kreg.registry.lockfile import Lock, LockError, check as check_lock
 from kreg.registry.profiles import resolve
-from kreg.registry.schema import Op
+from kreg.registry.schema import Op, narrowed
 from kreg.registry.store import Store, StoreError
 
 from .errors import EngineError
@@ -251,7 +251,7 @@ def from_profile(profile: str, dev: runtime.Device, dtype: str, ops=ENGINE_OPS, 
     def kernel(e: Entry, ptx_sha256: str, why: str) -> OpKernel:
         if e.hash not in modules:
             modules[e.hash] = _load(dev, e, ptx_sha256)
-        return OpKernel(e, catalog.ops[e.op], modules[e.hash], why)
+        return OpKernel(e, narrowed(catalog.ops[e.op], e.variant), modules[e.hash], why)
 
     ops = {}
     for op, (e, c) in chosen.items():
@@ -304,7 +304,7 @@ def from_lock(lock: Lock, dev: runtime.Device, dtype: str, ops=ENGINE_OPS, catal
             raise EngineError(f"lock file refused: {le.op} {le.variant}: {why_not}", exit_code=1)
         if e.hash not in modules:
             modules[e.hash] = _load(dev, e, le.ptx_sha256)
-        return OpKernel(e, catalog.ops[e.op], modules[e.hash], why)
+        return OpKernel(e, narrowed(catalog.ops[e.op], e.variant), modules[e.hash], why)
 
     out = {}
     for op, (le, *cases) in chosen.items():
@@ -330,5 +330,5 @@ def explicit(dev: runtime.Device, dtype: str, variants: dict[str, str] | None = 
         if not cands:
             raise EngineError(f"no {dtype} variant {name or '(safe)'} of op {op} in the registry")
         e = sorted(cands, key=lambda e: e.name)[0]
-        out[op] = OpKernel(e, catalog.ops[op], _load(dev, e, None), "named explicitly (not checked in the store)")
+        out[op] = OpKernel(e, narrowed(catalog.ops[op], e.variant), _load(dev, e, None), "named explicitly (not checked in the store)")
     return Plan("explicit", dev, dtype, out)

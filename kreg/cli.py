@@ -249,6 +249,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--no-prove", action="store_true", help="skip the checker (proofs stay unknown)")
     s.add_argument("--reprove", action="store_true",
                    help="prove again even where the store holds a decided proof of the same PTX by this checker")
+    s.add_argument("--preconditions", action="store_true",
+                   help="where a property is not proven, search the weakest precondition (over the dims and the "
+                        "launch) under which all four are, each candidate proved")
     s.set_defaults(func=cmd_verify)
     s = sub.add_parser("submit", help="submit candidate kernels: verify, decide, enter the accepted ones")
     s.add_argument("path", help="a .cu source, or a .py building it with load_inline (its YAML by --meta, "
@@ -262,6 +265,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run each candidate as a Ray task (on the cluster at ADDRESS, or $RAY_ADDRESS, or a local "
                         "instance of --jobs CPUs); this process alone writes the store")
     s.add_argument("--no-prove", action="store_true", help="skip the checker (accepted at most as unsafe)")
+    s.add_argument("--preconditions", action="store_true",
+                   help="where a property is not proven, search the weakest precondition (over the dims and the "
+                        "launch) under which all four are, each candidate proved, and report it")
+    s.add_argument("--accept-preconditions", action="store_true",
+                   help="as --preconditions, and add a proven one to the candidate's requires: (the op's named "
+                        "cases that violate it are skipped)")
     s.add_argument("--timeout", type=positive_seconds, default=300, help="seconds for numerics (and speed)")
     s.add_argument("--seed", type=seed_int, default=0, help="seed of the inputs and the seeded ragged shapes")
     for flag in ("generator", "prompt-hash", "parent", "submitter"):

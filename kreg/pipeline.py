@@ -14,7 +14,7 @@ from kreg.registry import preflight
 from kreg.registry.catalog import Entry
 from kreg.registry import trust
 from kreg.registry.results import PROPS, PropertyVerdict, Status, VariantReport, proof_payload
-from kreg.registry.schema import Op
+from kreg.registry.schema import Op, narrowed, skipped_cases
 from kreg.registry.store import Store
 
 MAX_REASONS = 12
@@ -40,6 +40,7 @@ class Options:
     prove_budget_ms: int | None = None      # the whole variant's proof, in ms of solver work on the reference
                                             # machine (None: the variant's own, `proof: {budget_ms}`, default 30 s)
     speed_cases: str = "all"                # "all" named cases, or only the "largest" (most bytes moved)
+    preconditions: bool = False             # search the weakest precondition where a property is not proven
     timeout_s: float = 300.0
     compile_timeout_s: float = 60.0
     memory_mb: int = int(os.environ.get("KREG_MEMORY_MB", 20480))   # GPU cases hold GB-sized inputs on the host
@@ -72,6 +73,19 @@ def compile_stage(variant) -> tuple[str, str]:
 def prove_stage(variant, op: Op, ptx: str, timeout_ms: int, budget_ms: int | None) -> dict:
     from kreg.checker.prover.prove import prove_json      # this child is the proof's isolation
     return prove_json(variant, op, ptx, timeout_ms, budget_ms)
+
+
+def preconditions_stage(variant, op: Op, ptx: str, verdicts: dict, timeout_ms: int, budget_ms: int) -> dict:
+    """checker/prover/preconditions.py's search; {"undecided": why} where a clock guard stopped a proof."""
+    from kreg.checker.prover import preconditions
+    from kreg.checker.prover.prove import WallClockStop, prove_variant
+    given = {p: PropertyVerdict.from_json(d) for p, d in verdicts.items()}
+    try:
+        got = preconditions.search(variant, op, ptx, given, lambda v, o, x: prove_variant(
+            v, o, x, timeout_ms=timeout_ms, budget_ms=budget_ms, isolate=False))
+    except WallClockStop as e:
+        return {"undecided": str(e)}
+    return got.to_json()
 
 
 def numerics_stage(variant, op: Op, ptx: str, device: str, opts: Options, turn=None) -> dict:
@@ -134,6 +148,8 @@ def verify_variant(entry: Entry, op: Op, device: str, opts: Options | None = Non
     opts = opts or Options()
     v = entry.variant
     res = report(entry)
+    res.reasons += [f"case {n} skipped: {why}" for n, why in skipped_cases(op, v).items()]
+    op = narrowed(op, v)               # the op's requirements and the variant's own
     record = record or (lambda stage, res: None)
 
     refused = preflight.geometry(v, op, choose_cases(op, v, device, opts))   # before any work
@@ -195,7 +211,31 @@ def verify_variant(entry: Entry, op: Op, device: str, opts: Options | None = Non
             res.reasons.append(_failed("checker", got) + "; proofs are unknown")
     else:
         res.reasons.append("checker: not run (--no-prove); proofs are unknown")
+    if opts.preconditions and res.proofs and not all(vd.proven_for_all_dims for vd in res.proofs.values()):
+        _preconditions(res, v, op, ptx, opts)
     return _conform(res, v, op, ptx, device, opts, record)
+
+
+def _preconditions(res: VariantReport, v, op: Op, ptx: str, opts: Options) -> None:
+    """The precondition search in a child (at most preconditions.MAX_PROOFS proofs, each under its hard limit)."""
+    from kreg.checker.prover.preconditions import MAX_PROOFS
+    from kreg.checker.prover.prove import hard_limit_s
+    budget = opts.prove_budget_ms or v.proof_budget_ms
+    verdicts = {p: vd.to_json() for p, vd in res.proofs.items()}
+    got = isolate.run(preconditions_stage, v, op, ptx, verdicts, opts.prove_timeout_ms, budget,
+                      timeout_s=MAX_PROOFS * hard_limit_s(budget), memory_mb=opts.memory_mb)
+    res.seconds["preconditions"] = round(got.seconds, 2)
+    if got.ok and "undecided" not in got.value:
+        res.preconditions = got.value
+        if got.value["found"]:
+            res.reasons.append(f"preconditions: safe if {got.value['says']} (proven: requires "
+                               f"{'; '.join(got.value['requires'])})")
+        else:
+            res.reasons.append(f"preconditions: none of {len(got.value['tried'])} candidates tried makes every "
+                               "property proven")
+    else:
+        why = got.value["undecided"] if got.ok else got.error
+        res.reasons.append(f"preconditions: search not finished ({why})")
 
 
 def _conform(res: VariantReport, v, op: Op, ptx: str | None, device: str, opts: Options,

@@ -30,7 +30,7 @@ from kreg.registry import trust
 from kreg.registry.catalog import Catalog, Entry, confined, home, load_catalog, variant_hash
 from kreg.registry.intake import Intake, IntakeError, take
 from kreg.registry.limits import SOURCE_MAX_BYTES
-from kreg.registry.results import VariantReport
+from kreg.registry.results import PROPS, VariantReport
 from kreg.registry.schema import SchemaError, load_variant
 from kreg.registry.store import Store
 from kreg.registry.yamlsafe import YamlRefused, load_metadata
@@ -91,7 +91,8 @@ def decide(r: VariantReport) -> tuple[str, list[str]]:
             why.append(f"rejected: numerics {d.numerics}")
         if d.above_roofline:
             why.append("rejected: a speed above the copy roofline")
-        return "rejected", why + [x for x in r.reasons if not x.startswith("verdict:")]
+        return "rejected", why + _precondition_note(r) + [
+            x for x in r.reasons if not x.startswith(("verdict:", "preconditions: safe if"))]
     if d.verdict == "safe":
         why = ["accepted as safe: all four properties proven for all dims, numerics pass"]
         if r.safety != "safe":
@@ -100,7 +101,15 @@ def decide(r: VariantReport) -> tuple[str, list[str]]:
     why = [f"accepted as unsafe: numerics pass, nothing refuted; unknown: {', '.join(d.unproven)}"]
     if r.safety == "safe":
         why.append("claimed safe, but not proven on all four properties for all dims: accepted at most as unsafe")
-    return d.verdict, why
+    return d.verdict, why + _precondition_note(r)
+
+
+def _precondition_note(r: VariantReport) -> list[str]:
+    pre = r.preconditions or {}
+    if not pre.get("found"):
+        return []
+    return [f"safe if {pre['says']} (proven: requires {'; '.join(pre['requires'])}); `kreg submit "
+            "--accept-preconditions` adds it to the candidate's requires:"]
 
 
 def candidates(folder: Path) -> list[tuple[Path | None, Path]]:
@@ -126,13 +135,19 @@ def _gpu_kind() -> str:
 def submit(source_path: str | Path | None, meta_path: str | Path, *, device: str = "cpu",
            opts: Options | None = None, force: bool = False, provenance: dict | None = None,
            catalog: Catalog | None = None, store: Store | None = None, kind: str | None = None,
-           remote=None) -> SubmitReport:
+           remote=None, accept_preconditions: bool = False) -> SubmitReport:
     """Take one candidate through intake. source_path None: the file the YAML's `source:` names, beside
     it. provenance: generator, prompt_hash, parent, submitter (over the YAML's `provenance:` block).
+    opts.preconditions searches, where a property is not proven, the weakest precondition that proves them
+    all (reported); accept_preconditions (implies it) adds a found one to the candidate's `requires:` and
+    takes the candidate so narrowed through the pipeline again (the op's named cases that violate it skipped).
     Never raises for what the candidate holds (that is a rejection); raises NotSupported for a .ptx
     source and StoreError if the store cannot be used. remote, if given (kreg.fanout), runs the pipeline
     elsewhere: remote(entry, op, device, opts) -> VariantReport; this process alone writes the store."""
     t0 = time.monotonic()
+    opts = opts or Options()
+    if accept_preconditions:
+        opts = replace(opts, preconditions=True)
     meta = Path(meta_path)
     if source_path is not None and Path(source_path).suffix == ".ptx":
         raise NotSupported(PTX_NOT_SUPPORTED)
@@ -160,21 +175,26 @@ def submit(source_path: str | Path | None, meta_path: str | Path, *, device: str
             sub.decision, sub.why = "rejected", [f"rejected: {e.reason}"]
             return sub
         sub.candidate_hash = entry.hash
-        stored = None if force else _stored_verdict(store, entry.hash, kind)
-        if stored:
-            r, sub.from_store = stored, True
-        else:
-            if remote is not None:
-                r = remote(entry, catalog.ops[entry.op], device, opts or Options())
-                if not r.interrupted and not r.environment_error:
-                    _record(store, entry, r, kind)
-            else:
-                r = verify_variant(entry, catalog.ops[entry.op], device, opts or Options(),
-                                   record=store_recorder(store, entry))
-                if not r.interrupted:
-                    store_final(store, entry, r, kind)
+        r, sub.from_store = _verified(entry, catalog, store, kind, device, opts, force, remote)
         sub.report = r
         sub.decision, sub.why = decide(r)
+        pre = r.preconditions or {}
+        if accept_preconditions and pre.get("found") and sub.decision != "error":
+            old = data.get("requires") if isinstance(data.get("requires"), list) else []
+            data = data | {"requires": old + [c for c in pre["requires"] if c not in old]}
+            try:
+                entry = _stage(data, got.source, tmp / "preconditioned", catalog)
+            except _Refused as e:
+                sub.why.append(f"preconditions not accepted: {e.reason}")
+            else:
+                r, sub.from_store = _verified(entry, catalog, store, kind, device, replace(opts, preconditions=False),
+                                              force, remote)
+                r.preconditions = pre
+                sub.report = r
+                sub.decision, why = decide(r)
+                skipped = ", ".join(pre.get("skipped_cases") or []) or "none"
+                sub.why = [f"preconditions accepted: safe if {pre['says']}; added to the candidate's requires: "
+                           f"{'; '.join(pre['requires'])} (the op's named cases that violate it, skipped: {skipped})"] + why
         if sub.decision in ("safe", "unsafe"):
             if sub.decision != entry.variant.safety:      # the accepted class goes into the YAML; the
                 staged = entry.variant.source_path          # source is the copy that was verified
@@ -191,6 +211,28 @@ def submit(source_path: str | Path | None, meta_path: str | Path, *, device: str
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
         sub.seconds = time.monotonic() - t0
+
+
+def _verified(entry: Entry, catalog: Catalog, store: Store, kind: str, device: str, opts: Options, force: bool,
+              remote) -> tuple[VariantReport, bool]:
+    """The candidate's report and whether it came from the store: a complete stored verdict by this checker on
+    this device kind (one without a precondition search where one is asked for and would run: not reused), else
+    the pipeline's (here or through remote), recorded."""
+    stored = None if force else _stored_verdict(store, entry.hash, kind)
+    if stored and opts.preconditions and stored.preconditions is None and \
+            not all(stored.status(p) == "proven" for p in PROPS):
+        stored = None
+    if stored:
+        return stored, True
+    if remote is not None:
+        r = remote(entry, catalog.ops[entry.op], device, opts)
+        if not r.interrupted and not r.environment_error:
+            _record(store, entry, r, kind)
+        return r, False
+    r = verify_variant(entry, catalog.ops[entry.op], device, opts, record=store_recorder(store, entry))
+    if not r.interrupted:
+        store_final(store, entry, r, kind)
+    return r, False
 
 
 STALE_STAGING_S = 24 * 3600      # a staging folder this old is stale even if its pid is alive (reused)

@@ -127,6 +127,7 @@ class VariantReport:
     proof_reused: bool = False             # the proofs came from the store (the same PTX, the current checker)
     proof_work: dict = field(default_factory=dict)   # the prover's solver work (checker/prover/solving.py WorkLog)
     seconds: dict[str, float] = field(default_factory=dict)   # wall time of each stage that ran
+    preconditions: dict | None = None      # the precondition search (checker/prover/preconditions.py Search.to_json)
 
     def status(self, prop: str) -> str:
         return self.proofs[prop].shown if self.proofs else "unknown"
@@ -180,6 +181,8 @@ class VariantReport:
             out["proof_reused"] = True
         if self.proof_work:
             out["proof_work"] = self.proof_work
+        if self.preconditions is not None:
+            out["preconditions"] = self.preconditions
         return out
 
     @classmethod
@@ -193,7 +196,8 @@ class VariantReport:
                    device_detail=d.get("device_detail"), cases_run=list(d.get("cases_run") or []),
                    numerics_detail=list(d.get("numerics_detail") or []), complete=bool(d.get("complete")),
                    environment_error=d.get("environment_error"), interrupted=bool(d.get("interrupted")),
-                   seconds=dict(d.get("stage_seconds") or {}), proof_work=dict(d.get("proof_work") or {}))
+                   seconds=dict(d.get("stage_seconds") or {}), proof_work=dict(d.get("proof_work") or {}),
+                   preconditions=d.get("preconditions"))
 
 
 def proof_payload(proofs: dict[str, PropertyVerdict]) -> dict:

@@ -3,7 +3,7 @@ what was expected. A malformed file raises SchemaError, never anything else."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import yaml
@@ -359,6 +359,18 @@ class Variant:
     raw: dict = field(repr=False, default_factory=dict)
     library: str = ""         # vendor variants only: the library whose routine runs (no source)
     proof_budget_ms: int = PROOF_BUDGET_MS   # `proof: {budget_ms}`: the prover's budget for this variant
+    requires: tuple[Expr, ...] = ()          # `requires:`: conditions on the dims the variant adds to its op's
+
+    def dims_problems(self, dims: dict[str, int]) -> list[str]:
+        """Why the variant's own requirements reject these dims (empty list if they hold)."""
+        why = []
+        for r in self.requires:
+            try:
+                if not r(dims):
+                    why.append(f"variant requirement {r.text} does not hold")
+            except ExprError as e:
+                why.append(f"variant requirement cannot be evaluated: {e}")
+        return why
 
     @property
     def source_path(self) -> Path:
@@ -382,6 +394,41 @@ ALLOWED_OPTIONS = ("-O", "--use_fast_math", "-use_fast_math", "--fmad=", "-D", "
                    "--ftz=", "--prec-div=", "--prec-sqrt=", "-lineinfo", "--maxrregcount=",
                    "--gpu-architecture=compute_90a")   # sm_90a: Hopper warpgroup MMA (wgmma), setmaxnreg
 LAUNCH_KEYS = ("entry", "args", "launch")
+
+
+def narrowed(op: Op, variant: Variant) -> Op:
+    """The op as this variant takes it: the op's requirements and the variant's own (`requires:`,
+    conjoined), with the named cases those allow (skipped_cases names the others)."""
+    if not variant.requires:
+        return op
+    have = {r.text for r in op.requires}
+    extra = tuple(r for r in variant.requires if r.text not in have)
+    return replace(op, requires=op.requires + extra,
+                   cases={n: c for n, c in op.cases.items() if not variant.dims_problems(c)})
+
+
+def skipped_cases(op: Op, variant: Variant) -> dict[str, str]:
+    """The op's named cases the variant's requirements exclude, each with why."""
+    return {n: "; ".join(why) for n, c in op.cases.items() if (why := variant.dims_problems(c))}
+
+
+def _load_requires(v: _V, op: Op) -> tuple[Expr, ...]:
+    """A variant's `requires:`: conditions over the op's dims, conjoined with the op's; at least one of the
+    op's named cases must satisfy them (conformance runs those)."""
+    if "requires" not in v.data:
+        return ()
+    vr = v.sub("requires")
+    if not isinstance(vr.data, list) or not vr.data:
+        vr.fail("expected a non-empty list of conditions over the op's dims")
+    out = []
+    for i in range(len(vr.data)):
+        e = vr.sub(i).expr(cond=True)
+        _check_names(vr.sub(i), e, set(op.dims))
+        out.append(e)
+    probe = Variant(op.name, "", "safe", "", {}, (), {}, (), True, {}, "", requires=tuple(out))
+    if not any(not probe.dims_problems(c) for c in op.cases.values()):
+        vr.fail(f"no named case of op {op.name} satisfies these requirements: conformance would run nothing")
+    return tuple(out)
 
 
 def _load_launch(v: _V, op: Op, scratch: dict[str, Scratch]) -> Launch:
@@ -432,7 +479,7 @@ def load_variant(path: Path, ops: dict[str, Op]) -> Variant:
     if isinstance(v.data, dict) and v.data.get("safety") == "vendor":
         return _load_vendor(v, path, ops)
     common = ("op", "name", "safety", "source")
-    optional = ("types", "compile", "provenance", "deterministic", "doc", "proof")
+    optional = ("types", "compile", "provenance", "deterministic", "doc", "proof", "requires")
     if isinstance(v.data, dict) and "launches" in v.data:
         v.mapping(required=common + ("launches",), optional=optional + ("scratch",))
     else:
@@ -460,6 +507,7 @@ def load_variant(path: Path, ops: dict[str, Op]) -> Variant:
     if why:
         v.fail(f"refused: {why}", "source")
     types = _load_types(v, op)
+    requires = _load_requires(v, op)
     scratch: dict[str, Scratch] = {}
     if "scratch" in v.data:
         vs = v.sub("scratch").mapping()
@@ -502,7 +550,8 @@ def load_variant(path: Path, ops: dict[str, Op]) -> Variant:
         options = tuple(opts)
     det, prov = _det_prov(v)
     variant = Variant(opname, name, safety, source, types, launches, scratch, options, det, prov, str(path), v.data,
-                      proof_budget_ms=_proof_budget(v))
+                      proof_budget_ms=_proof_budget(v), requires=requires)
+    op = narrowed(op, variant)        # the cases the variant runs at
     _evaluate_at_cases(v, op, [(f"scratch.{s.name}.shape", e) for s in scratch.values() for e in s.shape])
     _evaluate_at_cases(v, op, [(f"launch {ln.entry} argument", a.expr) for ln in launches for a in ln.args
                                if a.expr is not None], nonneg=False)

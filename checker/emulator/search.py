@@ -134,7 +134,8 @@ def run_at(variant, op, module, dims, fill, want) -> list[Found]:
             res = E.launch(module, b.entry, b.grid, b.block, b.shared, b.args, mem, trace=True,
                            max_steps=MAX_STEPS, max_trace=MAX_TRACE, strict_barriers="barrier_safe" in want)
         except E.EmulatorError as e:
-            prop = {"out-of-bounds": "in_bounds", "barrier-divergence": "barrier_safe"}.get(e.kind)
+            prop = {"out-of-bounds": "in_bounds", "misaligned": "in_bounds",
+                    "barrier-divergence": "barrier_safe"}.get(e.kind)
             if prop in want and e.block is not None:
                 w = dict(base, blocks=[list(e.block)], threads=[list(e.thread)], instrs=_instrs(e.instr))
                 if e.address is not None:

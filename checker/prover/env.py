@@ -176,7 +176,7 @@ class LaunchEnv:
         else:
             base = z3.BitVec(f"base_{name}", 64)
             size = bv(var.size, W)
-            self.constraints += [z3.UGE(base, 1 << 16), z3.ULT(base, 1 << 47)]
+            self.constraints += [z3.UGE(base, 1 << 16), z3.ULT(base, 1 << 47), z3.URem(base, max(var.align, 1)) == 0]
             kind = {"global": "global-var", "const": "const", "local": "local"}[var.space]
             buf = Buffer(name, kind, kind, size, base)
         self.buffers[name] = buf

@@ -25,7 +25,8 @@ from kreg.checker.prover.symbolic import Executor
 from kreg.checker.ptx.cfg import exit_ipdom, is_block_barrier, is_block_collective, is_warp_sync, sync_branches
 from kreg.checker.prover.witness import replay
 
-CHECKER_VERSION = "prover-0.13"  # 0.13: wgmma with A from registers and MN-major (transposed) operands; K-major footprint exact for any SBO; wgmma-only branches warpgroup-uniform; a loop's async count padded where paths differ
+CHECKER_VERSION = "prover-0.14"  # 0.14: alignment under in_bounds (every access at a multiple of its width, "misaligned ...")
+                                 # 0.13: wgmma with A from registers and MN-major (transposed) operands; K-major footprint exact for any SBO; wgmma-only branches warpgroup-uniform; a loop's async count padded where paths differ
                                  # 0.12: what is in flight where a loop iteration starts (cp.async copies, wgmma reads,
                                  # writes not yet fenced for the async proxy; on entry or at a back edge) is bounded by
                                  # the waits and fences every iteration executes first, not only the header's first
@@ -43,7 +44,7 @@ CHECKER_VERSION = "prover-0.13"  # 0.13: wgmma with A from registers and MN-majo
                                  # 0.4: per-query z3 resource limits (deterministic), wall clock only a guard
                                  # 0.3: address-based buffer attribution, early exits, __syncwarp, ...
 ASSUMPTIONS = ("pointer params are distinct, non-overlapping buffers of the sizes their shapes give, "
-               "256-byte aligned (extern shared arrays all alias the dynamic shared memory; with wgmma, a block's shared "
+               "256-byte aligned (module and shared variables as their .align declares; extern shared arrays all alias the dynamic shared memory; with wgmma, a block's shared "
                "addresses lie below 2^18, as on sm_90); launch geometry "
                "within CUDA limits; inputs (role in) are not modified by anyone else during the launch; the "
                "assembler translates the PTX as the PTX ISA says (its known exceptions are never proven: "
@@ -215,6 +216,9 @@ def _prove_launch(variant, op, module, launch, timeout_ms, budget, n=0) -> dict[
     queries["barrier_safe"] = _sync_queries(ta, tb, th, warp=False, wg_only=wg_only) + _collective_queries(ta, tb, th)
 
     out = {p: _decide(p, queries[p], solver, env, cases, approx) for p in PROPS}
+    if out["in_bounds"].status != "refuted":      # alignment is part of in_bounds (its reasons say "misaligned")
+        aligned = _decide("in_bounds", _aligned(ta.accesses, bufs), solver, env, cases, approx, bits=True)
+        out["in_bounds"] = _worse(out["in_bounds"], aligned)
     _dependencies(out, kernel, ta.accesses, bufs, just)
     if per_case:         # some buffer attributions hold for the named cases only
         for p in PROPS:
@@ -519,6 +523,30 @@ def _in_bounds(qs, accs, just, bufs, env, disjoint):
                          "provenance may leave every buffer", {"acc": [a], "unknown": True}))
 
 
+def _aligned(accs, bufs) -> list[_Q]:
+    """Every access at a multiple of its width (a vector access: of its whole width, ld.v4.f32 16 bytes), as the
+    GPU requires (it faults otherwise): the address's low bits are zero. Buffers start aligned (ASSUMPTIONS: 256
+    bytes for pointer params; variables as declared), so this holds for all dims only where the offsets do. A
+    wgmma's shared footprint is a descriptor's reach, not an access of the thread: not checked here."""
+    qs = []
+    for a in accs:
+        w = a.width
+        if a.async_read or w <= 1 or w & (w - 1):
+            continue
+        low = z3.Extract(w.bit_length() - 2, 0, a.addr)
+        qs.append(_Q(z3.And(a.pc, low != 0), f"misaligned {a.kind}: {w} bytes at an address not a multiple of {w}",
+                     {"acc": [a], "buf": bufs.get(a.buffer), "bits": True}))
+    return qs
+
+
+def _worse(v: PropertyVerdict, w: PropertyVerdict) -> PropertyVerdict:
+    """The weaker of two verdicts on one property: refuted before unknown before proven, and of two proofs
+    the narrower scope."""
+    if w.status < v.status or (w.status is v.status is Status.PROVEN and w.scope != ALL_DIMS):
+        return w
+    return v
+
+
 def _read_only(qs, accs, just, bufs, disjoint):
     for n, a in enumerate(accs):
         if a.kind == "read":
@@ -734,17 +762,20 @@ def _wgmma_chunks(solver, group, buf) -> list:
     return [q for q in group if id(q) in left]
 
 
-def _closes(solver, f, buf, ms=None) -> bool:
+def _closes(solver, f, buf, ms=None, bits=False) -> bool:
     """f (a disjunction of one buffer's queries) is unsatisfiable. Shared-memory addresses are bit
     arithmetic on thread indices, which the bitvector solver takes natively; global ones products of
-    dims, for which the integer translation exists."""
+    dims, for which the integer translation exists. bits: questions about an address's low bits
+    (alignment), the bitvector solver's too."""
     ms = ms or max(200, solver.timeout_ms // 3)
-    if buf is not None and buf.kind == "shared":
+    if bits or buf is not None and buf.kind == "shared":
         return solver.check(f, timeout_ms=ms)[0] == "unsat"
     return solver.ints.refutes(f, ms)
 
 
-def _decide(prop, qs, solver, env, cases, approx) -> PropertyVerdict:
+def _decide(prop, qs, solver, env, cases, approx, bits=False) -> PropertyVerdict:
+    """bits: the queries are about low address bits (alignment): the bitvector solver first, then the
+    integer translation."""
     pending, left, combine = [], [], True
     # the queries of one buffer at once: one solver instead of many (all of a property's queries in one
     # disjunction drown a solver when a kernel has hundreds of shared-memory pairs); after one group that
@@ -755,17 +786,18 @@ def _decide(prop, qs, solver, env, cases, approx) -> PropertyVerdict:
             left += _wgmma_chunks(solver, group, buf)      # before the others: no failed attempt counted
             continue
         if combine and len(group) > 1:
-            if _closes(solver, z3.Or(*[q.formula for q in group]), buf):
+            if _closes(solver, z3.Or(*[q.formula for q in group]), buf, bits=bits):
                 continue
             combine = False
         left += group
-    rest = _refute_together(solver, [q.formula for q in left]) if left else set()
-    left = [left[i] for i in sorted(rest)]      # then the rest in bisected groups (prefill)
+    if not bits:
+        rest = _refute_together(solver, [q.formula for q in left]) if left else set()
+        left = [left[i] for i in sorted(rest)]      # then the rest in bisected groups (prefill)
     for q in left:
-        if solver.ints.refutes(q.formula, max(200, solver.timeout_ms // 6)):
+        if not bits and solver.ints.refutes(q.formula, max(200, solver.timeout_ms // 6)):
             continue
         r, model, msg = solver.check(q.formula, timeout_ms=max(200, solver.timeout_ms // 10))
-        if r == "unsat":
+        if r == "unsat" or r != "sat" and bits and solver.ints.refutes(q.formula, max(200, solver.timeout_ms // 6)):
             continue
         if r == "sat":
             return _violation(prop, q, _small_model(q, solver, env) or model, env, approx)

@@ -1,6 +1,6 @@
 """Replaying a prover witness in the CPU emulator: run the variant's launches at the witness's dims
 (inputs zero, index tensors at the low end of their value range) with access tracing, and look for
-the violation the witness describes — an out-of-bounds or barrier-divergence stop, a write into an
+the violation the witness describes — an out-of-bounds, misaligned or barrier-divergence stop, a write into an
 input buffer, an access outside every declared buffer, or a conflicting pair of accesses by the two
 witness threads that no barrier orders."""
 from __future__ import annotations
@@ -52,7 +52,7 @@ def replay(variant: Variant, op: Op, module: P.Module, prop: str, w: dict) -> st
             res = E.launch(module, b.entry, b.grid, b.block, b.shared, b.args, mem, trace=(i == upto),
                            max_steps=MAX_STEPS, max_trace=MAX_TRACE)
         except E.EmulatorError as e:
-            if e.kind == "out-of-bounds" and prop == "in_bounds":
+            if e.kind in ("out-of-bounds", "misaligned") and prop == "in_bounds":
                 return "confirmed"
             if e.kind == "barrier-divergence" and prop == "barrier_safe":
                 return "confirmed"

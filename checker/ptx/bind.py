@@ -47,9 +47,9 @@ def bind(variant: Variant, op: Op, module: P.Module, dims: dict[str, int], point
     """Each launch of the variant with concrete geometry and arguments typed as the PTX params are.
     `pointers` maps every tensor param and scratch buffer to its device address."""
     scalars = scalars or {}
-    why = op.dims_ok(dims)
+    why = op.dims_ok(dims) or variant.dims_problems(dims)
     if why:
-        raise BindError(f"dims {dims} not allowed by op {op.name}: {'; '.join(why)}")
+        raise BindError(f"dims {dims} not allowed by op {op.name} ({variant.name}): {'; '.join(why)}")
     out = []
     for ln in variant.launches:
         kernel = module.kernel(ln.entry)

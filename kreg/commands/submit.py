@@ -74,7 +74,8 @@ def run_submit(args, out: Console, err: Console) -> int:
                   f"{' on the Ray cluster' if remote else ''}; nothing was submitted", highlight=False)
         return EXIT_ENV
     catalog = load_catalog()
-    opts = Options(seed=args.seed, prove=not args.no_prove, timeout_s=args.timeout)
+    opts = Options(seed=args.seed, prove=not args.no_prove, timeout_s=args.timeout,
+                   preconditions=args.preconditions or args.accept_preconditions)
     prov = {"generator": args.generator, "prompt_hash": args.prompt_hash, "parent": args.parent,
             "submitter": args.submitter}
     jobs = args.jobs or (remote.slots(args.device) if remote else min(4 if args.device == "gpu" else 2,
@@ -87,7 +88,8 @@ def run_submit(args, out: Console, err: Console) -> int:
 
         def one(i: int, src, meta) -> None:
             s = submit(src, meta, device=args.device, opts=opts, force=args.force, provenance=prov,
-                       catalog=catalog, store=store, kind=kind, remote=remote)
+                       catalog=catalog, store=store, kind=kind, remote=remote,
+                       accept_preconditions=args.accept_preconditions)
             results[i] = s
             bar.advance(task)
             bar.update(task, description=markup(f"{meta.name}: {_outcome(s)}"))

@@ -74,7 +74,7 @@ def run_verify(args, out: Console, err: Console) -> int:
     opts = Options(seed=getattr(args, "seed", 0), speed=not getattr(args, "no_speed", False),
                    prove=not getattr(args, "no_prove", False), speed_cases=getattr(args, "speed_cases", "all"),
                    gpu_case_bytes=(args.max_case_mb << 20) if getattr(args, "max_case_mb", None) else None,
-                   timeout_s=args.timeout)
+                   timeout_s=args.timeout, preconditions=getattr(args, "preconditions", False))
     # on the GPU too: compile and prove overlap, numerics share the card, each variant is timed alone
     jobs = getattr(args, "jobs", None) or min(4 if args.device == "gpu" else 2, os.cpu_count() or 1)
     isolate.share_cores(jobs)
