@@ -171,7 +171,7 @@ def _safe_registry():
 @pytest.mark.parametrize("variant,op", _safe_registry(), ids=lambda x: getattr(x, "name", ""))
 def test_registry_safe_variant_is_proven_for_all_dims(variant, op):
     """Every safe variant of the registry: all four properties proven for every shape the op allows
-    (not per named case). bench/prover_timing.py has the timing table (<= 10 s each on one core);
+    (not per named case). bench/prover_determinism.py has the work and time of each;
     the budget here is generous so that a loaded CI machine does not turn a proof into `unknown`."""
     ptx = compile_cuda(variant.source_path.read_text(), variant.source_path.name, variant.options).ptx
     res = prove_variant(variant, op, ptx, timeout_ms=10000, budget_ms=60000)
