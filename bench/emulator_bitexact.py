@@ -1,4 +1,4 @@
-"""Bit-exactness of the PTX emulator against the GPU: every tests/corpus kernel is compiled once (NVRTC
+"""Bit-exactness of the PTX emulator against the GPU: every tests/data/corpus kernel is compiled once (NVRTC
 13.0), run on the GPU through CuPy and on the CPU emulator with the same seeded inputs, and every buffer
 is compared afterwards: bit-identical, or within 2 ulp for the documented approximate instructions.
 Writes a table (device, date), a JSON record and the GPU's output bytes (for the CPU regression test).
@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests" / "corpus"))
+sys.path.insert(0, str(ROOT / "tests" / "data" / "corpus"))
 import cases as C  # noqa: E402
 
 from kreg.checker.ptx.compile import compile_cuda  # noqa: E402

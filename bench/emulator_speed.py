@@ -106,7 +106,7 @@ class Setup:
 def compare_registry(E_new, E_old) -> list[str]:
     """Every registry variant at its small test shapes: outputs and counters of both emulators."""
     sys.path.insert(0, str(ROOT / "tests"))
-    from test_kernels_emulated import ENTRIES, shapes
+    from helpers.emulated import ENTRIES, shapes
     lines = []
     for entry in ENTRIES:
         for dims in shapes(entry):

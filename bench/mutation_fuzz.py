@@ -1,7 +1,7 @@
 """Mutation fuzzing of the prover's soundness over every correct kernel (the prover corpus's correct ones and
 the registry's safe variants): mutants of their PTX run in the CPU emulator and through the prover; no mutant
 whose emulator run violates a property may be `proven` on it. The fuzzer is tests/helpers/mutation_fuzz.py
-(its docstring has the mutations and the oracle); tests/test_mutation_fuzz.py runs a fast subset.
+(its docstring has the mutations and the oracle); tests/checker/emulator/test_mutation_fuzz.py runs a fast subset.
 
     python bench/mutation_fuzz.py [--seed 1] [--per-kernel 8] [--shapes 3] [--timeout-ms 2000]
         [--budget-ms 8000] [--only NAME] [--out bench/results/mutation_fuzz.txt]"""

@@ -12,16 +12,17 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-import test_prover as T  # noqa: E402
+from helpers import prover_corpus as T  # noqa: E402
+from kreg.checker.prover.prove import CHECKER_VERSION, prove_variant  # noqa: E402
 
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    lines, unsound = [f"# buggy prover corpus, 10 s a query, 180 s a variant, {T.CHECKER_VERSION}, "
+    lines, unsound = [f"# buggy prover corpus, 10 s a query, 180 s a variant, {CHECKER_VERSION}, "
                       f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"], 0
     for name in T.BUGGY:
-        v, t = T._variant(name), time.time()
-        res = T.prove_variant(v, T._ops()[v.op], T._ptx(name), timeout_ms=10000, budget_ms=180000)
+        v, t = T.corpus_variant(name), time.time()
+        res = prove_variant(v, T.corpus_ops()[v.op], T.corpus_ptx(name), timeout_ms=10000, budget_ms=180000)
         prop = T.LABELS[name]["breaks"]
         unsound += res[prop].status == "proven"
         lines.append(f"{name:32} {prop:12} {res[prop].status:8} {time.time() - t:6.1f} s  {(res[prop].reason or '')[:90]}")

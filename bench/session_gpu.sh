@@ -12,7 +12,7 @@
 #   save-store     the results store to $OUT/results.sqlite (carry it back as $KREG_SEED for the engine)
 #   bench:X        python3 bench/X.py $OUT/X.txt $BENCH_ARGS_X
 #   engine         python3 bench/engine_gpu.py $OUT/engine_gpu.txt $ENGINE_ARGS (on the store of verify-engine)
-#   submit         kreg submit --device gpu of a correct candidate (tests/hostile/_common)
+#   submit         kreg submit --device gpu of a correct candidate (tests/data/hostile/_common)
 # Usage (device, carry .whl [.kreg-seed]):
 #   OUT=dir STEPS="verify-engine save-store engine" ENGINE_ARGS="--shape 4b --rows kreg,torch,prefill" bash bench/session_gpu.sh
 #   OUT=dir STEPS="gpu-tests bench:gemv_vs_cublas bench:gemm_gpu bench:attention_decode_gpu" bash bench/session_gpu.sh
@@ -66,9 +66,9 @@ print(" ".join(r["name"] for r in json.load(sys.stdin) if r["op"] in ops and "bf
         timeout "${ENGINE_TIMEOUT:-500}" python3 bench/engine_gpu.py "$OUT/engine_gpu.txt" ${ENGINE_ARGS:-} \
             > "$OUT/engine_gpu.out" 2> "$OUT/engine_gpu.err"; rc=$? ;;
     submit)
-        d=$(mktemp -d); cp tests/hostile/_common/src/hadd_ok.cu "$d/hadd_gpu.cu"
+        d=$(mktemp -d); cp tests/data/hostile/_common/src/hadd_ok.cu "$d/hadd_gpu.cu"
         printf 'op: hadd\nname: hadd_gpu\nsafety: safe\nsource: hadd_gpu.cu\nentry: hadd\ntypes: {T: f32}\nargs: [a, b, out, N]\nlaunch:\n  grid: ["cdiv(N, 256)"]\n  block: [256]\n' > "$d/hadd_gpu.yaml"
-        cp -r tests/hostile/_common/kernels "$KREG_HOME/" 2>/dev/null
+        cp -r tests/data/hostile/_common/kernels "$KREG_HOME/" 2>/dev/null
         timeout "$(step_timeout)" kreg submit "$d/hadd_gpu.cu" --device gpu --json > "$OUT/submit.json" 2> "$OUT/submit.err"; rc=$? ;;
     *) echo "unknown step $step"; rc=2 ;;
     esac

@@ -1,5 +1,5 @@
 """Throughput of `kreg submit DIR --jobs 2` on the CPU: a folder of generated candidates (correct copies
-and mutants of the small `hadd` kernel of tests/hostile/_common and of the registry's add_bf16), each
+and mutants of the small `hadd` kernel of tests/data/hostile/_common and of the registry's add_bf16), each
 through the whole pipeline with proofs, then the same folder again (every candidate a duplicate,
 answered from the store). Checks the accept/reject counts against what each mutation must give and
 writes bench/results/submit_throughput.txt. The candidates: tests/helpers/submit_candidates.py.
@@ -26,7 +26,7 @@ from helpers.submit_candidates import KINDS, ORDER, generate  # noqa: E402
 
 
 def fresh_home(home: Path) -> None:
-    shutil.copytree(ROOT / "tests/hostile/_common/kernels", home / "kernels")
+    shutil.copytree(ROOT / "tests/data/hostile/_common/kernels", home / "kernels")
 
 
 def submit_folder(home: Path, folder: Path, jobs: int, ray: bool = False) -> tuple[float, dict]:

@@ -203,7 +203,7 @@ def device_name(dev: runtime.Device) -> str:
 
 def _not_capturable(e: Entry) -> str | None:
     """A vendor routine cannot run inside the decode step's CUDA graph: CuPy refuses cuBLAS calls while a
-    stream captures (found on the H100, tests/test_engine_gpu.py). Its ops that run there take a kernel."""
+    stream captures (found on the H100, tests/engine/test_engine_gpu.py). Its ops that run there take a kernel."""
     if e.variant.vendor and e.op in DECODE_OPS + FUSIONS + FUSED_DECODE:
         return "a vendor routine cannot be recorded in the decode step's CUDA graph (CuPy refuses cuBLAS in a capture)"
     return None

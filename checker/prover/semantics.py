@@ -637,7 +637,7 @@ def _footprint(ex, desc, rows, ins, mn_major=False) -> list:
     """[(first byte, bytes)] of shared memory that an operand of `rows` rows (its M or N extent) under the
     128-byte swizzle may read in one k16 step. The swizzle XORs address bits 4-6 with bits 7-9: it permutes
     16-byte chunks within a 128-byte row, so each range is the 128-byte rows that hold the unswizzled
-    addresses (checker/emulator/wgmma.py, after the ISA's canonical layouts; tests/test_wgmma_footprint.py checks
+    addresses (checker/emulator/wgmma.py, after the ISA's canonical layouts; tests/checker/prover/test_wgmma_footprint.py checks
     that the ranges hold every byte the emulator reads):
       K-major (imm-trans 0): (r, k) at start + (r / 8) SBO + (r % 8) 128 + 2 k: one range from the start,
         (rows / 8 - 1) SBO + 7 128 + 32 bytes; LBO unused;

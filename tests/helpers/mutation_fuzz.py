@@ -13,7 +13,7 @@ block between the same barriers (race_free); a deadlock, threads at different ba
 released while part of the block has exited (barrier_safe).
 
 The mutants, the oracle and the soundness check; bench/mutation_fuzz.py runs them over every subject,
-tests/test_mutation_fuzz.py over a fast subset."""
+tests/checker/emulator/test_mutation_fuzz.py over a fast subset."""
 from __future__ import annotations
 
 import contextlib
@@ -33,7 +33,7 @@ from kreg.registry.schema import DTYPES, load_op, load_variant
 
 ROOT = Path(__file__).resolve().parents[2]
 
-CORPUS = ROOT / "tests" / "prover_corpus"
+CORPUS = ROOT / "tests" / "data" / "prover_corpus"
 # (mutation kind, property) -> the known open defect class of the prover it hits (being fixed elsewhere)
 KNOWN: dict = {}     # none open: "predicated exit before a barrier" was closed in prover-0.3
 MAX_THREADS = 20_000      # a fixed grid of 132 x 128 is fine; named cases get CASE_THREADS

@@ -1,13 +1,13 @@
 """Generated `kreg submit` candidates: correct copies and mutants of the small `hadd` kernel of
-tests/hostile/_common and of the registry's add_bf16, each with what the intake must decide (submitted by
-tests/test_submit.py and timed by bench/submit_throughput.py)."""
+tests/data/hostile/_common and of the registry's add_bf16, each with what the intake must decide (submitted by
+tests/cli/test_submit.py and timed by bench/submit_throughput.py)."""
 from __future__ import annotations
 
 import hashlib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-HADD_OK = (ROOT / "tests/hostile/_common/src/hadd_ok.cu").read_text()
+HADD_OK = (ROOT / "tests/data/hostile/_common/src/hadd_ok.cu").read_text()
 ADD_BF16 = (ROOT / "kernels/safe/add/add_bf16.cu").read_text()
 HADD_BODY = "if (i < n) out[i] = a[i] + b[i];"
 

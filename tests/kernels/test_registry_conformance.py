@@ -1,0 +1,19 @@
+"""Every registry variant through `kreg verify`'s conformance checks on the CPU emulator, in a pool of
+worker processes (small cases; one hypothesis-chosen shape each; the broken-variant tests cover the
+per-variant time limit). The checker's verdicts are asserted by tests/checker/prover/test_prover.py for every safe
+variant, and tests/cli/test_readme_commands.py runs `kreg verify` and the user suite as users run them,
+prover on."""
+import os
+
+import pytest
+
+os.environ.setdefault("KREG_HYPOTHESIS_EXAMPLES", "1")   # read when the suite module is imported
+from kreg.suite import (selected_keys, test_registry_metadata_is_valid,  # noqa: F401
+                                    test_variant_is_not_rejected, test_variant_on_hypothesis_shapes, verify_all)
+from kreg.pipeline import Options  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def registry_verdicts(request):
+    return verify_all(Options(prove=False, speed=False, ragged=1, cpu_case_bytes=32 << 10, cpu_ragged_bytes=32 << 10),
+                      isolate=False, keys=selected_keys(request))
