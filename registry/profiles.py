@@ -208,7 +208,7 @@ def resolve(profile: str, device: str, catalog: Catalog, store: Store, checker_v
                          f"safe, proven on all four properties for all dims, numerics pass; the fastest such ({basis})")
                 c.by_case = _by_case(catalog.ops[op].cases, timed, e, key)
                 c.by_class = by_class(catalog.ops[op].dims, catalog.ops[op].cases,
-                                      [(e2, r2["ptx_sha256"], _case_times(r2, key)) for _, e2, r2 in timed], e.hash)
+                                      [(e2, r2.ptx_sha256, _case_times(r2, key)) for _, e2, r2 in timed], e.hash)
             else:
                 rank = {"safe": 0, "unsafe": 1, "vendor": 2}
                 e, row = min(ok, key=lambda x: (rank.get(x[0].variant.safety, 3), x[0].name))
