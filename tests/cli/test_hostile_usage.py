@@ -156,7 +156,7 @@ def test_stale_staging_folders_are_cleaned_and_live_ones_kept(tmp_path):
 
 def test_a_ptx_cache_entry_is_never_left_half_written(tmp_path, monkeypatch):
     """The disk fills while the .ptx is written: neither it nor its .sha256 stays."""
-    from kreg.checker import ptx_cache
+    from kreg.checker.ptx import cache as ptx_cache
     real = ptx_cache._atomic_write
 
     def full(path, data):

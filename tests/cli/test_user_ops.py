@@ -18,7 +18,7 @@ README = (ROOT / "README.md").read_text()
 
 
 def _section() -> str:
-    start = README.index("### For teams feeding a generator's output to `kreg submit`")
+    start = README.index("## For teams feeding a generator's output to `kreg submit`")
     return README[start:README.index("\n## ", start)]
 
 
