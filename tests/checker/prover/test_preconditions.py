@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from kreg.registry.results import PropertyVerdict, Status
+
 from kreg.checker.prover import preconditions as PC
 from kreg.checker.prover.prove import prove_variant
 from kreg.registry.schema import SchemaError, load_variant, narrowed, skipped_cases
@@ -76,11 +78,9 @@ def test_a_search_never_runs_more_proofs_than_its_bound():
 
     def never(v, o, x):
         calls.append(o)
-        return {p: type("V", (), {"status": "unknown", "scope": None, "witness": None})() for p in
-                ("read_only", "in_bounds", "race_free", "barrier_safe")}
+        return {p: PropertyVerdict(Status.UNKNOWN) for p in ("read_only", "in_bounds", "race_free", "barrier_safe")}
     v = corpus_variant("bug_row_scale_f4_misaligned")
-    unknown = {p: type("V", (), {"status": "unknown", "scope": None, "witness": None})()
-               for p in ("read_only", "in_bounds", "race_free", "barrier_safe")}
+    unknown = {p: PropertyVerdict(Status.UNKNOWN) for p in ("read_only", "in_bounds", "race_free", "barrier_safe")}
     s = PC.search(v, corpus_ops()[v.op], corpus_ptx(v.name), unknown, never, max_proofs=3)
     assert s.found is None and len(calls) == 3
 
