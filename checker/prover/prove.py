@@ -19,6 +19,7 @@ from kreg.checker.ptx import parse as P
 from kreg.checker.ptx import toolchain
 from kreg.checker.ptx.digest import ptx_digest
 from kreg.checker.prover.env import AXES, LaunchEnv
+from kreg.checker.prover.records import Record, RecordMiss, Replay
 from kreg.checker.prover.solving import VARIANT_GUARD_FLOOR_S, VARIANT_WALL_GUARD, Budget, BvSolver, IntSolver, WallClockStop
 from kreg.checker.prover.state import Unsupported
 from kreg.checker.prover.symbolic import Executor
@@ -72,51 +73,59 @@ def hard_limit_s(budget_ms: int) -> float:
 @dataclass
 class Proof:
     """What the prover decided for a variant, and the solver work it took (solving.WorkLog.summary: queries,
-    rlimit units, the share of the budget, which strategy step closed how many queries, a digest)."""
+    rlimit units, the share of the budget, which strategy step closed how many queries, a digest; with
+    "replay" where a record was followed), and its record (checker/prover/records.py) where it ran a search."""
     verdicts: dict[str, PropertyVerdict]
     work: dict
+    record: Record | None = None
 
 
 def prove_variant(variant: Variant, op: Op, ptx: str, *, timeout_ms: int = 10000,
-                  budget_ms: int | None = None, isolate: bool = True) -> dict[str, PropertyVerdict]:
+                  budget_ms: int | None = None, isolate: bool = True, record: Record | None = None
+                  ) -> dict[str, PropertyVerdict]:
     """The four verdicts for a variant (prove() without the work summary)."""
-    return prove(variant, op, ptx, timeout_ms=timeout_ms, budget_ms=budget_ms, isolate=isolate).verdicts
+    return prove(variant, op, ptx, timeout_ms=timeout_ms, budget_ms=budget_ms, isolate=isolate, record=record).verdicts
 
 
 def prove(variant: Variant, op: Op, ptx: str, *, timeout_ms: int = 10000, budget_ms: int | None = None,
-          isolate: bool = True) -> Proof:
+          isolate: bool = True, record: Record | None = None) -> Proof:
     """The four verdicts for a variant and the work they took. timeout_ms is the nominal budget of one solver
     query (the all-dims attempt gets a fraction of it, each named case half); budget_ms (default timeout_ms)
     bounds the whole variant: both count solver work in deterministic units, so a query left unanswered when
     they run out is `unknown` on every machine, never `proven`. With isolate (the default) the proof runs in a
     child (kreg.isolate) under a hard wall-clock limit and a memory limit (KREG_PROVER_MEMORY_MB more than the
     caller has mapped); inside an isolated child already, it runs in place. A wall-clock guard or the hard
-    limit stopping the proof raises WallClockStop: the environment, not the kernel, so nothing is decided."""
+    limit stopping the proof raises WallClockStop: the environment, not the kernel, so nothing is decided.
+    A record of an earlier proof of the same PTX by this checker is replayed (checker/prover/records.py):
+    the same verdicts, faster; one that does not fit is ignored, one that no longer closes falls back."""
     if not isolate:
-        return _prove_here(variant, op, ptx, timeout_ms, budget_ms)
+        return _prove_here(variant, op, ptx, timeout_ms, budget_ms, record)
     limit_s = hard_limit_s(budget_ms or timeout_ms)
-    got = isolation.run(prove_json, variant, op, ptx, timeout_ms, budget_ms, timeout_s=limit_s,
+    got = isolation.run(prove_json, variant, op, ptx, timeout_ms, budget_ms, record, timeout_s=limit_s,
                         memory_mb=MEMORY_MB, start="fork", address_limit=True)
     if got.ok and "undecided" in got.value:
         raise WallClockStop(got.value["undecided"])
     if got.ok:
-        return Proof({p: PropertyVerdict.from_json(d) for p, d in got.value["verdicts"].items()}, got.value["work"])
+        rec = got.value.get("record")
+        return Proof({p: PropertyVerdict.from_json(d) for p, d in got.value["verdicts"].items()}, got.value["work"],
+                     Record.from_json(rec) if rec else None)
     if got.status == "timeout":
         raise WallClockStop(f"the prover exceeded its hard wall-clock limit of {limit_s:.0f} s and was killed")
     why = {"error": f"prover error: {got.error}"}.get(got.status, f"prover: {got.error}")
     return Proof(_stamp({p: PropertyVerdict(Status.UNKNOWN, None, why) for p in PROPS}, ptx_digest(ptx)), {})
 
 
-def prove_json(variant, op, ptx, timeout_ms, budget_ms) -> dict:
-    """{"verdicts": the four verdicts as plain data, "work": the work summary}, proved in this process (a
-    witness may hold numbers of any kind), or {"undecided": why} when a wall-clock guard stopped it: what a
-    caller that isolates the proof itself (the verify pipeline's child) runs."""
+def prove_json(variant, op, ptx, timeout_ms, budget_ms, record: Record | None = None) -> dict:
+    """{"verdicts": the four verdicts as plain data, "work": the work summary, "record": the proof's record},
+    proved in this process (a witness may hold numbers of any kind), or {"undecided": why} when a wall-clock
+    guard stopped it: what a caller that isolates the proof itself (the verify pipeline's child) runs."""
     try:
-        res = _prove_here(variant, op, ptx, timeout_ms, budget_ms)
+        res = _prove_here(variant, op, ptx, timeout_ms, budget_ms, record)
     except WallClockStop as e:
         return {"undecided": str(e)}
     return {"verdicts": {p: json.loads(json.dumps(v.to_json() | {"assumptions": v.assumptions}, default=str))
-                         for p, v in res.verdicts.items()}, "work": res.work}
+                         for p, v in res.verdicts.items()}, "work": res.work,
+            "record": res.record.to_json() if res.record else None}
 
 
 def _stamp(verdicts: dict[str, PropertyVerdict], sha: str) -> dict[str, PropertyVerdict]:
@@ -126,8 +135,20 @@ def _stamp(verdicts: dict[str, PropertyVerdict], sha: str) -> dict[str, Property
     return verdicts
 
 
-def _prove_here(variant: Variant, op: Op, ptx: str, timeout_ms: int, budget_ms: int | None) -> Proof:
+def _prove_here(variant: Variant, op: Op, ptx: str, timeout_ms: int, budget_ms: int | None,
+                record: Record | None = None) -> Proof:
     sha = ptx_digest(ptx)
+    if record is None or not record.fits(sha, CHECKER_VERSION):
+        return _prove_once(variant, op, ptx, sha, timeout_ms, Budget(budget_ms or timeout_ms))
+    try:
+        return _prove_once(variant, op, ptx, sha, timeout_ms, Budget(budget_ms or timeout_ms, Replay(record)))
+    except RecordMiss as e:         # the record does not fit this proof: the full search, saying so
+        got = _prove_once(variant, op, ptx, sha, timeout_ms, Budget(budget_ms or timeout_ms))
+        got.work["replay"] = {"fell_back": str(e)}
+        return got
+
+
+def _prove_once(variant: Variant, op: Op, ptx: str, sha: str, timeout_ms: int, budget: Budget) -> Proof:
     try:
         module = P.parse(ptx)
     except P.ParseError as e:
@@ -137,11 +158,10 @@ def _prove_here(variant: Variant, op: Op, ptx: str, timeout_ms: int, budget_ms: 
         return Proof(_stamp({p: PropertyVerdict(Status.UNKNOWN, None, "toolchain hazard: " + "; ".join(hazards))
                              for p in PROPS}, sha), {})
     total: dict[str, PropertyVerdict] = {}
-    budget = Budget(budget_ms or timeout_ms)
     for n, launch in enumerate(variant.launches):
         try:
             res = _prove_launch(variant, op, module, launch, timeout_ms, budget, n)
-        except WallClockStop:
+        except (WallClockStop, RecordMiss):
             raise
         except (Unsupported, P.ParseError) as e:
             res = {p: PropertyVerdict(Status.UNKNOWN, None, f"unsupported: {e}") for p in PROPS}
@@ -162,7 +182,9 @@ def _prove_here(variant: Variant, op: Op, ptx: str, timeout_ms: int, budget_ms: 
     for v in _stamp(total, sha).values():
         if v.status is Status.PROVEN and v.scope != ALL_DIMS and not (v.scope or "").startswith("cases:"):
             v.status, v.reason, v.scope = Status.UNKNOWN, f"a proof without a valid scope ({v.scope})", None
-    return Proof(total, budget.summary())
+    work = budget.summary()
+    search = {k: v for k, v in work.items() if k != "replay"}
+    return Proof(total, work, Record(sha, CHECKER_VERSION, [list(c) for c in budget.log.calls], search))
 
 
 def _check_assembly(total: dict[str, PropertyVerdict], variant: Variant, ptx: str) -> None:

@@ -9,7 +9,8 @@ tactic fallback), and an integer query runs INT_STEPS in order, each in a fresh 
 query's units; the first step that answers decides it. The wall clock is only a guard against a machine that
 is far too slow: the guards count the process's CPU time (so a machine's load does not trip them, only a far
 slower core or a phase of z3 that counts little work), and when one stops a query or a variant, WallClockStop is
-raised and nothing is decided (KREG_PROVER_GUARD scales them)."""
+raised and nothing is decided (KREG_PROVER_GUARD scales them). Every call is logged with its query's key, which
+makes the proof's record (checker/prover/records.py); a Budget given a record replays it."""
 from __future__ import annotations
 
 import hashlib
@@ -22,6 +23,7 @@ from dataclasses import dataclass, field
 import z3
 
 from kreg.checker.prover.intabs import IntAbs
+from kreg.checker.prover.records import RecordMiss, Replay, query_key
 
 # A query's nominal budget is in ms of solver work on the reference machine (the project VM); it gets
 # RLIMIT_BASE[kind] + RLIMIT_PER_MS[kind] units per nominal ms (bench/results/prover_rlimit.txt has the
@@ -104,11 +106,12 @@ INT_STEPS = (("smt", 1.0, ("sat", "unsat"), _smt), ("nlsat", 0.25, ("sat", "unsa
 
 @dataclass
 class WorkLog:
-    """Every solver call of one proof, in order: its kind, the step that answered, its result and units."""
+    """Every solver call of one proof, in order: its kind, the step that answered, its result, its units and
+    its query's key."""
     calls: list = field(default_factory=list)
 
-    def add(self, kind: str, step: str, result: str, units: int) -> None:
-        self.calls.append((kind, step, result, int(units)))
+    def add(self, kind: str, step: str, result: str, units: int, key: str = "") -> None:
+        self.calls.append((kind, step, result, int(units), key))
 
     @property
     def units(self) -> int:
@@ -119,7 +122,7 @@ class WorkLog:
 
     def summary(self, budget_ms: float, used_ms: float) -> dict:
         steps: dict[str, int] = {}
-        for kind, step, result, _ in self.calls:
+        for kind, step, result, _, _ in self.calls:
             if result == "unsat":
                 steps[f"{kind}/{step}"] = steps.get(f"{kind}/{step}", 0) + 1
         return {"queries": len(self.calls), "units": self.units, "budget_ms": budget_ms,
@@ -130,13 +133,16 @@ class WorkLog:
 class Budget:
     """A variant's proof budget: ms of solver work on the reference machine, counted in rlimit units
     (RLIMIT_PER_MS, a fresh solver's preprocessing included) by every query, and a guard of VARIANT_WALL_GUARD x
-    those ms of the process's CPU time that raises WallClockStop. Only the guard depends on the machine."""
+    those ms of the process's CPU time that raises WallClockStop. Only the guard depends on the machine. With a
+    replay (a proof record of the same PTX and checker), a query the record shows unanswered is not run but
+    charged and logged as recorded, so the budget and the log follow the recorded proof's exactly."""
 
-    def __init__(self, ms: float):
+    def __init__(self, ms: float, replay: Replay | None = None):
         self.ms = ms
         self.ms_left = ms
         self.deadline = time.process_time() + VARIANT_WALL_GUARD * ms / 1000 + VARIANT_GUARD_FLOOR_S
         self.log = WorkLog()
+        self.replay = replay
 
     def left_s(self) -> float:
         return self.deadline - time.process_time()
@@ -156,9 +162,18 @@ class Budget:
     def charge(self, kind, used: int) -> None:
         self.ms_left -= used / RLIMIT_PER_MS[kind]
 
+    def skip(self, kind: str, step: str, result: str, units: int, key: str) -> None:
+        """A recorded call not run again: charged and logged as the record has it."""
+        self.charge(kind, units)
+        self.log.add(kind, step, result, units, key)
+        self.replay.skipped += 1
+
     def summary(self) -> dict:
         """The work of the proof: queries, units, the share of the budget used, the steps that closed them."""
-        return self.log.summary(self.ms, self.ms - self.ms_left)
+        out = self.log.summary(self.ms, self.ms - self.ms_left)
+        if self.replay is not None:
+            out["replay"] = self.replay.summary()
+        return out
 
 
 def _rcount(s) -> int:
@@ -169,7 +184,7 @@ def _rcount(s) -> int:
         return 0
 
 
-def limited_check(s, kind: str, step: str, nominal_ms: float, budget: Budget, share: float = 1.0):
+def limited_check(s, kind: str, step: str, nominal_ms: float, budget: Budget, share: float = 1.0, key: str = ""):
     """s.check() under the resource limit for share x nominal_ms (no more than the variant's budget has
     left) and the CPU-time guard: (result, why) where why, for unknown, says what stopped it. A stop by the
     guard raises WallClockStop: it says nothing about the kernel."""
@@ -187,15 +202,15 @@ def limited_check(s, kind: str, step: str, nominal_ms: float, budget: Budget, sh
     used = _rcount(s) - c0
     budget.charge(kind, used)
     if r != z3.unknown:
-        budget.log.add(kind, step, str(r), used)
+        budget.log.add(kind, step, str(r), used, key)
         return r, None
     if used >= rl:
-        budget.log.add(kind, step, str(r), used)
+        budget.log.add(kind, step, str(r), used, key)
         return r, "work budget of the variant exhausted" if capped else f"resource limit of {rl} rlimit units reached"
     if stopped:
         raise WallClockStop(f"a solver query's CPU-time guard ({guard_s:.0f} s) was reached after {used} of "
                             f"{rl} rlimit units")
-    budget.log.add(kind, step, str(r), used)
+    budget.log.add(kind, step, str(r), used, key)
     return r, s.reason_unknown()
 
 
@@ -244,14 +259,26 @@ class BvSolver:
         self.s.add(*into(self.ctx, base))
         self.budget = budget
         self.timeout_ms = timeout_ms
+        self.base_key = query_key(self.s.sexpr())
 
     def check(self, f, extra=(), timeout_ms=None):
         if spent := self.budget.spent():
             return "unknown", None, spent
+        nominal = timeout_ms or self.timeout_ms
+        fs = into(self.ctx, [f, *extra])
+        key = query_key("bv", self.base_key, str(nominal), *(g.sexpr() for g in fs))
+        occ = self.budget.replay.take(key) if self.budget.replay is not None else None
+        if occ is not None and occ.get("smt", ("",))[0] == "unknown":
+            self.budget.skip("bv", "smt", "unknown", occ["smt"][1], key)
+            return "unknown", None, "solver: not answered within its limit in the recorded proof (not run again)"
         self.s.push()
         try:
-            self.s.add(*into(self.ctx, [f, *extra]))
-            r, why = limited_check(self.s, "bv", "smt", timeout_ms or self.timeout_ms, self.budget)
+            self.s.add(*fs)
+            r, why = limited_check(self.s, "bv", "smt", nominal, self.budget, key=key)
+            if occ is not None:
+                if str(r) != occ.get("smt", ("",))[0]:
+                    raise RecordMiss(f"a bitvector query the record shows {occ.get('smt', ('none',))[0]} gave {r}")
+                self.budget.replay.replayed += 1
             if r == z3.sat:
                 return "sat", Model(self.s.model(), self.ctx), None
             if r == z3.unsat:
@@ -301,16 +328,30 @@ class IntSolver:
             text = as_smt2(goal)
         except z3.Z3Exception:
             return False
+        key = query_key("int", str(timeout_ms), text)
+        occ = self.budget.replay.take(key) if self.budget.replay is not None else None
         for step, share, takes, tactic in INT_STEPS:
             if self.budget.spent():
                 return False
+            recorded = occ.get(step) if occ is not None else None
+            if occ is not None and recorded is None:     # the recorded proof's solver failed on this step
+                continue
+            if recorded is not None and recorded[0] != "unsat":     # proved nothing then: not run again
+                self.budget.skip("int", step, *recorded, key)
+                if recorded[0] in takes:
+                    return False
+                continue
             ctx = z3.Context()
             s = tactic(ctx).solver()
             s.add(*z3.parse_smt2_string(text, ctx=ctx))
             try:
-                r, _ = limited_check(s, "int", step, timeout_ms, self.budget, share)
+                r, _ = limited_check(s, "int", step, timeout_ms, self.budget, share, key)
             except z3.Z3Exception:
                 continue
+            if recorded is not None:
+                if r != z3.unsat:
+                    raise RecordMiss(f"an integer query the record shows closed at step {step} gave {r}")
+                self.budget.replay.replayed += 1
             if str(r) in takes:
                 return r == z3.unsat
         return False

@@ -1,0 +1,107 @@
+"""Proof records: what closed each solver query of a proof (the query's key, the strategy step that answered
+it, its units), kept with the proof and shipped for the built-in registry, keyed by PTX sha256 and checker
+version. A re-check with a record still solves every query it relies on from scratch (a record is never a
+result), but goes straight to the step that closed it and skips the attempts that proved nothing (a query
+that no step answered, an integer query no step found unsatisfiable: they only ever led to the fallbacks
+that follow them). If a recorded step no longer closes its query, the replay stops (RecordMiss) and the
+proof runs again in full, saying so. The path of a replay depends only on the record and the PTX."""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+FORMAT = 1
+
+
+_LET = re.compile(r"[$?][A-Za-z_]*\d+|\b[a-z]![0-9]+")
+
+
+def _canonical(text: str) -> str:
+    """z3's printer names shared subterms after their term ids ($x1302), which follow the order a process
+    built its terms in: renamed in order of appearance, the same query gives the same text in any process."""
+    names: dict[str, str] = {}
+    return _LET.sub(lambda m: names.setdefault(m.group(), f"$t{len(names)}"), text)
+
+
+def query_key(*parts: str) -> str:
+    """A query's identity: a digest of its text (SMT-LIB or z3's s-expressions) and its nominal budget."""
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(_canonical(p).encode())
+        h.update(b"\0")
+    return h.hexdigest()[:24]
+
+
+class RecordMiss(Exception):
+    """A recorded step did not close its query again: the record does not fit this proof."""
+
+
+@dataclass
+class Record:
+    """The solver calls of one proof, in order: [kind, step, result, units, key] each."""
+    ptx_sha256: str
+    checker_version: str
+    calls: list = field(default_factory=list)
+    work: dict = field(default_factory=dict)        # the full search's work summary (solving.WorkLog.summary)
+
+    def to_json(self) -> dict:
+        return {"format": FORMAT, "ptx_sha256": self.ptx_sha256, "checker_version": self.checker_version,
+                "work": self.work, "calls": [list(c) for c in self.calls]}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Record":
+        if not isinstance(d, dict) or d.get("format") != FORMAT:
+            raise ValueError("not a proof record of format %d" % FORMAT)
+        calls = d.get("calls")
+        if not isinstance(calls, list) or not all(
+                isinstance(c, list) and len(c) == 5 and all(isinstance(x, str) for x in (c[0], c[1], c[2], c[4]))
+                and isinstance(c[3], int) for c in calls):
+            raise ValueError("a proof record's calls are [kind, step, result, units, key] each")
+        return cls(str(d.get("ptx_sha256", "")), str(d.get("checker_version", "")), calls, dict(d.get("work") or {}))
+
+    def fits(self, ptx_sha256: str, checker_version: str) -> bool:
+        return self.ptx_sha256 == ptx_sha256 and self.checker_version == checker_version
+
+    def save(self, path: Path) -> None:
+        """Written whole or not at all (a temporary file renamed over the old one)."""
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self.to_json(), indent=0, separators=(",", ":")) + "\n")
+        tmp.replace(path)
+
+
+def load(path: Path) -> Record | None:
+    """The record in path, or None where there is none or it does not parse."""
+    try:
+        return Record.from_json(json.loads(path.read_text()))
+    except (OSError, ValueError):
+        return None
+
+
+class Replay:
+    """A record read for a re-check: per query key, its occurrences in order, each the result and units of
+    every step that ran on it."""
+
+    def __init__(self, record: Record):
+        self.answers: dict[str, list[dict[str, tuple[str, int]]]] = {}
+        for kind, step, result, units, key in record.calls:
+            occ = self.answers.setdefault(key, [])
+            if not occ or step in occ[-1]:
+                occ.append({})
+            occ[-1][step] = (result, units)
+        self.taken: dict[str, int] = {}
+        self.skipped = self.replayed = 0
+
+    def take(self, key: str) -> dict[str, tuple[str, int]] | None:
+        """The record's next occurrence of this query (step -> (result, units)), or None where it has none."""
+        occ = self.answers.get(key) or []
+        i = self.taken.get(key, 0)
+        if i >= len(occ):
+            return None
+        self.taken[key] = i + 1
+        return occ[i]
+
+    def summary(self) -> dict:
+        return {"replayed": self.replayed, "skipped": self.skipped}
