@@ -2,9 +2,13 @@
 JSON line per variant (verdicts with scopes, the work summary of checker/prover/solving.py with its digest, the
 CPU seconds), proved in child processes (--jobs at once), optionally beside --busy busy loops. --compare A B
 checks two such files (two machines, or idle and loaded) give the same verdicts and work digests.
+--records DIR also writes each proof's record (checker/prover/records.py) as DIR/<ptx sha256>.json, and --yaml
+each safe variant's share of its budget (`proof: {used}`) into its YAML: how the records shipped with the
+built-in registry (kernels/proofs) and the YAML figures are made again after a checker or kernel change.
 
     python bench/prover_determinism.py --jobs 2 --out bench/results/prover_determinism_vm.jsonl
     python bench/prover_determinism.py --compare bench/results/prover_determinism_vm.jsonl bench/results/prover_determinism_h100.jsonl
+    python bench/prover_determinism.py --all --jobs 12 --records kernels/proofs --yaml --out proofs.jsonl
 """
 from __future__ import annotations
 
@@ -12,7 +16,9 @@ import argparse
 import json
 import multiprocessing as mp
 import os
+import pathlib
 import platform
+import re
 import subprocess
 import sys
 import time
@@ -31,11 +37,24 @@ def prove_one(name: str, budget_ms: int | None) -> dict:
         r = prove(v, cat.ops[v.op], ptx.ptx, timeout_ms=10_000, budget_ms=budget, isolate=False)
         verdicts = {p: [str(x.status), x.scope] for p, x in r.verdicts.items()}
         reasons = {p: x.reason for p, x in r.verdicts.items() if x.status != "proven"}
-        work = r.work
+        work, record = r.work, r.record.to_json() if r.record else None
     except Exception as e:          # WallClockStop among them: recorded, compared like any outcome
-        verdicts, reasons, work = {"stopped": f"{type(e).__name__}: {e}"}, {}, {}
+        verdicts, reasons, work, record = {"stopped": f"{type(e).__name__}: {e}"}, {}, {}, None
     return {"name": name, "op": v.op, "ptx_sha256": ptx.sha256, "budget_ms": budget, "verdicts": verdicts,
-            "reasons": reasons, "work": work, "cpu_s": round(time.process_time() - t0, 1)}
+            "reasons": reasons, "work": work, "cpu_s": round(time.process_time() - t0, 1), "record": record}
+
+
+def write_used(name: str, used: float) -> None:
+    """`used:` in the variant's `proof:` mapping, to two decimals (the YAML otherwise untouched)."""
+    from kreg.registry.catalog import load_catalog
+    path = pathlib.Path(load_catalog().find(name).variant.path)
+    text = path.read_text()
+    new, n = re.subn(r"(\bproof:\s*\{[^}]*\bused:\s*)[0-9.]+", lambda m: f"{m.group(1)}{used:.2f}", text)
+    if n == 0:
+        new, n = re.subn(r"(\bproof:\s*\{)", lambda m: f"{m.group(1)}used: {used:.2f}, ", text)
+    if n == 0:
+        new = text.rstrip("\n") + f"\nproof: {{used: {used:.2f}}}   # the share of the prover's budget its proof uses\n"
+    path.write_text(new)
 
 
 def _worker(args):
@@ -65,6 +84,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("names", nargs="*", help="variants (default: every safe variant of the registry)")
     ap.add_argument("--dtype", help="only variants whose types include this dtype (bf16, f16)")
+    ap.add_argument("--all", action="store_true", help="every variant of the registry, unsafe ones too")
+    ap.add_argument("--records", metavar="DIR", help="write each proof's record as DIR/<ptx sha256>.json")
+    ap.add_argument("--yaml", action="store_true", help="write each proven safe variant's `proof: {used}`")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--busy", type=int, default=0, help="busy loops to run beside the proofs")
     ap.add_argument("--budget-ms", type=int, help="one budget for all (default: each variant's own)")
@@ -75,8 +97,9 @@ def main() -> int:
         return compare(*a.compare)
     from kreg.registry.catalog import load_catalog
     cat = load_catalog()
-    names = a.names or [e.name for e in cat.kernels if e.variant.safety == "safe"
-                        and (not a.dtype or a.dtype in e.variant.types.values())]
+    names = a.names or [e.name for e in cat.kernels if (a.all or e.variant.safety == "safe")
+                        and (not a.dtype or a.dtype in e.variant.types.values()) and not e.variant.vendor]
+    safe = {e.name for e in cat.kernels if e.variant.safety == "safe"}
     busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(a.busy)]
     out = open(a.out, "w") if a.out else sys.stdout
     t0 = time.monotonic()
@@ -85,7 +108,16 @@ def main() -> int:
                           "jobs": a.jobs, "busy": a.busy, "variants": len(names)}), file=out, flush=True)
         with mp.get_context("fork").Pool(a.jobs, maxtasksperchild=1) as pool:
             for r in pool.imap_unordered(_worker, [(n, a.budget_ms) for n in names]):
+                record = r.pop("record")
                 print(json.dumps(r), file=out, flush=True)
+                if a.records and record and "stopped" not in r["verdicts"]:
+                    from kreg.checker.prover.records import Record
+                    os.makedirs(a.records, exist_ok=True)
+                    Record.from_json(record).save(pathlib.Path(a.records) / f"{r['ptx_sha256']}.json")
+                proven = all(v[0] == "proven" and v[1] == "all-dims" for v in r["verdicts"].values()
+                             if isinstance(v, list)) and "stopped" not in r["verdicts"]
+                if a.yaml and r["name"] in safe and proven and not a.budget_ms:
+                    write_used(r["name"], r["work"]["budget_used"])
                 print(f"{r['name']:<40} {r['cpu_s']:>7.1f} s  used {r['work'].get('budget_used')}  "
                       f"{' '.join(v[0] if isinstance(v, list) else v for v in r['verdicts'].values())}", file=sys.stderr)
         print(json.dumps({"wall_s": round(time.monotonic() - t0, 1)}), file=out, flush=True)

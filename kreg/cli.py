@@ -249,6 +249,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--no-prove", action="store_true", help="skip the checker (proofs stay unknown)")
     s.add_argument("--reprove", action="store_true",
                    help="prove again even where the store holds a decided proof of the same PTX by this checker")
+    s.add_argument("--no-records", action="store_true",
+                   help="search every proof in full, without following a proof record (stored or shipped)")
     s.add_argument("--preconditions", action="store_true",
                    help="where a property is not proven, search the weakest precondition (over the dims and the "
                         "launch) under which all four are, each candidate proved")

@@ -70,9 +70,9 @@ def compile_stage(variant) -> tuple[str, str]:
     return c.ptx, c.sha256
 
 
-def prove_stage(variant, op: Op, ptx: str, timeout_ms: int, budget_ms: int | None) -> dict:
+def prove_stage(variant, op: Op, ptx: str, timeout_ms: int, budget_ms: int | None, record=None) -> dict:
     from kreg.checker.prover.prove import prove_json      # this child is the proof's isolation
-    return prove_json(variant, op, ptx, timeout_ms, budget_ms)
+    return prove_json(variant, op, ptx, timeout_ms, budget_ms, record)
 
 
 def preconditions_stage(variant, op: Op, ptx: str, verdicts: dict, timeout_ms: int, budget_ms: int) -> dict:
@@ -139,11 +139,13 @@ def gpu_turn() -> isolate.Turn:
 # ---- the pipeline -----------------------------------------------------------------------------------
 
 def verify_variant(entry: Entry, op: Op, device: str, opts: Options | None = None, record=None,
-                   known_proof=None) -> VariantReport:
+                   known_proof=None, known_record=None) -> VariantReport:
     """Every stage of one variant. record(stage, report), if given, is called as each stage is decided
     (the store writes it then). known_proof(ptx_sha256), if given, returns the stored verdicts of a
     proof of this PTX by the current checker that decided all four properties (proofs are
-    device-independent), which are reused instead of proving again. report.complete says whether every stage was decided (not skipped, timed
+    device-independent), which are reused instead of proving again; known_record(ptx_sha256), if given, a proof
+    record of this PTX (checker/prover/records.py: it makes the proof faster, never decides it; default:
+    the one shipped with the built-in registry). report.complete says whether every stage was decided (not skipped, timed
     out, interrupted or kept from running by the environment): only a complete verdict is worth storing."""
     opts = opts or Options()
     v = entry.variant
@@ -190,7 +192,8 @@ def verify_variant(entry: Entry, op: Op, device: str, opts: Options | None = Non
     elif opts.prove:
         from kreg.checker.prover.prove import hard_limit_s
         budget = opts.prove_budget_ms or v.proof_budget_ms
-        got = isolate.run(prove_stage, v, op, ptx, opts.prove_timeout_ms, budget,
+        rec = (known_record or shipped_record)(res.ptx_sha256)
+        got = isolate.run(prove_stage, v, op, ptx, opts.prove_timeout_ms, budget, rec,
                           timeout_s=hard_limit_s(budget), memory_mb=opts.memory_mb)
         res.seconds["prove"] = round(got.seconds, 2)
         if got.status == "interrupted":
@@ -206,6 +209,7 @@ def verify_variant(entry: Entry, op: Op, device: str, opts: Options | None = Non
         if got.ok:
             _take_proofs(res, {p: PropertyVerdict.from_json(d) for p, d in got.value["verdicts"].items()})
             res.proof_work = got.value.get("work") or {}
+            res.proof_record = got.value.get("record") or {}
             record("proof", res)
         else:
             res.reasons.append(_failed("checker", got) + "; proofs are unknown")
@@ -350,8 +354,9 @@ def store_recorder(store: Store, e: Entry):
     """record(stage, report) for the pipeline: each stage into the store as it is decided."""
     def record(stage: str, r: VariantReport) -> None:
         if stage == "proof":
+            payload = proof_payload(r.proofs) | ({"record": r.proof_record} if r.proof_record else {})
             store.put(variant_hash=e.hash, ptx_sha256=r.ptx_sha256, checker_version=r.checker_version,
-                      stage="proof", op=e.op, name=e.name, tool_version=__version__, payload=proof_payload(r.proofs))
+                      stage="proof", op=e.op, name=e.name, tool_version=__version__, payload=payload)
         elif stage == "numerics":
             store.put(variant_hash=e.hash, ptx_sha256=r.ptx_sha256, device_kind=r.device_detail or "",
                       stage="numerics", op=e.op, name=e.name, tool_version=__version__,
@@ -364,6 +369,28 @@ def store_known_proof(store: Store, e: Entry):
     four properties are all decided (trust.decided_proof)."""
     from kreg.checker.prover.prove import CHECKER_VERSION
     return lambda ptx_sha256: trust.decided_proof(store, e.hash, ptx_sha256, CHECKER_VERSION)
+
+
+def shipped_record(ptx_sha256: str):
+    """The proof record shipped with the built-in registry for this PTX (kernels/proofs/<sha256>.json), if any."""
+    from kreg.checker.prover import records
+    from kreg.registry.catalog import BUILTIN
+    return records.load(BUILTIN / "proofs" / f"{ptx_sha256}.json") if ptx_sha256 else None
+
+
+def store_known_record(store: Store, e: Entry):
+    """known_record for verify_variant: the record kept with the stored proof of this PTX by the current
+    checker, else the shipped one."""
+    from kreg.checker.prover import records
+    from kreg.checker.prover.prove import CHECKER_VERSION
+
+    def known(ptx_sha256: str):
+        row = store.latest(e.hash, "proof", ptx_sha256=ptx_sha256, checker_version=CHECKER_VERSION)
+        try:
+            return records.Record.from_json((row or {}).get("payload", {}).get("record"))
+        except ValueError:
+            return shipped_record(ptx_sha256)
+    return known
 
 
 def store_final(store: Store, e: Entry, r: VariantReport, device_kind: str = "") -> None:

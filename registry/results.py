@@ -126,6 +126,7 @@ class VariantReport:
     interrupted: bool = False
     proof_reused: bool = False             # the proofs came from the store (the same PTX, the current checker)
     proof_work: dict = field(default_factory=dict)   # the prover's solver work (checker/prover/solving.py WorkLog)
+    proof_record: dict = field(default_factory=dict, repr=False)   # the proof's record (stored with it, not shown)
     seconds: dict[str, float] = field(default_factory=dict)   # wall time of each stage that ran
     preconditions: dict | None = None      # the precondition search (checker/prover/preconditions.py Search.to_json)
 

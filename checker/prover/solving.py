@@ -259,21 +259,20 @@ class BvSolver:
         self.s.add(*into(self.ctx, base))
         self.budget = budget
         self.timeout_ms = timeout_ms
-        self.base_key = query_key(self.s.sexpr())
+        self.base_key = query_key(*(c.sexpr() for c in base))
 
     def check(self, f, extra=(), timeout_ms=None):
         if spent := self.budget.spent():
             return "unknown", None, spent
         nominal = timeout_ms or self.timeout_ms
-        fs = into(self.ctx, [f, *extra])
-        key = query_key("bv", self.base_key, str(nominal), *(g.sexpr() for g in fs))
+        key = query_key("bv", self.base_key, str(nominal), *(g.sexpr() for g in [f, *extra]))
         occ = self.budget.replay.take(key) if self.budget.replay is not None else None
         if occ is not None and occ.get("smt", ("",))[0] == "unknown":
             self.budget.skip("bv", "smt", "unknown", occ["smt"][1], key)
             return "unknown", None, "solver: not answered within its limit in the recorded proof (not run again)"
         self.s.push()
         try:
-            self.s.add(*fs)
+            self.s.add(*into(self.ctx, [f, *extra]))
             r, why = limited_check(self.s, "bv", "smt", nominal, self.budget, key=key)
             if occ is not None:
                 if str(r) != occ.get("smt", ("",))[0]:

@@ -18,7 +18,8 @@ from rich.table import Table
 
 from kreg import __version__, isolate
 from kreg.commands import EXIT_ENV, EXIT_INTERRUPTED, EXIT_OK, EXIT_REJECTED, EXIT_USAGE
-from kreg.pipeline import Options, failed, store_final, store_known_proof, store_recorder, verify_variant
+from kreg.pipeline import (Options, failed, store_final, store_known_proof, store_known_record, store_recorder,
+                           verify_variant)
 
 from kreg.registry.catalog import Entry, load_catalog
 from kreg.registry.profiles import uneven_timing
@@ -85,8 +86,9 @@ def run_verify(args, out: Console, err: Console) -> int:
 
         def one(i: int, e: Entry) -> None:
             known = None if getattr(args, "reprove", False) else store_known_proof(store, e)
+            hint = (lambda sha: None) if getattr(args, "no_records", False) else store_known_record(store, e)
             r = verify_variant(e, cat.ops[e.op], args.device, opts, record=store_recorder(store, e),
-                               known_proof=known)
+                               known_proof=known, known_record=hint)
             results[i] = r
             if not r.interrupted:
                 store_final(store, e, r)                 # now: a killed run keeps it

@@ -145,25 +145,56 @@ def _safe_registry():
             for e in cat.entries if e.variant.safety == "safe"]
 
 
+REMAKE = "python bench/prover_determinism.py --all --jobs N --records kernels/proofs --yaml"
+
+
+def _shipped(variant, ptx):
+    from kreg.checker.ptx.digest import ptx_digest
+    from kreg.pipeline import shipped_record
+    rec = shipped_record(ptx_digest(ptx))
+    assert rec is not None and rec.fits(ptx_digest(ptx), CHECKER_VERSION), \
+        f"{variant.name}: no proof record of its PTX by {CHECKER_VERSION} in kernels/proofs (make them: {REMAKE})"
+    return rec
+
+
 @pytest.mark.parametrize("variant,op", _safe_registry())
 def test_registry_safe_variant_is_proven_for_all_dims(variant, op):
     """Every safe variant of the registry: all four properties proven for every shape the op allows (not per
-    named case), at its own budget (`proof: {budget_ms}`), within a third of that budget (headroom: a correct
-    kernel is never one solver heuristic away from rejection), and as much of it as its YAML says
-    (`proof: {used}`, to 0.1). bench/prover_determinism.py has the work and time of each."""
+    named case), at its own budget (`proof: {budget_ms}`), re-checked as `kreg verify` does, by replaying the
+    proof record shipped for its PTX (kernels/proofs: every query the proof relies on solved again, straight at
+    the step that closed it; the replay must not fall back and must reproduce the record's work digest). The
+    record's full search stays within a third of the budget (headroom: a correct kernel is never one solver
+    heuristic away from rejection) and uses as much of it as the YAML says (`proof: {used}`, to 0.1)."""
     from kreg.checker.prover.prove import prove
     ptx = compile_cuda(variant.source_path.read_text(), variant.source_path.name, variant.options).ptx
-    got = prove(variant, op, ptx, timeout_ms=10000, budget_ms=variant.proof_budget_ms)
+    rec = _shipped(variant, ptx)
+    got = prove(variant, op, ptx, timeout_ms=10000, budget_ms=variant.proof_budget_ms, record=rec)
     res = got.verdicts
     for p in PROPS:
         assert res[p].status == "proven", f"{variant.name}: {p} {res[p].status}: {res[p].reason}"
         assert res[p].scope == "all-dims", f"{variant.name}: {p} proven for {res[p].scope} only"
         assert res[p].ptx_sha256 and res[p].checker_version == CHECKER_VERSION
-    used = got.work["budget_used"]
+    assert "fell_back" not in got.work["replay"], f"{variant.name}: {got.work['replay']} (remake: {REMAKE})"
+    assert got.work["digest"] == rec.work["digest"] and got.work["budget_used"] == rec.work["budget_used"]
+    used = rec.work["budget_used"]
     assert used <= 1 / 3, f"{variant.name}: its proof uses {used:.2f} of its budget (more than a third)"
     said = (variant.raw.get("proof") or {}).get("used")
     assert said is not None and abs(said - used) <= 0.1, \
         f"{variant.name}: its YAML says its proof uses {said} of its budget; it uses {used:.2f}"
+
+
+@pytest.mark.parametrize("name", ["rms_norm_bf16_safe", "gemv_bf16_safe"])
+def test_full_search_gives_the_shipped_record(name):
+    """The records in kernels/proofs were made on another machine: a full search here (no record followed)
+    gives the same verdicts and the same work, call by call (one PTX, one verdict, on every machine)."""
+    from kreg.checker.prover.prove import prove
+    cat = load_catalog()
+    v = cat.find(name).variant
+    ptx = compile_cuda(v.source_path.read_text(), v.source_path.name, v.options).ptx
+    rec = _shipped(v, ptx)
+    got = prove(v, cat.ops[v.op], ptx, timeout_ms=10000, budget_ms=v.proof_budget_ms)
+    assert "replay" not in got.work
+    assert got.record.calls == rec.calls and got.work["digest"] == rec.work["digest"]
 
 
 def test_pending_copy_is_not_skipped_by_the_epoch_filter():

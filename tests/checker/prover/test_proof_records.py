@@ -1,0 +1,90 @@
+"""Proof records (checker/prover/records.py): a replay gives the full search's verdicts and work; a record is
+never a result: a forged one can skip queries (a worse verdict) or miss (the full search again), never make a
+kernel proven; one of another PTX or checker is ignored."""
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from kreg.checker.prover.prove import CHECKER_VERSION, PROPS, prove
+from kreg.checker.prover.records import Record, query_key
+
+from helpers.prover_corpus import TIMEOUT_MS, corpus_ops, corpus_ptx, corpus_variant
+
+
+def _prove(name, record=None):
+    v = corpus_variant(name)
+    return prove(v, corpus_ops()[v.op], corpus_ptx(name), timeout_ms=TIMEOUT_MS, budget_ms=4 * TIMEOUT_MS,
+                 isolate=False, record=record)
+
+
+def _statuses(proof):
+    return {p: (str(v.status), v.scope) for p, v in proof.verdicts.items()}
+
+
+@pytest.fixture(scope="module")
+def full():
+    return {n: _prove(n) for n in ("matmul_tiled", "bug_off_by_one", "bug_two_per_index")}
+
+
+def test_replay_gives_the_full_search_verdicts_and_work(full):
+    for name, proof in full.items():
+        again = _prove(name, proof.record)
+        assert _statuses(again) == _statuses(proof)
+        assert again.work["digest"] == proof.work["digest"] and again.work["units"] == proof.work["units"]
+        assert "fell_back" not in again.work["replay"] and again.work["replay"]["replayed"] > 0
+
+
+def test_record_claiming_every_query_closed_falls_back_and_never_proves_a_bug(full):
+    for name in ("bug_off_by_one", "bug_two_per_index"):
+        forged = copy.deepcopy(full[name].record)
+        forged.calls = [[k, s, "unsat", u, key] for k, s, _, u, key in forged.calls]
+        again = _prove(name, forged)
+        assert "fell_back" in again.work["replay"]
+        assert _statuses(again) == _statuses(full[name])
+        assert any(v.status == "refuted" for v in again.verdicts.values())
+
+
+def test_record_claiming_nothing_closed_never_proves_a_bug(full):
+    """Skipped queries leave the prover to its fallbacks (other encodings, smaller groups, named cases), each
+    solved for real: the verdicts may differ from the full search's, but a bug is never proven."""
+    from helpers.prover_corpus import LABELS
+    for name in ("bug_off_by_one", "bug_two_per_index", "matmul_tiled"):
+        forged = copy.deepcopy(full[name].record)
+        forged.calls = [[k, s, "unknown", u, key] for k, s, _, u, key in forged.calls]
+        again = _prove(name, forged)
+        assert again.work["replay"]["skipped"] > 0
+        if name in LABELS and LABELS[name].get("breaks"):
+            assert again.verdicts[LABELS[name]["breaks"]].status != "proven"
+        else:
+            assert all(v.status != "refuted" for v in again.verdicts.values())
+
+
+@pytest.mark.parametrize("change", ["ptx_sha256", "checker_version"])
+def test_record_of_another_ptx_or_checker_is_ignored(full, change):
+    rec = copy.deepcopy(full["matmul_tiled"].record)
+    setattr(rec, change, "other")
+    again = _prove("matmul_tiled", rec)
+    assert "replay" not in again.work and _statuses(again) == _statuses(full["matmul_tiled"])
+
+
+def test_record_round_trips_and_rejects_malformed_json(full, tmp_path):
+    rec = full["matmul_tiled"].record
+    assert rec.checker_version == CHECKER_VERSION and len(rec.calls) == rec.work["queries"]
+    rec.save(tmp_path / "r.json")
+    from kreg.checker.prover.records import load
+    assert load(tmp_path / "r.json").to_json() == rec.to_json()
+    for bad in ({"format": 1, "calls": [["bv", "smt", "unsat", "many", "k"]]}, {"format": 99, "calls": []}, [1]):
+        with pytest.raises(ValueError):
+            Record.from_json(bad)
+    (tmp_path / "bad.json").write_text("{not json")
+    assert load(tmp_path / "bad.json") is None
+
+
+def test_query_key_ignores_the_printer_s_term_ids():
+    a = "(let (($x1302 (and p q))) (let ((?x77 (+ y 1))) (and $x1302 (> ?x77 0))))"
+    b = "(let (($x9 (and p q))) (let ((?x1234 (+ y 1))) (and $x9 (> ?x1234 0))))"
+    c = "(let (($x9 (and p r))) (let ((?x1234 (+ y 1))) (and $x9 (> ?x1234 0))))"
+    assert query_key(a) == query_key(b) != query_key(c)
+    assert set(PROPS) == {"read_only", "in_bounds", "race_free", "barrier_safe"}
