@@ -194,12 +194,13 @@ def _prove_launch(variant, op, module, launch, timeout_ms, budget, n=0) -> dict[
     if any(ins.op == "wgmma" for ins in kernel.instrs):
         from kreg.checker.prover.semantics import shared_window
         base += shared_window(env.buffers)
+    th = _Threads(env)
+    base += _ballots(ta, tb, th) + _popc_order(ta, tb)
     approx = ta.approx | tb.approx
     solver = BvSolver(base, timeout_ms, budget)
     solver.ints = IntSolver(base, budget)
     cases = {name: c for name, c in op.cases.items()}
 
-    th = _Threads(env)
     caveats = _caveats(ta.obligations, solver)
     bufs = env.buffers
     queries: dict[str, list[_Q]] = {p: [] for p in PROPS}
@@ -230,6 +231,26 @@ def _prove_launch(variant, op, module, launch, timeout_ms, budget, n=0) -> dict[
             if out[p].status is Status.PROVEN:
                 out[p] = PropertyVerdict(Status.UNKNOWN, None, "loop summary not justified: " + "; ".join(caveats[:3]))
     _replay_witnesses(out, variant, op, module, n)
+    return out
+
+
+def _ballots(ta, tb, th) -> list:
+    """A full-mask ballot that every thread runs once (checker/prover/semantics.py: _ballot) gives the threads
+    of one warp one value."""
+    return [z3.Implies(th.same_warp, va == vb) for ia, va in ta.ballots for ib, vb in tb.ballots if ia == ib]
+
+
+def _popc_order(ta, tb) -> list:
+    """Facts of popcount (true of any values) for the two threads' popc of one instruction: a subset of the
+    bits counts no more, a proper subset fewer (the ranks a ballot's prefix masks give lanes differ)."""
+    out = []
+    for ia, a, ra in ta.popcs:
+        for ib, b, rb in tb.popcs:
+            if ia != ib:
+                continue
+            for x, rx, y, ry in ((a, ra, b, rb), (b, rb, a, ra)):
+                sub = x & ~y == 0
+                out += [z3.Implies(sub, z3.ULE(rx, ry)), z3.Implies(z3.And(sub, x != y), z3.ULT(rx, ry))]
     return out
 
 

@@ -75,7 +75,8 @@ def unmodelled(module: P.Module, variant) -> list[str]:
             out.append("the values an atomic returns (distinct tickets to distinct threads) are not modelled: "
                        "an address or bound computed from them is arbitrary to the prover")
         if "vote" in ops and "popc" in ops:
-            out.append("positions computed from ballot masks (popc of a vote.ballot) are not modelled")
+            out.append("positions computed from ballot masks (popc of a vote.ballot) are modelled only for a full-mask "
+                       "ballot that every thread reaches once, outside loops and early exits")
         taint = _loaded_from_memory(k)
         loop_preds = _back_edge_preds(k)
         if any(i.op == "setp" and _regs(i.args[:1])[0] in loop_preds and set(_regs(i.args[1:])) & taint
