@@ -123,7 +123,7 @@ def execute(ex, st, ins: P.Instr, guard):
             raise Unsupported(f"atomic without an address: {ins.text.strip()}")
         addr, tag = _address(ex, st, a)
         ex.record(st, ins, "atomic", tag, addr, max(_w(ins) // 8, 1) * ins.vector, guard)
-        if op == "atom":
+        if op == "atom" and not _ticket(ex, st, ins, guard, addr, tag):
             _havoc_dests(ex, st, ins, guard)
         return
     if op in ("bar", "barrier"):
@@ -263,6 +263,25 @@ def execute(ex, st, ins: P.Instr, guard):
             return _uf_op(ex, st, ins, guard)
         r = _saturate(vals, op, r, w)
     ex.write(st, d, r, tag, guard)
+
+
+def _ticket(ex, st, ins, guard, addr, tag) -> bool:
+    """atom.add of a positive constant (an integer counter), outside every loop, into a named buffer: its
+    result is a fresh value recorded as a ticket; prove.py constrains it (distinct per thread, within the
+    counter's range) only where every access of that counter in the launch is this atomic, else it stays
+    arbitrary. False (havoc) for any other atomic."""
+    if "add" not in ins.mods or ins.type not in ("u32", "s32", "u64", "s64") or len(ins.args) != 3 \
+            or any(m not in ("global", "add", ins.type, "relaxed", "gpu", "sys") for m in ins.mods) \
+            or not isinstance(ins.args[0], P.Reg) or not isinstance(ins.args[2], P.Imm) or ins.args[2].is_float \
+            or int(ins.args[2].value) <= 0 or not isinstance(tag, str) or tag == "?" or ins.vector != 1 \
+            or any(ex.k.block_of[ins.index] in L.body for L in ex.loops.values()):
+        return False
+    w = P.TYPES[ins.type]
+    t = ex.fresh(f"ticket{ins.index}", w)
+    pc = st.pc if guard is None else z3.And(st.pc, guard)
+    ex.trace.tickets.append((ins.index, t, pc, tag, addr, int(ins.args[2].value), w))
+    ex.write(st, ins.args[0], t, None, guard)
+    return True
 
 
 def _popc(ex, st, ins, guard):
