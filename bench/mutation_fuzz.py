@@ -41,12 +41,12 @@ def main(argv=None):
         run_mutant(m, rnd, a.shapes, a.timeout_ms, a.budget_ms)
         for p in PROPS:
             if p in m.verdicts:
-                counts[p][m.verdicts[p][0]] += 1
+                counts[p][str(m.verdicts[p][0])] += 1
             viol[p] += p in m.violations
         u = unsound(m)
         bad += [(m, p) for p in u]
         line = (f"{m.name:60s} shapes {m.ran} violates {sorted(m.violations) or '-'} prover "
-                f"{ {p[:4]: v[0][0] for p, v in m.verdicts.items()} } {time.time() - t:.1f}s"
+                f"{ {p[:4]: str(v[0])[0] for p, v in m.verdicts.items()} } {time.time() - t:.1f}s"
                 + (f"  UNSOUND {u}" if u else ""))
         lines.append(line)
         print(f"[{i + 1}/{len(ms)}] {line}", flush=True)

@@ -81,7 +81,12 @@ def _before(k, x, y) -> bool:
 def _link(k, L, ins, me, writers, inner):
     """(source register, sign, step) for `add/sub me, src, step` (or `add me, step, src`) with a
     loop-invariant step, or for a copy `mov me, src` (step 0: the compiler's rotated loops keep the
-    counter's next value in another register and copy it back), else None."""
+    counter's next value in another register and copy it back), or for the round trip `cvt.s64.s32 w, src;
+    ...; cvt.u32.u64 me, w` (a 32-bit counter widened for an address and narrowed back: a copy, exactly,
+    when the widening is w's only write in the loop, runs once per iteration and before the narrowing), else
+    None."""
+    if ins.op == "cvt" and (got := _round_trip(k, L, ins, me, writers, inner)) is not None:
+        return got
     if ins.type not in ("s32", "u32", "s64", "u64", "b32", "b64"):
         return None
     if ins.op == "mov" and len(ins.args) == 2 and ins.args[0] == P.Reg(me) and isinstance(ins.args[1], P.Reg) \
@@ -95,6 +100,33 @@ def _link(k, L, ins, me, writers, inner):
     if ins.op == "add" and isinstance(a2, P.Reg) and (st := _step(k, L, a1, writers, inner, ins)) is not None:
         return a2.name, 1, st
     return None
+
+
+NARROW = {("u32", "u64"), ("s32", "s64"), ("u32", "s64"), ("s32", "u64"), ("b32", "b64")}
+WIDEN = {("s64", "s32"), ("u64", "u32")}
+
+
+def _round_trip(k, L, ins, me, writers, inner):
+    """(src, 1, 0) for `cvt.{u32,s32}.{u64,s64} me, w` where w's only writer in the loop is `cvt.{s64.s32,
+    u64.u32} w, src` with 32-bit src, unpredicated, run once per iteration before ins: the low 32 bits of a
+    sign or zero extension are the value extended. src is not written between the two (the value the
+    widening read is the one the chain sees at the narrowing)."""
+    if ins.types[:2] not in NARROW or len(ins.args) != 2 or ins.args[0] != P.Reg(me) or ins.pred is not None \
+            or any(m not in P.TYPES for m in ins.mods) or not isinstance(ins.args[1], P.Reg):
+        return None
+    w = ins.args[1].name
+    if len(writers.get(w, ())) != 1:
+        return None
+    bw, wid = writers[w][0]
+    if wid.op != "cvt" or wid.types[:2] not in WIDEN or len(wid.args) != 2 or wid.pred is not None \
+            or any(m not in P.TYPES for m in wid.mods) or not isinstance(wid.args[1], P.Reg) \
+            or P.TYPES.get(k.regs.get(wid.args[1].name)) != 32 or P.TYPES.get(k.regs.get(me)) != 32 \
+            or not _once(k, L, bw, wid, inner) or not _before_strict(k, wid, ins):
+        return None
+    src = wid.args[1].name
+    if any(not _before_strict(k, x, wid) and not _before_strict(k, ins, x) for _, x in writers.get(src, ())):
+        return None     # src may change between the widening and the narrowing
+    return src, 1, P.Imm(0)
 
 
 @dataclass(frozen=True)

@@ -20,13 +20,15 @@ from kreg.checker.ptx import toolchain
 from kreg.checker.ptx.digest import ptx_digest
 from kreg.checker.prover.env import AXES, LaunchEnv
 from kreg.checker.prover.records import Record, RecordMiss, Replay
-from kreg.checker.prover.solving import VARIANT_GUARD_FLOOR_S, VARIANT_WALL_GUARD, Budget, BvSolver, IntSolver, WallClockStop
+from kreg.checker.prover.solving import (VARIANT_GUARD_FLOOR_S, VARIANT_WALL_GUARD, Budget, BvSolver, IntSolver,
+                                         WallClockStop, always)
 from kreg.checker.prover.state import Unsupported
 from kreg.checker.prover.symbolic import Executor
 from kreg.checker.ptx.cfg import exit_ipdom, is_block_barrier, is_block_collective, is_warp_sync, sync_branches
 from kreg.checker.prover.witness import replay
 
-CHECKER_VERSION = "prover-0.14"  # 0.14: deterministic solving (checker/prover/solving.py: rlimit units only, explicit strategies, CPU-time guards that decide nothing); ld.global.nc / ldu of written bytes is a race; instructions of unknown effect Unsupported; a bounded emulator search refutes unknowns; alignment under in_bounds (every access at a multiple of its width, "misaligned ...")
+CHECKER_VERSION = "prover-0.15"  # 0.15: atomic tickets (atom.add of a constant outside loops on a counter nothing else touches: distinct values below init + inc x a bound on the threads taking one); popc exact; a full-mask ballot every thread reaches once is one value per warp (its lane bit the thread's predicate); a loop counter widened and narrowed back (cvt) is an induction
+                                 # 0.14: deterministic solving (checker/prover/solving.py: rlimit units only, explicit strategies, CPU-time guards that decide nothing); ld.global.nc / ldu of written bytes is a race; instructions of unknown effect Unsupported; a bounded emulator search refutes unknowns; alignment under in_bounds (every access at a multiple of its width, "misaligned ...")
                                  # 0.13: wgmma with A from registers and MN-major (transposed) operands; K-major footprint exact for any SBO; wgmma-only branches warpgroup-uniform; a loop's async count padded where paths differ
                                  # 0.12: what is in flight where a loop iteration starts (cp.async copies, wgmma reads,
                                  # writes not yet fenced for the async proxy; on entry or at a back edge) is bounded by
@@ -216,12 +218,15 @@ def _prove_launch(variant, op, module, launch, timeout_ms, budget, n=0) -> dict[
     if any(ins.op == "wgmma" for ins in kernel.instrs):
         from kreg.checker.prover.semantics import shared_window
         base += shared_window(env.buffers)
+    th = _Threads(env)
+    base += _ballots(ta, tb, th) + _popc_order(ta, tb)
+    ticketed = _tickets(ta, tb, th, env, variant, base)
+    base += ticketed
     approx = ta.approx | tb.approx
     solver = BvSolver(base, timeout_ms, budget)
     solver.ints = IntSolver(base, budget)
     cases = {name: c for name, c in op.cases.items()}
 
-    th = _Threads(env)
     caveats = _caveats(ta.obligations, solver)
     bufs = env.buffers
     queries: dict[str, list[_Q]] = {p: [] for p in PROPS}
@@ -242,6 +247,9 @@ def _prove_launch(variant, op, module, launch, timeout_ms, budget, n=0) -> dict[
         aligned = _decide("in_bounds", _aligned(ta.accesses, bufs), solver, env, cases, approx, bits=True)
         out["in_bounds"] = _worse(out["in_bounds"], aligned)
     _dependencies(out, kernel, ta.accesses, bufs, just)
+    if ticketed:       # the tickets hold while only the atomics touch their counter: until a first stray access
+        for p in ("read_only", "race_free"):
+            out[p] = _rely(out[p], out["in_bounds"], "every access being inside its buffer (atomic tickets)")
     if per_case:         # some buffer attributions hold for the named cases only
         for p in PROPS:
             if out[p].proven_for_all_dims:
@@ -252,6 +260,73 @@ def _prove_launch(variant, op, module, launch, timeout_ms, budget, n=0) -> dict[
             if out[p].status is Status.PROVEN:
                 out[p] = PropertyVerdict(Status.UNKNOWN, None, "loop summary not justified: " + "; ".join(caveats[:3]))
     _replay_witnesses(out, variant, op, module, n)
+    return out
+
+
+def _ballots(ta, tb, th) -> list:
+    """A full-mask ballot that every thread runs once (checker/prover/semantics.py: _ballot) gives the threads
+    of one warp one value."""
+    return [z3.Implies(th.same_warp, va == vb) for ia, va in ta.ballots for ib, vb in tb.ballots if ia == ib]
+
+
+def _tickets(ta, tb, th, env, variant, base) -> list:
+    """Constraints on the values an atomic counter hands out (checker/prover/semantics.py: _ticket), for a
+    counter (a buffer with a `values` range for its initial contents, in a single-launch variant) whose only
+    access in the launch is one such atomic at one fixed address, each thread running it at most once: the
+    n-th atomic in the launch returns init + n * inc, so two threads get distinct values, init <= t < init
+    + inc * E where E, the number of threads that run it, is at most every bound L found such that each of
+    them has a global linear index below L (distinct threads, distinct indices); only where init + inc * L
+    cannot wrap. [] where any of this is not shown (the values stay arbitrary)."""
+    out = []
+    if len(variant.launches) != 1 or not ta.tickets:
+        return out
+    for n, (ia, t_a, pc_a, tag, addr, inc, w) in enumerate(ta.tickets):
+        ib, t_b, pc_b = tb.tickets[n][:3]
+        buf = env.buffers.get(tag)
+        if ib != ia or buf is None or buf.kind != "param" or buf.values is None or \
+                sum(1 for x in ta.tickets if x[3] == tag) != 1:
+            continue
+        if any(a.buffer in (tag, None, "?") and not (a.kind == "atomic" and a.instr.index == ia) for a in ta.accesses):
+            continue       # another access of the counter (or one that may be): the tickets are not the whole story
+        if not z3.is_bv_value(z3.simplify(addr - buf.base)):
+            continue
+        W, GW = env.W, env.W + 96           # GW: no product of the launch's sizes wraps
+        cons = [*env.constraints, *env.thread_constraints("A"), *ta.defs]
+        lo, hi = buf.values
+        tid, cta = env.thread("A")
+        z = lambda x: z3.ZeroExt(GW - x.size(), x)       # noqa: E731
+        nthreads = z(env.block[0]) * z(env.block[1]) * z(env.block[2])
+        g = (z(cta[0]) + z(cta[1]) * z(env.grid[0]) + z(cta[2]) * z(env.grid[0]) * z(env.grid[1])) * nthreads \
+            + z(tid[0]) + z(tid[1]) * z(env.block[0]) + z(tid[2]) * z(env.block[0]) * z(env.block[1])
+        cands = list(env.dims.values()) + [z3.UDiv(b.size, b.elem_bits // 8) for b in env.buffers.values()
+                                           if b.kind == "param" and b.elem_bits >= 8]
+        bounds = [L for L in cands if always(env.constraints, z3.And(lo >= 0, L >= 0, z3.ULE(
+                      z(hi) + inc * z(L), 1 << w))) and always(cons, z3.Implies(pc_a, z3.ULT(g, z(L))))]
+        if not bounds or W < w + 2:
+            continue
+        init = z3.BitVec(f"ticket_init{ia}", W)
+        count = z3.BitVec(f"ticket_count{ia}", W)
+        out += [lo <= init, init <= hi] + [z3.ULE(count, L) for L in bounds]
+        ks = []
+        for t, sfx in ((t_a, "A"), (t_b, "B")):
+            k = z3.BitVec(f"ticket_k{ia}@{sfx}", W)
+            ks.append(k)
+            out += [z3.ULT(k, count), z3.ZeroExt(W - w, t) == init + inc * k]
+        out.append(z3.Implies(z3.And(th.distinct, pc_a, pc_b), ks[0] != ks[1]))
+    return out
+
+
+def _popc_order(ta, tb) -> list:
+    """Facts of popcount (true of any values) for the two threads' popc of one instruction: a subset of the
+    bits counts no more, a proper subset fewer (the ranks a ballot's prefix masks give lanes differ)."""
+    out = []
+    for ia, a, ra in ta.popcs:
+        for ib, b, rb in tb.popcs:
+            if ia != ib:
+                continue
+            for x, rx, y, ry in ((a, ra, b, rb), (b, rb, a, ra)):
+                sub = x & ~y == 0
+                out += [z3.Implies(sub, z3.ULE(rx, ry)), z3.Implies(z3.And(sub, x != y), z3.ULT(rx, ry))]
     return out
 
 

@@ -13,7 +13,7 @@ from kreg.checker.prover.state import SIGNED, BranchCheck, Unsupported, bv, fit
 
 FLOAT = {"f16", "f16x2", "bf16", "bf16x2", "f32", "f64", "tf32", "e4m3x2", "e5m2x2"}
 PURE_UF = {"fma", "rcp", "sqrt", "rsqrt", "ex2", "lg2", "sin", "cos", "tanh", "copysign", "testp", "bfe", "bfi",
-           "prmt", "popc", "clz", "brev", "lop3", "shf", "sad", "cnot", "mul24", "mad24", "slct", "set"}
+           "prmt", "clz", "brev", "lop3", "shf", "sad", "cnot", "mul24", "mad24", "slct", "set"}
 HAVOC = {"shfl", "vote", "activemask", "match", "redux", "addc", "subc", "madc", "isspacep"}
 NOOP = {"membar", "fence", "prefetch", "prefetchu", "nanosleep", "ret", "exit", "bra",
         "griddepcontrol"}   # PDL's wait / launch_dependents order this grid against others only
@@ -123,7 +123,7 @@ def execute(ex, st, ins: P.Instr, guard):
             raise Unsupported(f"atomic without an address: {ins.text.strip()}")
         addr, tag = _address(ex, st, a)
         ex.record(st, ins, "atomic", tag, addr, max(_w(ins) // 8, 1) * ins.vector, guard)
-        if op == "atom":
+        if op == "atom" and not _ticket(ex, st, ins, guard, addr, tag):
             _havoc_dests(ex, st, ins, guard)
         return
     if op in ("bar", "barrier"):
@@ -140,8 +140,12 @@ def execute(ex, st, ins: P.Instr, guard):
         return _havoc_dests(ex, st, ins, guard)
     if op in ("bfe", "bfi") and _bit_field(ex, st, ins, guard):
         return
+    if op == "vote" and _ballot(ex, st, ins, guard):
+        return
     if op in HAVOC:
         return _havoc_dests(ex, st, ins, guard)
+    if op == "popc" and ins.type in ("b32", "b64") and len(ins.args) == 2:
+        return _popc(ex, st, ins, guard)
     if op in PURE_UF:
         return _uf_op(ex, st, ins, guard)
     if op in ("mov", "cvta"):
@@ -259,6 +263,57 @@ def execute(ex, st, ins: P.Instr, guard):
             return _uf_op(ex, st, ins, guard)
         r = _saturate(vals, op, r, w)
     ex.write(st, d, r, tag, guard)
+
+
+def _ticket(ex, st, ins, guard, addr, tag) -> bool:
+    """atom.add of a positive constant (an integer counter), outside every loop, into a named buffer: its
+    result is a fresh value recorded as a ticket; prove.py constrains it (distinct per thread, within the
+    counter's range) only where every access of that counter in the launch is this atomic, else it stays
+    arbitrary. False (havoc) for any other atomic."""
+    if "add" not in ins.mods or ins.type not in ("u32", "s32", "u64", "s64") or len(ins.args) != 3 \
+            or any(m not in ("global", "add", ins.type, "relaxed", "gpu", "sys") for m in ins.mods) \
+            or not isinstance(ins.args[0], P.Reg) or not isinstance(ins.args[2], P.Imm) or ins.args[2].is_float \
+            or int(ins.args[2].value) <= 0 or not isinstance(tag, str) or tag == "?" or ins.vector != 1 \
+            or any(ex.k.block_of[ins.index] in L.body for L in ex.loops.values()):
+        return False
+    w = P.TYPES[ins.type]
+    t = ex.fresh(f"ticket{ins.index}", w)
+    pc = st.pc if guard is None else z3.And(st.pc, guard)
+    ex.trace.tickets.append((ins.index, t, pc, tag, addr, int(ins.args[2].value), w))
+    ex.write(st, ins.args[0], t, None, guard)
+    return True
+
+
+def _popc(ex, st, ins, guard):
+    """popc.b32 / popc.b64: the number of one bits, exactly (a sum of the bits, 7 bits wide, zero-extended);
+    recorded, so that prove.py can state what the solver would find dear: fewer bits set, a smaller count."""
+    w = P.TYPES[ins.type]
+    a = ex.operand(st, ins.args[1], w)[0]
+    r = z3.Sum([z3.ZeroExt(6, z3.Extract(i, i, a)) for i in range(w)])
+    ex.trace.popcs.append((ins.index, a, r))
+    ex.trace.defs += [z3.ULE(r, w), z3.Implies(z3.Extract(w - 1, w - 1, a) == 0, z3.ULE(r, w - 1))]   # facts: cheap bounds
+    ex.write(st, ins.args[0], z3.ZeroExt(_width_of(ex, ins.args[0], 32) - 7, r), None, guard)
+
+
+def _ballot(ex, st, ins, guard) -> bool:
+    """vote.sync.ballot.b32 d, p, 0xffffffff (full member mask) outside every loop and reached by every thread
+    (no path condition, no guard): the warp's mask, one value for the warp's threads (checker/prover/prove.py
+    equates the two symbolic threads' values when they share a warp: each thread runs it once, all 32 lanes
+    together) whose bit at the thread's lane is its predicate. False (not modelled: havoc) otherwise."""
+    if ins.mods[:3] != ("sync", "ballot", "b32") or len(ins.args) != 3 or guard is not None \
+            or not isinstance(ins.args[0], P.Reg) or ex.k.regs.get(ins.args[0].name) not in ("b32", "u32", "s32"):
+        return False
+    m = ex.operand(st, ins.args[2], 32)[0]
+    if not z3.is_true(z3.simplify(m == bv(0xffffffff, 32))) or not z3.is_true(z3.simplify(st.pc)) \
+            or any(ex.k.block_of[ins.index] in L.body for L in ex.loops.values()):
+        return False
+    p = ex.operand(st, ins.args[1], 0)[0]
+    v = ex.fresh(f"ballot{ins.index}", 32)
+    lane = ex.special["%laneid"]
+    ex.trace.defs.append((z3.LShR(v, fit(lane, 32)) & 1) == z3.If(p, bv(1, 32), bv(0, 32)))
+    ex.trace.ballots.append((ins.index, v))
+    ex.write(st, ins.args[0], v, None, None)
+    return True
 
 
 def _saturate(vals, op, r, w):

@@ -95,6 +95,9 @@ class Trace:
     approx: set = field(default_factory=set)          # names of over-approximated (havoc) symbols
     collectives: list = field(default_factory=list)   # (instr, pc, loop_ks, epoch, operands): wgmma issues
     notes: list = field(default_factory=list)
+    ballots: list = field(default_factory=list)       # (instr index, value): full-mask ballots, one per warp
+    tickets: list = field(default_factory=list)       # (index, value, pc, buffer, address, increment, width)
+    popcs: list = field(default_factory=list)         # (instr index, operand, 7-bit count): popc results
 
 
 def bv(v, w):

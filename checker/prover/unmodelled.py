@@ -72,10 +72,13 @@ def unmodelled(module: P.Module, variant) -> list[str]:
                        "modelled: order with a barrier (__syncthreads, __syncwarp) instead")
         used = {r for i in k.instrs for r in _regs(i.args[1:] if i.op not in ("st", "red") else i.args)}
         if any(i.op == "atom" and set(_regs(i.args[:1])) & used for i in k.instrs):
-            out.append("the values an atomic returns (distinct tickets to distinct threads) are not modelled: "
-                       "an address or bound computed from them is arbitrary to the prover")
+            out.append("the values an atomic returns are modelled only as tickets (distinct, below init + step x "
+                       "threads) of an atom.add of a constant outside loops, on a counter with a `values` range that no "
+                       "other access touches, taken by threads a bound such as `i < n` counts: else an address or "
+                       "bound computed from them is arbitrary to the prover")
         if "vote" in ops and "popc" in ops:
-            out.append("positions computed from ballot masks (popc of a vote.ballot) are not modelled")
+            out.append("positions computed from ballot masks (popc of a vote.ballot) are modelled only for a full-mask "
+                       "ballot that every thread reaches once, outside loops and early exits")
         taint = _loaded_from_memory(k)
         loop_preds = _back_edge_preds(k)
         if any(i.op == "setp" and _regs(i.args[:1])[0] in loop_preds and set(_regs(i.args[1:])) & taint

@@ -114,7 +114,9 @@ def _forms():
           ("bfi.b64 %d, %a, %b, 3, 0", {"d": "b64", "a": "b64", "b": "b64"}),
           ("bfe.u32 %d, %a, 3, 5", {"d": "b32", "a": "b32"}), ("bfe.s32 %d, %a, 3, 5", {"d": "b32", "a": "b32"}),
           ("bfe.s64 %d, %a, 60, 4", {"d": "b64", "a": "b64"}), ("bfe.u64 %d, %a, 0, 64", {"d": "b64", "a": "b64"}),
-          ("bfe.u32 %d, %a, 30, 8", {"d": "b32", "a": "b32"})]       # past the top: left to the function
+          ("bfe.u32 %d, %a, 30, 8", {"d": "b32", "a": "b32"}),       # past the top: left to the function
+          # population count (exact: ballot ranks)
+          ("popc.b32 %d, %a", {"d": "b32", "a": "b32"}), ("popc.b64 %d, %a", {"d": "b32", "a": "b64"})]
     return f
 
 
@@ -124,7 +126,7 @@ _f32 = {"d": "b32", "a": "b32", "b": "b32"}
 UF_FORMS = [
     ("bfe.u32 %d, %a, %b, %c", {**_f32, "c": "b32"}), ("bfe.s32 %d, %a, %b, %c", {**_f32, "c": "b32"}),
     ("bfi.b32 %d, %a, %b, %c, %e", {**_f32, "c": "b32", "e": "b32"}), ("prmt.b32 %d, %a, %b, %c", {**_f32, "c": "b32"}),
-    ("popc.b32 %d, %a", _f32), ("clz.b32 %d, %a", _f32), ("brev.b32 %d, %a", _f32),
+    ("clz.b32 %d, %a", _f32), ("brev.b32 %d, %a", _f32),
     ("lop3.b32 %d, %a, %b, %c, 0x96", {**_f32, "c": "b32"}), ("mul24.lo.u32 %d, %a, %b", _f32),
     ("cnot.b32 %d, %a", _f32), ("sad.u32 %d, %a, %b, %c", {**_f32, "c": "b32"}),
     ("add.f32 %d, %a, %b", _f32), ("add.ftz.f32 %d, %a, %b", _f32), ("mul.rn.f32 %d, %a, %b", _f32),
