@@ -51,7 +51,8 @@ def load(d: Path):
 
 
 def decode_rate(m, ids, new: int, runs: int, **gen) -> tuple[float, list[float]]:
-    """Median decode tokens/s of m.generate over runs (after a warm-up that compiles where gen asks it)."""
+    """Median decode tokens/s of m.generate over runs, after two warm-ups at the timed lengths (which compile
+    and capture where gen asks it)."""
     import torch
 
     def timed(n: int) -> float:
@@ -63,8 +64,8 @@ def decode_rate(m, ids, new: int, runs: int, **gen) -> tuple[float, list[float]]
         return time.perf_counter() - t0
 
     with torch.no_grad():
-        timed(8)
-        timed(8)
+        for n in (1, 1 + new, 1, 1 + new):     # warm-up at the timed lengths (a static cache is sized by them)
+            timed(n)
         rates = []
         for _ in range(runs):
             one = timed(1)
