@@ -5,12 +5,14 @@ Random bf16 weights of a Qwen3 shape (default 4B), a 128-token prompt, 512 new t
 ignored; the median of --runs runs per row. Each row is written to OUT as it finishes.
 
     python bench/engine_gpu.py OUT [--shape 4b] [--rows kreg,torch,hf,prefill] [--runs 3] [--model-dir DIR]
+        [--profiles fastest,safe-only] [--prefill-len 2048,8192]
     python bench/engine_gpu.py OUT --device cpu --shape tiny --new 4 --rows kreg     # smoke test
 
 Rows for the issue's table: `--shape 0.6b` and `--shape 8b` (the 8B target is 160 tok/s), an 8192-token
 context `--prompt-len 8192` (decoding from 8192 cached positions on), and `--rows prefill`: one pass over
-a --prefill-len (2048) token prompt, kreg's engine (both profiles) against eager PyTorch with the same
-weights (cuBLAS through F.linear, scaled_dot_product_attention), prompt tokens per second.
+a --prefill-len (2048; a comma list runs each) token prompt, kreg's engine (the --profiles, default both) against
+eager PyTorch with the same weights (cuBLAS through F.linear, scaled_dot_product_attention), prompt tokens per
+second.
 
 The kreg rows need verify results for this GPU in $KREG_HOME (`kreg verify --device gpu`); a row that
 cannot run is written with its reason."""
@@ -256,6 +258,39 @@ def hf_row(d, prompt, new, runs):
     return statistics.median(rates), rates
 
 
+def free_cupy_pool() -> None:
+    """Hand CuPy's cached blocks back before torch allocates."""
+    import gc
+    import cupy
+    gc.collect()
+    cupy.get_default_memory_pool().free_all_blocks()
+
+
+def prefill_rows(rep, d, cfg, n, profiles, runs) -> None:
+    """The prefill rows at an n-token prompt: kreg's engine per profile, then eager torch beside them."""
+    prompt = [int(t) for t in np.random.default_rng(1).integers(0, min(cfg.vocab_size, 150000), n)]
+    tokens, rates = {}, {}
+    for profile in profiles:
+        try:
+            rates[profile], tokens[profile] = kreg_prefill_row(d, profile, prompt, runs)
+            rep.row(f"kreg {profile} prefill of {n} tokens: {rates[profile]:.0f} tok/s")
+        except EngineError as e:
+            rep.row(f"kreg {profile} prefill of {n} tokens: not run: {e}".replace("\n", " "))
+        except Exception as e:
+            rep.row(f"kreg {profile} prefill of {n} tokens: failed: {type(e).__name__}: {e}")
+            traceback.print_exc()
+    free_cupy_pool()
+    try:
+        rate, tok = torch_prefill_row(d, cfg, prompt, runs)
+        ratios = "; ".join(f"kreg {p} {rates[p] / rate:.2f}x, {'same' if t == tok else 'another'} next token"
+                           for p, t in tokens.items())
+        rep.row(f"torch eager prefill (cuBLAS F.linear + SDPA) of {n} tokens: {rate:.0f} tok/s"
+                + (f" ({ratios})" if ratios else ""))
+    except Exception as e:
+        rep.row(f"torch eager prefill of {n} tokens: failed: {type(e).__name__}: {e}")
+        traceback.print_exc()
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out")
@@ -264,7 +299,8 @@ def main(argv=None) -> int:
     ap.add_argument("--new", type=int, default=512)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--rows", default="kreg,torch,hf", help="any of kreg, kreg-nopdl (with kreg), torch, hf, prefill")
-    ap.add_argument("--prefill-len", type=int, default=2048)
+    ap.add_argument("--prefill-len", default="2048", help="prompt length of the prefill rows; a comma list runs each")
+    ap.add_argument("--profiles", default="fastest,safe-only", help="the kreg profiles of the kreg and prefill rows")
     ap.add_argument("--hf-new", type=int, default=128, help="new tokens of the HF row (eager HF is slow)")
     ap.add_argument("--hf-runs", type=int, default=1)
     ap.add_argument("--model-dir")
@@ -274,7 +310,7 @@ def main(argv=None) -> int:
     d = model_dir(a)
     cfg = load_config(d)
     prompt = [int(t) for t in np.random.default_rng(0).integers(0, min(cfg.vocab_size, 150000), a.prompt_len)]
-    rows = a.rows.split(",")
+    rows, profiles = a.rows.split(","), a.profiles.split(",")
     if a.device == "gpu":
         from kreg.conformance.harness import GpuHarness
         from kreg.conformance.speed import copy_bandwidth
@@ -287,7 +323,7 @@ def main(argv=None) -> int:
                 f"{bw / wb:.1f} tok/s")
     tokens = {}
     if "kreg" in rows:
-        for profile in ("fastest", "safe-only"):
+        for profile in profiles:
             try:
                 med, rates, variants, kp, tokens[profile] = kreg_row(d, profile, prompt, a.new, a.runs, a.device)
                 rep.row(f"kreg {profile}: {med:.1f} tok/s (runs {', '.join(f'{r:.1f}' for r in rates)})")
@@ -310,7 +346,7 @@ def main(argv=None) -> int:
             except Exception as e:                   # a failing row must not lose the others
                 rep.row(f"kreg {profile}: failed: {type(e).__name__}: {e}")
                 traceback.print_exc()
-        if "kreg-nopdl" in rows:
+        if "kreg-nopdl" in rows and "fastest" in profiles:
             try:
                 med, rates, *_ = kreg_row(d, "fastest", prompt, a.new, a.runs, a.device, pdl=False)
                 rep.row(f"kreg fastest without PDL: {med:.1f} tok/s (runs {', '.join(f'{r:.1f}' for r in rates)})")
@@ -320,33 +356,11 @@ def main(argv=None) -> int:
             same = next((i for i, (x, y) in enumerate(zip(tokens["fastest"], tokens["safe-only"])) if x != y), None)
             rep.row("greedy tokens of fastest and safe-only: " + ("identical" if same is None else
                                                                   f"first differ at step {same}"))
-    pf_prompt = [int(t) for t in np.random.default_rng(1).integers(0, min(cfg.vocab_size, 150000), a.prefill_len)]
-    pf_tokens, pf_rates = {}, {}
-    if "prefill" in rows and a.device == "gpu":
-        for profile in ("fastest", "safe-only"):
-            try:
-                pf_rates[profile], pf_tokens[profile] = kreg_prefill_row(d, profile, pf_prompt, a.runs)
-                rep.row(f"kreg {profile} prefill of {a.prefill_len} tokens: {pf_rates[profile]:.0f} tok/s")
-            except EngineError as e:
-                rep.row(f"kreg {profile} prefill: not run: {e}".replace("\n", " "))
-            except Exception as e:
-                rep.row(f"kreg {profile} prefill: failed: {type(e).__name__}: {e}")
-                traceback.print_exc()
-    if a.device == "gpu":                            # hand CuPy's cached blocks back before torch allocates
-        import gc
-        import cupy
-        gc.collect()
-        cupy.get_default_memory_pool().free_all_blocks()
-    if "prefill" in rows and a.device == "gpu":
-        try:
-            rate, tok = torch_prefill_row(d, cfg, pf_prompt, a.runs)
-            ratios = "; ".join(f"kreg {p} {pf_rates[p] / rate:.2f}x, {'same' if t == tok else 'another'} next token"
-                               for p, t in pf_tokens.items())
-            rep.row(f"torch eager prefill (cuBLAS F.linear + SDPA) of {a.prefill_len} tokens: {rate:.0f} tok/s"
-                    + (f" ({ratios})" if ratios else ""))
-        except Exception as e:
-            rep.row(f"torch eager prefill: failed: {type(e).__name__}: {e}")
-            traceback.print_exc()
+    if a.device == "gpu" and "prefill" in rows:
+        for n in (int(x) for x in a.prefill_len.split(",")):
+            prefill_rows(rep, d, cfg, n, profiles, a.runs)
+    if a.device == "gpu":
+        free_cupy_pool()
     for name, fn in (("torch", lambda: torch_peer_row(d, cfg, prompt, a.new, a.runs)),
                      ("hf", lambda: hf_row(d, prompt, a.hf_new, a.hf_runs))):
         if name not in rows or a.device != "gpu":

@@ -6,16 +6,19 @@
 # same checker are reused (proofs are device-independent). Steps ($STEPS, in order):
 #   gpu-tests      pytest -m gpu on the given test files ($GPU_TESTS, default tests)
 #   verify         kreg verify --device gpu $VERIFY_ARGS --json (+ bench/verify_summary.py); verify2: $VERIFY2_ARGS
-#   verify-engine  the same for every bf16 variant of the ops the engine runs ($VERIFY_OPS to choose others),
-#                  --speed-cases all (profiles rank by every named case and choose per case)
+#   verify-engine  the same for every bf16 variant of the ops the engine runs and their untyped ones (decode_advance)
+#                  ($VERIFY_OPS to choose others), --speed-cases all (profiles rank by every named case and choose per case)
 #   sanitize       $SANITIZE: "VARIANT:DIMS ..." each under compute-sanitizer memcheck (bench/one_case_gpu.py)
 #   save-store     the results store to $OUT/results.sqlite (carry it back as $KREG_SEED for the engine)
 #   bench:X        python3 bench/X.py $OUT/X.txt $BENCH_ARGS_X
 #   engine         python3 bench/engine_gpu.py $OUT/engine_gpu.txt $ENGINE_ARGS (on the store of verify-engine)
+#   engine:X       python3 bench/engine_gpu.py $OUT/engine_X.txt $ENGINE_ARGS_X (several engine runs in one session)
 #   submit         kreg submit --device gpu of a correct candidate (tests/data/hostile/_common)
 # Usage (device, carry .whl [.kreg-seed]):
 #   OUT=dir STEPS="verify-engine save-store engine" ENGINE_ARGS="--shape 4b --rows kreg,torch,prefill" bash bench/session_gpu.sh
 #   OUT=dir STEPS="gpu-tests bench:gemv_vs_cublas bench:gemm_gpu bench:attention_decode_gpu" bash bench/session_gpu.sh
+#   OUT=dir STEPS="engine:4b engine:06b" ENGINE_ARGS_4b="--shape 4b --rows kreg,torch" ENGINE_ARGS_06b="--shape 0.6b" ...
+# A verify stopped by its limit ($VERIFY_TIMEOUT) is interrupted: what it decided is in the store and its JSON.
 set -u
 OUT=${OUT:-bench/results}
 mkdir -p "$OUT"
@@ -31,7 +34,7 @@ attention_merge argmax decode_advance add_rms_norm silu_mul gemm qk_norm_rope_pr
 step_timeout() { echo "${STEP_TIMEOUT:-300}"; }
 verify() {   # verify STEP ARGS...: kreg verify --device gpu --json ARGS, its summary
     local step=$1; shift
-    timeout "${VERIFY_TIMEOUT:-400}" kreg verify --device gpu --json "$@" > "$OUT/$step.json" 2> "$OUT/$step.err"
+    timeout -s INT -k 30 "${VERIFY_TIMEOUT:-400}" kreg verify --device gpu --json "$@" > "$OUT/$step.json" 2> "$OUT/$step.err"
     local rc=$?
     python3 bench/verify_summary.py "$OUT/$step.json" > "$OUT/$step.txt" 2>&1
     return $rc
@@ -48,7 +51,8 @@ for step in ${STEPS:-gpu-tests}; do
     verify-engine)
         names=$(kreg list --json | python3 -c 'import json, sys
 ops = sys.argv[1:]
-print(" ".join(r["name"] for r in json.load(sys.stdin) if r["op"] in ops and "bf16" in r["types"].values()))' ${VERIFY_OPS:-$ENGINE_OPS})
+print(" ".join(r["name"] for r in json.load(sys.stdin)
+               if r["op"] in ops and (not r["types"] or "bf16" in r["types"].values())))' ${VERIFY_OPS:-$ENGINE_OPS})
         verify "$step" --jobs "${VERIFY_JOBS:-4}" --timeout "${VERIFY_CASE_TIMEOUT:-120}" --speed-cases all $names; rc=$? ;;
     bench:*)
         b=${step#bench:}
@@ -65,6 +69,11 @@ print(" ".join(r["name"] for r in json.load(sys.stdin) if r["op"] in ops and "bf
     engine)
         timeout "${ENGINE_TIMEOUT:-500}" python3 bench/engine_gpu.py "$OUT/engine_gpu.txt" ${ENGINE_ARGS:-} \
             > "$OUT/engine_gpu.out" 2> "$OUT/engine_gpu.err"; rc=$? ;;
+    engine:*)
+        e=${step#engine:}
+        v="ENGINE_ARGS_$e"
+        timeout "${ENGINE_TIMEOUT:-500}" python3 bench/engine_gpu.py "$OUT/engine_$e.txt" ${!v:-} \
+            > "$OUT/engine_$e.out" 2> "$OUT/engine_$e.err"; rc=$? ;;
     submit)
         d=$(mktemp -d); cp tests/data/hostile/_common/src/hadd_ok.cu "$d/hadd_gpu.cu"
         printf 'op: hadd\nname: hadd_gpu\nsafety: safe\nsource: hadd_gpu.cu\nentry: hadd\ntypes: {T: f32}\nargs: [a, b, out, N]\nlaunch:\n  grid: ["cdiv(N, 256)"]\n  block: [256]\n' > "$d/hadd_gpu.yaml"
