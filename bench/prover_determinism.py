@@ -2,7 +2,7 @@
 JSON line per variant (verdicts with scopes, the work summary of checker/prover/solving.py with its digest, the
 CPU seconds), proved in child processes (--jobs at once), optionally beside --busy busy loops. --compare A B
 checks two such files (two machines, or idle and loaded) give the same verdicts and work digests.
---records DIR also writes each proof's record (checker/prover/records.py) as DIR/<ptx sha256>.json, and --yaml
+--records DIR also writes each proof's record (checker/prover/records.py) as DIR/<variant name>.json, and --yaml
 each safe variant's share of its budget (`proof: {used}`) into its YAML: how the records shipped with the
 built-in registry (kernels/proofs) and the YAML figures are made again after a checker or kernel change.
 
@@ -85,7 +85,7 @@ def main() -> int:
     ap.add_argument("names", nargs="*", help="variants (default: every safe variant of the registry)")
     ap.add_argument("--dtype", help="only variants whose types include this dtype (bf16, f16)")
     ap.add_argument("--all", action="store_true", help="every variant of the registry, unsafe ones too")
-    ap.add_argument("--records", metavar="DIR", help="write each proof's record as DIR/<ptx sha256>.json")
+    ap.add_argument("--records", metavar="DIR", help="write each proof's record as DIR/<variant name>.json")
     ap.add_argument("--yaml", action="store_true", help="write each proven safe variant's `proof: {used}`")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--busy", type=int, default=0, help="busy loops to run beside the proofs")
@@ -113,7 +113,7 @@ def main() -> int:
                 if a.records and record and "stopped" not in r["verdicts"]:
                     from kreg.checker.prover.records import Record
                     os.makedirs(a.records, exist_ok=True)
-                    Record.from_json(record).save(pathlib.Path(a.records) / f"{r['ptx_sha256']}.json")
+                    Record.from_json(record).save(pathlib.Path(a.records) / f"{r['name']}.json")
                 proven = all(v[0] == "proven" and v[1] == "all-dims" for v in r["verdicts"].values()
                              if isinstance(v, list)) and "stopped" not in r["verdicts"]
                 if a.yaml and r["name"] in safe and proven and not a.budget_ms:

@@ -7,6 +7,7 @@ cache) is an environment error, never a verdict on the kernel."""
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 
 from kreg import __version__, isolate
@@ -192,7 +193,7 @@ def verify_variant(entry: Entry, op: Op, device: str, opts: Options | None = Non
     elif opts.prove:
         from kreg.checker.prover.prove import hard_limit_s
         budget = opts.prove_budget_ms or v.proof_budget_ms
-        rec = (known_record or shipped_record)(res.ptx_sha256)
+        rec = known_record(res.ptx_sha256) if known_record else shipped_record(v.name)
         got = isolate.run(prove_stage, v, op, ptx, opts.prove_timeout_ms, budget, rec,
                           timeout_s=hard_limit_s(budget), memory_mb=opts.memory_mb)
         res.seconds["prove"] = round(got.seconds, 2)
@@ -371,11 +372,13 @@ def store_known_proof(store: Store, e: Entry):
     return lambda ptx_sha256: trust.decided_proof(store, e.hash, ptx_sha256, CHECKER_VERSION)
 
 
-def shipped_record(ptx_sha256: str):
-    """The proof record shipped with the built-in registry for this PTX (kernels/proofs/<sha256>.json), if any."""
+def shipped_record(name: str):
+    """The proof record shipped with the built-in registry for the variant of this name
+    (kernels/proofs/<name>.json), if any; the prover follows it only where its PTX sha256 and checker fit."""
     from kreg.checker.prover import records
     from kreg.registry.catalog import BUILTIN
-    return records.load(BUILTIN / "proofs" / f"{ptx_sha256}.json") if ptx_sha256 else None
+    ok = re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]*", name or "")
+    return records.load(BUILTIN / "proofs" / f"{name}.json") if ok else None
 
 
 def store_known_record(store: Store, e: Entry):
@@ -389,7 +392,7 @@ def store_known_record(store: Store, e: Entry):
         try:
             return records.Record.from_json((row or {}).get("payload", {}).get("record"))
         except ValueError:
-            return shipped_record(ptx_sha256)
+            return shipped_record(e.name)
     return known
 
 

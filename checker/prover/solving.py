@@ -184,10 +184,12 @@ def _rcount(s) -> int:
         return 0
 
 
-def limited_check(s, kind: str, step: str, nominal_ms: float, budget: Budget, share: float = 1.0, key: str = ""):
+def limited_check(s, kind: str, step: str, nominal_ms: float, budget: Budget, share: float = 1.0, key: str = "",
+                  recorded: int | None = None):
     """s.check() under the resource limit for share x nominal_ms (no more than the variant's budget has
     left) and the CPU-time guard: (result, why) where why, for unknown, says what stopped it. A stop by the
-    guard raises WallClockStop: it says nothing about the kernel."""
+    guard raises WallClockStop: it says nothing about the kernel. A replayed query is charged and logged with
+    its recorded units (an incremental solver that skipped a query may count a few units more or less)."""
     rl, left = int((RLIMIT_BASE[kind] + RLIMIT_PER_MS[kind] * nominal_ms) * share), budget.units(kind)
     capped = left < rl
     rl = max(1, min(rl, left))      # never 0: to z3 that is no limit
@@ -199,16 +201,17 @@ def limited_check(s, kind: str, step: str, nominal_ms: float, budget: Budget, sh
         r = s.check()
     finally:
         stopped = _WATCHDOG.disarm()
-    used = _rcount(s) - c0
+    actual = _rcount(s) - c0
+    used = actual if recorded is None else recorded
     budget.charge(kind, used)
     if r != z3.unknown:
         budget.log.add(kind, step, str(r), used, key)
         return r, None
-    if used >= rl:
+    if actual >= rl:
         budget.log.add(kind, step, str(r), used, key)
         return r, "work budget of the variant exhausted" if capped else f"resource limit of {rl} rlimit units reached"
     if stopped:
-        raise WallClockStop(f"a solver query's CPU-time guard ({guard_s:.0f} s) was reached after {used} of "
+        raise WallClockStop(f"a solver query's CPU-time guard ({guard_s:.0f} s) was reached after {actual} of "
                             f"{rl} rlimit units")
     budget.log.add(kind, step, str(r), used, key)
     return r, s.reason_unknown()
@@ -273,7 +276,8 @@ class BvSolver:
         self.s.push()
         try:
             self.s.add(*into(self.ctx, [f, *extra]))
-            r, why = limited_check(self.s, "bv", "smt", nominal, self.budget, key=key)
+            r, why = limited_check(self.s, "bv", "smt", nominal, self.budget, key=key,
+                                   recorded=occ["smt"][1] if occ and "smt" in occ else None)
             if occ is not None:
                 if str(r) != occ.get("smt", ("",))[0]:
                     raise RecordMiss(f"a bitvector query the record shows {occ.get('smt', ('none',))[0]} gave {r}")
@@ -344,7 +348,8 @@ class IntSolver:
             s = tactic(ctx).solver()
             s.add(*z3.parse_smt2_string(text, ctx=ctx))
             try:
-                r, _ = limited_check(s, "int", step, timeout_ms, self.budget, share, key)
+                r, _ = limited_check(s, "int", step, timeout_ms, self.budget, share, key,
+                                     recorded[1] if recorded is not None else None)
             except z3.Z3Exception:
                 continue
             if recorded is not None:
