@@ -140,7 +140,7 @@ def _stamp(verdicts: dict[str, PropertyVerdict], sha: str) -> dict[str, Property
 def _prove_here(variant: Variant, op: Op, ptx: str, timeout_ms: int, budget_ms: int | None,
                 record: Record | None = None) -> Proof:
     sha = ptx_digest(ptx)
-    if record is None or not record.fits(sha, CHECKER_VERSION):
+    if record is None or not record.fits(sha, CHECKER_VERSION, budget_ms or timeout_ms):
         return _prove_once(variant, op, ptx, sha, timeout_ms, Budget(budget_ms or timeout_ms))
     try:
         return _prove_once(variant, op, ptx, sha, timeout_ms, Budget(budget_ms or timeout_ms, Replay(record)))

@@ -62,8 +62,11 @@ class Record:
             raise ValueError("a proof record's calls are [kind, step, result, units, key] each")
         return cls(str(d.get("ptx_sha256", "")), str(d.get("checker_version", "")), calls, dict(d.get("work") or {}))
 
-    def fits(self, ptx_sha256: str, checker_version: str) -> bool:
-        return self.ptx_sha256 == ptx_sha256 and self.checker_version == checker_version
+    def fits(self, ptx_sha256: str, checker_version: str, budget_ms: float | None = None) -> bool:
+        """A record of this PTX by this checker (and, where given, at this budget: a query the budget cut
+        short in the record would be skipped where a larger budget might close it)."""
+        return self.ptx_sha256 == ptx_sha256 and self.checker_version == checker_version and (
+            budget_ms is None or self.work.get("budget_ms") == budget_ms)
 
     def save(self, path: Path) -> None:
         """Written whole or not at all (a temporary file renamed over the old one)."""

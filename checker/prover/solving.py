@@ -270,17 +270,18 @@ class BvSolver:
         nominal = timeout_ms or self.timeout_ms
         key = query_key("bv", self.base_key, str(nominal), *(g.sexpr() for g in [f, *extra]))
         occ = self.budget.replay.take(key) if self.budget.replay is not None else None
-        if occ is not None and occ.get("smt", ("",))[0] == "unknown":
-            self.budget.skip("bv", "smt", "unknown", occ["smt"][1], key)
+        recorded = (occ or {}).get("smt")       # (result, units) in the record, where it has this query
+        if recorded is not None and recorded[0] == "unknown":
+            self.budget.skip("bv", "smt", *recorded, key)
             return "unknown", None, "solver: not answered within its limit in the recorded proof (not run again)"
         self.s.push()
         try:
             self.s.add(*into(self.ctx, [f, *extra]))
             r, why = limited_check(self.s, "bv", "smt", nominal, self.budget, key=key,
-                                   recorded=occ["smt"][1] if occ and "smt" in occ else None)
-            if occ is not None:
-                if str(r) != occ.get("smt", ("",))[0]:
-                    raise RecordMiss(f"a bitvector query the record shows {occ.get('smt', ('none',))[0]} gave {r}")
+                                   recorded=recorded[1] if recorded is not None else None)
+            if recorded is not None:
+                if str(r) != recorded[0]:
+                    raise RecordMiss(f"a bitvector query the record shows {recorded[0]} gave {r}")
                 self.budget.replay.replayed += 1
             if r == z3.sat:
                 return "sat", Model(self.s.model(), self.ctx), None

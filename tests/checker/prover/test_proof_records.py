@@ -1,6 +1,6 @@
 """Proof records (checker/prover/records.py): a replay gives the full search's verdicts and work; a record is
-never a result: a forged one can skip queries (a worse verdict) or miss (the full search again), never make a
-kernel proven; one of another PTX or checker is ignored."""
+never a result: a forged one can skip queries (the prover's fallbacks then) or miss (the full search again),
+never make a bug proven; one of another PTX, checker or budget is ignored."""
 from __future__ import annotations
 
 import copy
@@ -61,10 +61,13 @@ def test_record_claiming_nothing_closed_never_proves_a_bug(full):
             assert all(v.status != "refuted" for v in again.verdicts.values())
 
 
-@pytest.mark.parametrize("change", ["ptx_sha256", "checker_version"])
-def test_record_of_another_ptx_or_checker_is_ignored(full, change):
+@pytest.mark.parametrize("change", ["ptx_sha256", "checker_version", "budget_ms"])
+def test_record_of_another_ptx_checker_or_budget_is_ignored(full, change):
     rec = copy.deepcopy(full["matmul_tiled"].record)
-    setattr(rec, change, "other")
+    if change == "budget_ms":
+        rec.work["budget_ms"] = 1
+    else:
+        setattr(rec, change, "other")
     again = _prove("matmul_tiled", rec)
     assert "replay" not in again.work and _statuses(again) == _statuses(full["matmul_tiled"])
 

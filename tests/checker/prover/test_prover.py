@@ -24,6 +24,17 @@ def test_corpus_is_labelled_and_balanced():
         assert corpus_variant(n).safety == "unsafe"
 
 
+def test_corpus_records_fit_this_checker():
+    """Every corpus kernel has a proof record of its PTX by this checker at the tests' budget (what makes the
+    corpus tests fast; made by `cd tests && python -m helpers.prover_corpus JOBS` after a checker change)."""
+    from kreg.checker.prover.records import load
+    from kreg.checker.ptx.digest import ptx_digest
+    from helpers.prover_corpus import RECORDS
+    stale = [n for n in LABELS if not ((rec := load(RECORDS / f"{n}.json"))
+                                       and rec.fits(ptx_digest(corpus_ptx(n)), CHECKER_VERSION, 3 * TIMEOUT_MS))]
+    assert not stale, f"no fitting proof record for {stale}: cd tests && python -m helpers.prover_corpus 2"
+
+
 @pytest.mark.parametrize("name", BUGGY)
 def test_buggy_kernel_never_proven_on_its_property(name):
     res = corpus_prove(name)
