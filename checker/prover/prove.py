@@ -64,6 +64,9 @@ class _Q:
 
 
 MEMORY_MB = int(os.environ.get("KREG_PROVER_MEMORY_MB", "6144"))
+# A fresh interpreter for every isolated proof: a forked child inherits the caller's z3 terms, whose ids order
+# the arguments z3 sorts (simplify), so a proof's queries, and its work, followed what the caller proved before.
+START = "spawn"
 GRACE_S = 10.0      # the hard limit of an isolated proof: (2 x VARIANT_WALL_GUARD + 0.5) x its budget + this
 
 
@@ -104,7 +107,7 @@ def prove(variant: Variant, op: Op, ptx: str, *, timeout_ms: int = 10000, budget
         return _prove_here(variant, op, ptx, timeout_ms, budget_ms, record)
     limit_s = hard_limit_s(budget_ms or timeout_ms)
     got = isolation.run(prove_json, variant, op, ptx, timeout_ms, budget_ms, record, timeout_s=limit_s,
-                        memory_mb=MEMORY_MB, start="fork", address_limit=True)
+                        memory_mb=MEMORY_MB, start=START, address_limit=True)
     if got.ok and "undecided" in got.value:
         raise WallClockStop(got.value["undecided"])
     if got.ok:

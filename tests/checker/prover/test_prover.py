@@ -117,6 +117,7 @@ def test_isolated_proof_that_hangs_is_killed_and_decides_nothing(monkeypatch):
     """The hard wall-clock limit of an isolated proof is the environment, never a verdict: WallClockStop."""
     import kreg.checker.prover.prove as prove
     monkeypatch.setattr(prove, "_prove_here", _hang)    # stands for a solver call that ignores its limits
+    monkeypatch.setattr(prove, "START", "fork")         # (a forked child sees the stand-in)
     monkeypatch.setattr(prove, "GRACE_S", 1.0)
     monkeypatch.setattr(prove, "VARIANT_GUARD_FLOOR_S", 0.0)
     t = time.monotonic()
@@ -128,6 +129,7 @@ def test_isolated_proof_that_hangs_is_killed_and_decides_nothing(monkeypatch):
 def test_isolated_proof_over_its_memory_limit_is_unknown(monkeypatch):
     import kreg.checker.prover.prove as prove
     monkeypatch.setattr(prove, "_prove_here", _hog)
+    monkeypatch.setattr(prove, "START", "fork")
     monkeypatch.setattr(prove, "MEMORY_MB", 256)
     res = prove.prove_variant(corpus_variant("vec_basic"), corpus_ops()["vec"], corpus_ptx("vec_basic"), timeout_ms=2000)
     assert all(res[p].status == "unknown" and "MemoryError" in res[p].reason for p in PROPS)
