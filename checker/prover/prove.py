@@ -154,14 +154,16 @@ def _prove_here(variant: Variant, op: Op, ptx: str, timeout_ms: int, budget_ms: 
 
 
 def _prove_once(variant: Variant, op: Op, ptx: str, sha: str, timeout_ms: int, budget: Budget) -> Proof:
+    none = Record(sha, CHECKER_VERSION, [], {"budget_ms": budget.ms})     # no solver call was made
     try:
         module = P.parse(ptx)
     except P.ParseError as e:
-        return Proof(_stamp({p: PropertyVerdict(Status.UNKNOWN, None, f"PTX not parsed: {e}") for p in PROPS}, sha), {})
+        return Proof(_stamp({p: PropertyVerdict(Status.UNKNOWN, None, f"PTX not parsed: {e}") for p in PROPS}, sha),
+                     {}, none)
     hazards = toolchain.hazards(module)
     if hazards:     # the machine code would not be this PTX: nothing proven about it would hold
         return Proof(_stamp({p: PropertyVerdict(Status.UNKNOWN, None, "toolchain hazard: " + "; ".join(hazards))
-                             for p in PROPS}, sha), {})
+                             for p in PROPS}, sha), {}, none)
     total: dict[str, PropertyVerdict] = {}
     for n, launch in enumerate(variant.launches):
         try:
