@@ -20,14 +20,7 @@ import traceback
 from pathlib import Path
 
 
-class Report:
-    def __init__(self, path):
-        self.path, self.lines = Path(path), []
-
-    def row(self, text: str) -> None:
-        print(text, flush=True)
-        self.lines.append(text)
-        self.path.write_text("\n".join(self.lines) + "\n")
+from engine_gpu import Report     # this folder is on sys.path when a bench runs as a script
 
 
 def model_dir(shape: str, layers: int | None, given: str | None) -> Path:
