@@ -143,7 +143,7 @@ def test_isolated_and_in_process_proofs_agree():
     assert a["in_bounds"].witness["dims"] == b["in_bounds"].witness["dims"]
 
 
-# Safe variants whose proof prover-0.14 cannot decide: z3's arithmetic core meets phases of work it does not count
+# Safe variants whose proof this checker (prover-0.14, 0.15) cannot decide: z3's arithmetic core meets phases of work it does not count
 # in resource units (branch and bound, diophantine equation rewriting), and only the CPU-time guard stops them, which
 # is never a verdict (checker/prover/solving.py). On every machine they stop the same way (bench/results/
 # prover_determinism.txt); `kreg verify` reports them as not decided (exit 3) rather than as safe or rejected.
@@ -153,7 +153,7 @@ NOT_DECIDED = {"attention_decode_f16_rs_nm", "attention_prefill_f16_safe", "atte
 def _safe_registry():
     cat = load_catalog()
     return [pytest.param(e.variant, cat.ops[e.variant.op], id=e.name,
-                         marks=[pytest.mark.xfail(run=False, reason="not decided by prover-0.14: uncounted z3 work")]
+                         marks=[pytest.mark.xfail(run=False, reason="not decided by this checker: uncounted z3 work")]
                          if e.name in NOT_DECIDED else [])
             for e in cat.entries if e.variant.safety == "safe"]
 
