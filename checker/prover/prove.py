@@ -154,7 +154,7 @@ def _prove_here(variant: Variant, op: Op, ptx: str, timeout_ms: int, budget_ms: 
 
 
 def _prove_once(variant: Variant, op: Op, ptx: str, sha: str, timeout_ms: int, budget: Budget) -> Proof:
-    none = Record(sha, CHECKER_VERSION, [], {"budget_ms": budget.ms})     # no solver call was made
+    none = budget.record(sha, CHECKER_VERSION)     # before any solver call: an empty record
     try:
         module = P.parse(ptx)
     except P.ParseError as e:
@@ -189,9 +189,7 @@ def _prove_once(variant: Variant, op: Op, ptx: str, sha: str, timeout_ms: int, b
     for v in _stamp(total, sha).values():
         if v.status is Status.PROVEN and v.scope != ALL_DIMS and not (v.scope or "").startswith("cases:"):
             v.status, v.reason, v.scope = Status.UNKNOWN, f"a proof without a valid scope ({v.scope})", None
-    work = budget.summary()
-    search = {k: v for k, v in work.items() if k != "replay"}
-    return Proof(total, work, Record(sha, CHECKER_VERSION, [list(c) for c in budget.log.calls], search))
+    return Proof(total, budget.summary(), budget.record(sha, CHECKER_VERSION))
 
 
 def _check_assembly(total: dict[str, PropertyVerdict], variant: Variant, ptx: str) -> None:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import z3
 
 from kreg.checker.prover.intabs import IntAbs
-from kreg.checker.prover.records import RecordMiss, Replay, query_key
+from kreg.checker.prover.records import Record, RecordMiss, Replay, query_key
 
 # A query's nominal budget is in ms of solver work on the reference machine (the project VM); it gets
 # RLIMIT_BASE[kind] + RLIMIT_PER_MS[kind] units per nominal ms (bench/results/prover_rlimit.txt has the
@@ -167,6 +167,11 @@ class Budget:
         self.charge(kind, units)
         self.log.add(kind, step, result, units, key)
         self.replay.skipped += 1
+
+    def record(self, ptx_sha256: str, checker_version: str) -> Record:
+        """The proof's record so far: its calls and the work they add up to (checker/prover/records.py)."""
+        return Record(ptx_sha256, checker_version, [list(c) for c in self.log.calls],
+                      self.log.summary(self.ms, self.ms - self.ms_left))
 
     def summary(self) -> dict:
         """The work of the proof: queries, units, the share of the budget used, the steps that closed them."""
