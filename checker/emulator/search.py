@@ -13,6 +13,7 @@ fixed counts, never the clock. A bounded check refutes; it never proves."""
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -238,6 +239,9 @@ def races(acc: list, kernel: P.Kernel, grid, block):
             return False
         return not ordered(p, cur)
 
+    # bytes are tracked in units that every access covers whole (the gcd of all addresses and widths):
+    # every byte of a unit has the same history, so a unit stands for its bytes
+    unit = math.gcd(*{a.address for a in acc}, *{a.width for a in acc}) or 1
     for a in acc:
         b, g = gid(a)
         if hb and a.epoch > block_epoch.get(b, 0):        # the block passed barriers: join its threads' clocks
@@ -248,17 +252,22 @@ def races(acc: list, kernel: P.Kernel, grid, block):
         block_epoch[b] = max(block_epoch.get(b, 0), a.epoch)
         cur = (a, b, g, int(C[g, g]) if hb else 0)
         space = (a.space, b if a.space == "shared" else -1)
-        for x in range(a.address, a.address + a.width):
+        seen: dict = {}       # the earlier accesses already checked against this one (each covers many bytes)
+        for x in range(a.address // unit, (a.address + a.width) // unit):
             key = (space, x)
             w = last_w.get(key)
-            if w is not None and conflict(w, cur):
-                return w[0], a
+            if w is not None and id(w) not in seen:
+                seen[id(w)] = w
+                if conflict(w, cur):
+                    return w[0], a
             if a.kind == "read":
                 reads.setdefault(key, {})[g] = cur
             else:
                 for r in reads.pop(key, {}).values():
-                    if conflict(r, cur):
-                        return r[0], a
+                    if id(r) not in seen:
+                        seen[id(r)] = r
+                        if conflict(r, cur):
+                            return r[0], a
                 last_w[key] = cur
         if hb and a.instr in strong:                       # acquire and release on its address
             key = (space, a.address)

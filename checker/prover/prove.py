@@ -174,6 +174,8 @@ def _prove_once(variant: Variant, op: Op, ptx: str, sha: str, timeout_ms: int, b
             res = {p: PropertyVerdict(Status.UNKNOWN, None, f"unsupported: {e}") for p in PROPS}
         except Exception as e:     # never let a prover bug become a verdict other than unknown
             res = {p: PropertyVerdict(Status.UNKNOWN, None, f"prover error: {type(e).__name__}: {e}") for p in PROPS}
+        if len(budget.undecided) <= n:      # the launch stopped before its verdicts were in
+            budget.settled(set(PROPS))
         for p, v in res.items():
             if len(variant.launches) > 1:
                 v.reason = f"launch {n} ({launch.entry}): {v.reason}" if v.reason else v.reason
@@ -249,6 +251,7 @@ def _prove_launch(variant, op, module, launch, timeout_ms, budget, n=0) -> dict[
     if out["in_bounds"].status != "refuted":      # alignment is part of in_bounds (its reasons say "misaligned")
         aligned = _decide("in_bounds", _aligned(ta.accesses, bufs), solver, env, cases, approx, bits=True)
         out["in_bounds"] = _worse(out["in_bounds"], aligned)
+    budget.settled({p for p in PROPS if out[p].status is Status.UNKNOWN})
     _dependencies(out, kernel, ta.accesses, bufs, just)
     if ticketed:       # the tickets hold while only the atomics touch their counter: until a first stray access
         for p in ("read_only", "race_free"):
@@ -874,8 +877,13 @@ def _closes(solver, f, buf, ms=None, bits=False) -> bool:
 
 
 def _decide(prop, qs, solver, env, cases, approx, bits=False) -> PropertyVerdict:
-    """bits: the queries are about low address bits (alignment): the bitvector solver first, then the
-    integer translation."""
+    """One property's verdict from its queries (bits: they are about low address bits, alignment: the
+    bitvector solver first, then the integer translation)."""
+    with solver.budget.deciding(prop):
+        return _decide_queries(prop, qs, solver, env, cases, approx, bits)
+
+
+def _decide_queries(prop, qs, solver, env, cases, approx, bits) -> PropertyVerdict:
     pending, left, combine = [], [], True
     # the queries of one buffer at once: one solver instead of many (all of a property's queries in one
     # disjunction drown a solver when a kernel has hundreds of shared-memory pairs); after one group that

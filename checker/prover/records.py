@@ -3,7 +3,10 @@ it, its units), kept with the proof and shipped for the built-in registry, keyed
 version. A re-check with a record still solves every query it relies on from scratch (a record is never a
 result), but goes straight to the step that closed it and skips the attempts that proved nothing (a query
 that no step answered, an integer query no step found unsatisfiable: they only ever led to the fallbacks
-that follow them). If a recorded step no longer closes its query, the replay stops (RecordMiss) and the
+that follow them). A property the record shows undecided (unknown) in a launch decides nothing, so its
+queries are not solved again there either: their recorded answers are followed, and the replay must end
+with that property unknown again in that launch (anything else is a miss: proven is only ever reached by
+solving). If a recorded step no longer closes its query, the replay stops (RecordMiss) and the
 proof runs again in full, saying so. The path of a replay depends only on the record and the PTX."""
 from __future__ import annotations
 
@@ -46,10 +49,14 @@ class Record:
     checker_version: str
     calls: list = field(default_factory=list)
     work: dict = field(default_factory=dict)        # the full search's work summary (solving.WorkLog.summary)
+    undecided: list | None = None      # per launch, the properties whose queries left them unknown
 
     def to_json(self) -> dict:
-        return {"format": FORMAT, "ptx_sha256": self.ptx_sha256, "checker_version": self.checker_version,
-                "work": self.work, "calls": [list(c) for c in self.calls]}
+        out = {"format": FORMAT, "ptx_sha256": self.ptx_sha256, "checker_version": self.checker_version,
+               "work": self.work, "calls": [list(c) for c in self.calls]}
+        if self.undecided is not None:
+            out["undecided"] = [sorted(u) for u in self.undecided]
+        return out
 
     @classmethod
     def from_json(cls, d: dict) -> "Record":
@@ -60,7 +67,12 @@ class Record:
                 isinstance(c, list) and len(c) == 5 and all(isinstance(x, str) for x in (c[0], c[1], c[2], c[4]))
                 and isinstance(c[3], int) for c in calls):
             raise ValueError("a proof record's calls are [kind, step, result, units, key] each")
-        return cls(str(d.get("ptx_sha256", "")), str(d.get("checker_version", "")), calls, dict(d.get("work") or {}))
+        undecided = d.get("undecided")
+        if undecided is not None and not (isinstance(undecided, list) and all(
+                isinstance(u, list) and all(isinstance(p, str) for p in u) for u in undecided)):
+            raise ValueError("a proof record's undecided properties are a list of names per launch")
+        return cls(str(d.get("ptx_sha256", "")), str(d.get("checker_version", "")), calls, dict(d.get("work") or {}),
+                   undecided)
 
     def fits(self, ptx_sha256: str, checker_version: str, budget_ms: float | None = None) -> bool:
         """A record of this PTX by this checker (and, where given, at this budget: a query the budget cut
@@ -95,7 +107,8 @@ class Replay:
                 occ.append({})
             occ[-1][step] = (result, units)
         self.taken: dict[str, int] = {}
-        self.skipped = self.replayed = 0
+        self.undecided = [set(u) for u in record.undecided or []]
+        self.skipped = self.replayed = self.followed = 0
 
     def take(self, key: str) -> dict[str, tuple[str, int]] | None:
         """The record's next occurrence of this query (step -> (result, units)), or None where it has none."""
@@ -106,5 +119,9 @@ class Replay:
         self.taken[key] = i + 1
         return occ[i]
 
+    def undecided_in(self, launch: int) -> set[str]:
+        """The properties the record shows unknown in this launch (none where it does not say)."""
+        return self.undecided[launch] if launch < len(self.undecided) else set()
+
     def summary(self) -> dict:
-        return {"replayed": self.replayed, "skipped": self.skipped}
+        return {"replayed": self.replayed, "skipped": self.skipped, "followed": self.followed}

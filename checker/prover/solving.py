@@ -18,6 +18,7 @@ import json
 import os
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import z3
@@ -135,7 +136,9 @@ class Budget:
     (RLIMIT_PER_MS, a fresh solver's preprocessing included) by every query, and a guard of VARIANT_WALL_GUARD x
     those ms of the process's CPU time that raises WallClockStop. Only the guard depends on the machine. With a
     replay (a proof record of the same PTX and checker), a query the record shows unanswered is not run but
-    charged and logged as recorded, so the budget and the log follow the recorded proof's exactly."""
+    charged and logged as recorded, so the budget and the log follow the recorded proof's exactly; so is
+    every query of a property the record shows undecided in this launch (`following`), whose replay must end
+    undecided again (settled)."""
 
     def __init__(self, ms: float, replay: Replay | None = None):
         self.ms = ms
@@ -143,6 +146,33 @@ class Budget:
         self.deadline = time.process_time() + VARIANT_WALL_GUARD * ms / 1000 + VARIANT_GUARD_FLOOR_S
         self.log = WorkLog()
         self.replay = replay
+        self.undecided: list[list[str]] = []      # per launch settled, the properties left unknown
+        self.following: str | None = None         # the undecided property whose recorded answers are followed
+        self.followed: set[str] = set()           # the properties followed in this launch
+
+    @contextmanager
+    def deciding(self, prop: str):
+        """While one property's queries are decided: in a replay, those of a property the record shows
+        undecided in this launch are followed, not solved again (a verdict rests on none of them)."""
+        if self.replay is not None and prop in self.replay.undecided_in(len(self.undecided)):
+            self.following = prop
+            self.followed.add(prop)
+        try:
+            yield
+        finally:
+            self.following = None
+
+    def settled(self, unknown: set[str]) -> None:
+        """The launch's verdicts are in (unknown: the properties left undecided). A property whose recorded
+        answers were followed must be undecided again: proven or refuted is only ever reached by solving."""
+        if self.followed - unknown:
+            raise RecordMiss(f"{sorted(self.followed - unknown)} undecided in the record, decided in the replay")
+        self.undecided.append(sorted(unknown))
+        self.followed = set()
+
+    def follows(self, recorded) -> bool:
+        """A recorded unsat of the property being followed: charged and logged, not solved again."""
+        return self.following is not None and recorded is not None and recorded[0] == "unsat"
 
     def left_s(self) -> float:
         return self.deadline - time.process_time()
@@ -171,7 +201,7 @@ class Budget:
     def record(self, ptx_sha256: str, checker_version: str) -> Record:
         """The proof's record so far: its calls and the work they add up to (checker/prover/records.py)."""
         return Record(ptx_sha256, checker_version, [list(c) for c in self.log.calls],
-                      self.log.summary(self.ms, self.ms - self.ms_left))
+                      self.log.summary(self.ms, self.ms - self.ms_left), [list(u) for u in self.undecided])
 
     def summary(self) -> dict:
         """The work of the proof: queries, units, the share of the budget used, the steps that closed them."""
@@ -279,6 +309,10 @@ class BvSolver:
         if recorded is not None and recorded[0] == "unknown":
             self.budget.skip("bv", "smt", *recorded, key)
             return "unknown", None, "solver: not answered within its limit in the recorded proof (not run again)"
+        if self.budget.follows(recorded):
+            self.budget.skip("bv", "smt", *recorded, key)
+            self.budget.replay.followed += 1
+            return "unsat", None, None
         self.s.push()
         try:
             self.s.add(*into(self.ctx, [f, *extra]))
@@ -350,6 +384,10 @@ class IntSolver:
                 if recorded[0] in takes:
                     return False
                 continue
+            if self.budget.follows(recorded):
+                self.budget.skip("int", step, *recorded, key)
+                self.budget.replay.followed += 1
+                return True
             ctx = z3.Context()
             s = tactic(ctx).solver()
             s.add(*z3.parse_smt2_string(text, ctx=ctx))

@@ -8,10 +8,10 @@ import dataclasses
 import pytest
 
 from kreg.checker.ptx.compile import compile_cuda
-from kreg.checker.prover.prove import prove_variant
 
 from helpers.emulated import CAT, mismatches
 from helpers.gemm_wgs_configs import pipeline_config, staged_config
+from helpers.recorded import prove_recorded
 
 ENTRY = CAT.find("gemm_wgs_bf16_safe")
 DIMS = ({"T": 130, "N": 320, "K": 520}, {"T": 5, "N": 8, "K": 8})
@@ -57,5 +57,5 @@ def test_stage_overwritten_in_flight_is_caught_and_never_proven(tmp_path, mutati
     v = _broken(tmp_path, old, new, (160, 1, -1) if mutation == "deep" else None)
     assert any(mismatches(ENTRY, dims, v) for dims in DIMS[:1])
     ptx = compile_cuda(v.source_path.read_text(), v.source_path.name, v.options).ptx
-    res = prove_variant(v, CAT.ops["gemm"], ptx, timeout_ms=4000, budget_ms=30000, isolate=False)
+    res = prove_recorded(v, CAT.ops["gemm"], ptx, timeout_ms=4000, budget_ms=30000).verdicts
     assert res["race_free"].status != "proven", res["race_free"].reason

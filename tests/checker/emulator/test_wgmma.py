@@ -11,11 +11,11 @@ import pytest
 
 from kreg.checker.ptx.compile import compile_cuda
 from kreg.checker.emulator.machine import Memory, launch
-from kreg.checker.prover.prove import prove_variant
 from kreg.registry.catalog import load_catalog
 from kreg.runtime import parsed
 
 from helpers.paths import ROOT
+from helpers.recorded import prove_recorded
 
 CAT = load_catalog()
 SRC = CAT.find("gemm_wgmma_bf16").variant.source_path
@@ -146,7 +146,7 @@ def test_prover_never_proves_the_unsafe_wgmma_kernel_race_free():
     broken = src.replace('asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");', "")
     for text in (src, broken):
         ptx = compile_cuda(text, v.source_path.name, v.options).ptx
-        res = prove_variant(v, CAT.ops["gemm"], ptx, timeout_ms=2000, budget_ms=6000, isolate=False)
+        res = prove_recorded(v, CAT.ops["gemm"], ptx, timeout_ms=2000, budget_ms=6000).verdicts
         assert res["race_free"].status != "proven" and res["race_free"].reason
 
 

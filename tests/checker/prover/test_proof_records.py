@@ -1,6 +1,7 @@
 """Proof records (checker/prover/records.py): a replay gives the full search's verdicts and work; a record is
 never a result: a forged one can skip queries (the prover's fallbacks then) or miss (the full search again),
-never make a bug proven; one of another PTX, checker or budget is ignored."""
+never make a bug proven; one of another PTX, checker or budget is ignored. A property the record shows
+undecided has its recorded answers followed, and must come out undecided again."""
 from __future__ import annotations
 
 import copy
@@ -13,9 +14,9 @@ from kreg.checker.prover.records import Record, query_key
 from helpers.prover_corpus import TIMEOUT_MS, corpus_ops, corpus_ptx, corpus_variant
 
 
-def _prove(name, record=None):
+def _prove(name, record=None, budget_ms=4 * TIMEOUT_MS):
     v = corpus_variant(name)
-    return prove(v, corpus_ops()[v.op], corpus_ptx(name), timeout_ms=TIMEOUT_MS, budget_ms=4 * TIMEOUT_MS,
+    return prove(v, corpus_ops()[v.op], corpus_ptx(name), timeout_ms=TIMEOUT_MS, budget_ms=budget_ms,
                  isolate=False, record=record)
 
 
@@ -61,6 +62,30 @@ def test_record_claiming_nothing_closed_never_proves_a_bug(full):
             assert all(v.status != "refuted" for v in again.verdicts.values())
 
 
+def test_undecided_property_follows_its_record_and_ends_undecided(full):
+    """On a small budget tc_tile's proof runs out after some of its queries closed, leaving three properties
+    unknown: their closed queries' recorded answers are followed (not solved again: nothing rests on them) and
+    the replay gives the full search's verdicts and work."""
+    proof = _prove("tc_tile", budget_ms=1000)
+    assert proof.record.undecided == [sorted(p for p, v in proof.verdicts.items() if v.status == "unknown")] != [[]]
+    again = _prove("tc_tile", proof.record, budget_ms=1000)
+    assert _statuses(again) == _statuses(proof) and again.work["digest"] == proof.work["digest"]
+    assert "fell_back" not in again.work["replay"] and again.work["replay"]["followed"] > 0
+
+
+@pytest.mark.parametrize("name", ["matmul_tiled", "bug_off_by_one", "bug_two_per_index"])
+def test_record_claiming_decided_properties_undecided_falls_back(full, name):
+    """Followed answers must leave the property undecided: a record that shows a proven or refuted property
+    undecided (every call closed, or its real calls) decides it in the replay, a miss: the full search."""
+    for calls in ("real", "unsat"):
+        forged = copy.deepcopy(full[name].record)
+        forged.undecided = [list(PROPS)]
+        if calls == "unsat":
+            forged.calls = [[k, s, "unsat", u, key] for k, s, _, u, key in forged.calls]
+        again = _prove(name, forged)
+        assert "fell_back" in again.work["replay"] and _statuses(again) == _statuses(full[name])
+
+
 @pytest.mark.parametrize("change", ["ptx_sha256", "checker_version", "budget_ms"])
 def test_record_of_another_ptx_checker_or_budget_is_ignored(full, change):
     rec = copy.deepcopy(full["matmul_tiled"].record)
@@ -78,7 +103,8 @@ def test_record_round_trips_and_rejects_malformed_json(full, tmp_path):
     rec.save(tmp_path / "r.json")
     from kreg.checker.prover.records import load
     assert load(tmp_path / "r.json").to_json() == rec.to_json()
-    for bad in ({"format": 1, "calls": [["bv", "smt", "unsat", "many", "k"]]}, {"format": 99, "calls": []}, [1]):
+    for bad in ({"format": 1, "calls": [["bv", "smt", "unsat", "many", "k"]]}, {"format": 99, "calls": []}, [1],
+                {"format": 1, "calls": [], "undecided": ["race_free"]}):
         with pytest.raises(ValueError):
             Record.from_json(bad)
     (tmp_path / "bad.json").write_text("{not json")

@@ -24,15 +24,22 @@ def test_corpus_is_labelled_and_balanced():
         assert corpus_variant(n).safety == "unsafe"
 
 
-def test_corpus_records_fit_this_checker():
-    """Every corpus kernel has a proof record of its PTX by this checker at the tests' budget (what makes the
-    corpus tests fast; made by `cd tests && python -m helpers.prover_corpus JOBS` after a checker change)."""
+def test_test_records_fit_this_checker():
+    """Every proof record the tests follow (tests/data/records, helpers/recorded.py) is of this checker, and
+    every corpus kernel has one at the tests' budget (what makes the proving tests fast; remade after a
+    checker change by the command in helpers/recorded.py)."""
     from kreg.checker.prover.records import load
     from kreg.checker.ptx.digest import ptx_digest
-    from helpers.prover_corpus import RECORDS
-    stale = [n for n in LABELS if not ((rec := load(RECORDS / f"{n}.json"))
-                                       and rec.fits(ptx_digest(corpus_ptx(n)), CHECKER_VERSION, 3 * TIMEOUT_MS))]
-    assert not stale, f"no fitting proof record for {stale}: cd tests && python -m helpers.prover_corpus 2"
+    from helpers.recorded import RECORDS, REMAKE, record_path
+    stale = sorted(p.name for p in RECORDS.glob("*.json") if not ((rec := load(p)) and rec.checker_version == CHECKER_VERSION))
+    assert not stale, f"proof records of another checker in {RECORDS}: {stale[:5]} (remake: {REMAKE})"
+    missing = []
+    for n in LABELS:
+        v = corpus_variant(n)
+        rec = load(record_path(v, corpus_ops()[v.op], corpus_ptx(n), TIMEOUT_MS, 3 * TIMEOUT_MS))
+        if not (rec and rec.fits(ptx_digest(corpus_ptx(n)), CHECKER_VERSION, 3 * TIMEOUT_MS)):
+            missing.append(n)
+    assert not missing, f"no fitting proof record for {missing} (remake: {REMAKE})"
 
 
 @pytest.mark.parametrize("name", BUGGY)
@@ -216,7 +223,6 @@ def test_pending_copy_is_not_skipped_by_the_epoch_filter():
     issue epochs alone skipped the pair and proved the kernel race-free once the budget sufficed (the
     buggy-corpus test above only caught it when its budget ran out first). With a budget that lets the
     proof finish, the race must be refuted, its witness replayed by the emulator."""
-    v = corpus_variant("bug_tc_no_wait")
-    res = prove_variant(v, corpus_ops()[v.op], corpus_ptx("bug_tc_no_wait"), timeout_ms=10000, budget_ms=240000)
+    res = corpus_prove("bug_tc_no_wait", timeout_ms=10000, budget_ms=240000)
     assert res["race_free"].status == "refuted", res["race_free"].reason
     assert "shared" in str(res["race_free"].witness) or "xs" in res["race_free"].reason

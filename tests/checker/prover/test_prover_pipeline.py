@@ -11,9 +11,9 @@ import pytest
 from kreg.checker.ptx import parse as P
 from kreg.checker.prover.loops import prefix_plan
 from kreg.checker.ptx.cfg import find_loops
-from kreg.checker.prover.prove import prove_variant
 
 from helpers.prover_corpus import corpus_ops, corpus_ptx, corpus_variant
+from helpers.recorded import prove_recorded
 
 
 def _plan(name):
@@ -45,7 +45,7 @@ def test_prefix_plan_stops_at_the_loop_exit_test():
 
 def _prove(name, budget_ms):
     v = corpus_variant(name)
-    return prove_variant(v, corpus_ops()[v.op], corpus_ptx(name), timeout_ms=4000, budget_ms=budget_ms, isolate=False)
+    return prove_recorded(v, corpus_ops()[v.op], corpus_ptx(name), timeout_ms=4000, budget_ms=budget_ms).verdicts
 
 
 @pytest.mark.parametrize("name", ["wg_pipe", "wg_pipe4"])

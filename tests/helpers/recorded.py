@@ -1,0 +1,40 @@
+"""Proofs made by the tests follow proof records kept in tests/data/records, as `kreg verify` follows the
+registry's (kernels/proofs): every query a verdict rests on is solved again from scratch, straight at the step
+that closed it, so the verdicts are the full search's, faster. A record is found by its PTX's sha256, the variant's and op's
+metadata and the proof's budgets; one that does not fit (another checker, another PTX, another budget) is ignored and the proof
+runs in full. After a checker change, remake them all (each proof then runs in full and writes its record):
+
+    rm -r tests/data/records && KREG_REMAKE_RECORDS=1 python -m pytest tests/checker tests/kernels -n N
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+
+from kreg.checker.prover import records
+from kreg.checker.prover.prove import Proof, prove
+from kreg.checker.ptx.digest import ptx_digest
+
+from helpers.paths import DATA
+
+RECORDS = DATA / "records"
+REMAKE = "rm -r tests/data/records && KREG_REMAKE_RECORDS=1 python -m pytest tests/checker tests/kernels -n N"
+
+
+def record_path(variant, op, ptx: str, timeout_ms: int, budget_ms: int):
+    spec = hashlib.sha256(json.dumps([variant.raw, op.raw], sort_keys=True, default=str).encode()).hexdigest()
+    return RECORDS / f"{ptx_digest(ptx)[:16]}-{spec[:8]}-{timeout_ms}-{budget_ms}.json"
+
+
+def prove_recorded(variant, op, ptx: str, *, timeout_ms: int, budget_ms: int) -> Proof:
+    """prove() in a fresh interpreter (so its work does not follow what this process proved before), following
+    the record of this PTX at these budgets; with KREG_REMAKE_RECORDS set, a full search that writes it."""
+    path = record_path(variant, op, ptx, timeout_ms, budget_ms)
+    if os.environ.get("KREG_REMAKE_RECORDS"):
+        got = prove(variant, op, ptx, timeout_ms=timeout_ms, budget_ms=budget_ms)
+        if got.record is not None:
+            RECORDS.mkdir(exist_ok=True)
+            got.record.save(path)
+        return got
+    return prove(variant, op, ptx, timeout_ms=timeout_ms, budget_ms=budget_ms, record=records.load(path))
