@@ -898,9 +898,10 @@ class _Machine(EmuOpsMixin):
 
     def accesses(self) -> list[Access]:
         out = []
+        ctas = [tuple(c) for c in self.cta.T.tolist()]        # per thread, once (Python ints)
+        tids = [tuple(c) for c in self.tidx.T.tolist()]
         for ins, space, idx, addrs, width, kind, ep, ws, since in self._trace:
             sl = [None] * len(idx) if since is None else since.tolist()
             for t, a, e, w, s in zip(idx.tolist(), addrs.tolist(), ep.tolist(), ws.tolist(), sl):
-                out.append(Access(tuple(int(x) for x in self.cta[:, t]), tuple(int(x) for x in self.tidx[:, t]),
-                                  ins, int(a), width, kind, space, int(e), int(w), s))
+                out.append(Access(ctas[t], tids[t], ins, a, width, kind, space, e, w, s))
         return out

@@ -20,8 +20,8 @@ from kreg.checker.ptx import toolchain
 from kreg.checker.ptx.digest import ptx_digest
 from kreg.checker.prover.env import AXES, LaunchEnv
 from kreg.checker.prover.records import Record, RecordMiss, Replay
-from kreg.checker.prover.solving import (VARIANT_GUARD_FLOOR_S, VARIANT_WALL_GUARD, Budget, BvSolver, IntSolver,
-                                         WallClockStop, always)
+from kreg.checker.prover.solving import (PROVING, VARIANT_GUARD_FLOOR_S, VARIANT_WALL_GUARD, Budget, BvSolver,
+                                         IntSolver, WallClockStop, always)
 from kreg.checker.prover.state import Unsupported
 from kreg.checker.prover.symbolic import Executor
 from kreg.checker.ptx.cfg import exit_ipdom, is_block_barrier, is_block_collective, is_warp_sync, sync_branches
@@ -154,6 +154,14 @@ def _prove_here(variant: Variant, op: Op, ptx: str, timeout_ms: int, budget_ms: 
 
 
 def _prove_once(variant: Variant, op: Op, ptx: str, sha: str, timeout_ms: int, budget: Budget) -> Proof:
+    proving = PROVING.set(budget)       # the quick checks of symbolic execution are this proof's facts
+    try:
+        return _prove_module(variant, op, ptx, sha, timeout_ms, budget)
+    finally:
+        PROVING.reset(proving)
+
+
+def _prove_module(variant: Variant, op: Op, ptx: str, sha: str, timeout_ms: int, budget: Budget) -> Proof:
     none = budget.record(sha, CHECKER_VERSION)     # before any solver call: an empty record
     try:
         module = P.parse(ptx)

@@ -6,8 +6,10 @@ that no step answered, an integer query no step found unsatisfiable: they only e
 that follow them). A property the record shows undecided (unknown) in a launch decides nothing, so its
 queries are not solved again there either: their recorded answers are followed, and the replay must end
 with that property unknown again in that launch (anything else is a miss: proven is only ever reached by
-solving). If a recorded step no longer closes its query, the replay stops (RecordMiss) and the
-proof runs again in full, saying so. The path of a replay depends only on the record and the PTX."""
+solving). The quick checks symbolic execution makes (solving.always: does a fact hold for every thread?)
+are recorded too, with their outcome: one that did not hold then is not run again (nothing is assumed from
+it), one that held is run again and must hold. If a recorded step no longer closes its query, the replay
+stops (RecordMiss) and the proof runs again in full, saying so. The path of a replay depends only on the record and the PTX."""
 from __future__ import annotations
 
 import hashlib
@@ -50,12 +52,15 @@ class Record:
     calls: list = field(default_factory=list)
     work: dict = field(default_factory=dict)        # the full search's work summary (solving.WorkLog.summary)
     undecided: list | None = None      # per launch, the properties whose queries left them unknown
+    facts: list | None = None          # the quick checks, in order: [key, held] each
 
     def to_json(self) -> dict:
         out = {"format": FORMAT, "ptx_sha256": self.ptx_sha256, "checker_version": self.checker_version,
                "work": self.work, "calls": [list(c) for c in self.calls]}
         if self.undecided is not None:
             out["undecided"] = [sorted(u) for u in self.undecided]
+        if self.facts is not None:
+            out["facts"] = [list(f) for f in self.facts]
         return out
 
     @classmethod
@@ -71,8 +76,12 @@ class Record:
         if undecided is not None and not (isinstance(undecided, list) and all(
                 isinstance(u, list) and all(isinstance(p, str) for p in u) for u in undecided)):
             raise ValueError("a proof record's undecided properties are a list of names per launch")
+        facts = d.get("facts")
+        if facts is not None and not (isinstance(facts, list) and all(
+                isinstance(f, list) and len(f) == 2 and isinstance(f[0], str) and isinstance(f[1], bool) for f in facts)):
+            raise ValueError("a proof record's facts are [key, held] each")
         return cls(str(d.get("ptx_sha256", "")), str(d.get("checker_version", "")), calls, dict(d.get("work") or {}),
-                   undecided)
+                   undecided, facts)
 
     def fits(self, ptx_sha256: str, checker_version: str, budget_ms: float | None = None) -> bool:
         """A record of this PTX by this checker (and, where given, at this budget: a query the budget cut
@@ -108,7 +117,11 @@ class Replay:
             occ[-1][step] = (result, units)
         self.taken: dict[str, int] = {}
         self.undecided = [set(u) for u in record.undecided or []]
-        self.skipped = self.replayed = self.followed = 0
+        self.facts: dict[str, list[bool]] = {}
+        for key, held in record.facts or []:
+            self.facts.setdefault(key, []).append(held)
+        self.facts_taken: dict[str, int] = {}
+        self.skipped = self.replayed = self.followed = self.facts_skipped = 0
 
     def take(self, key: str) -> dict[str, tuple[str, int]] | None:
         """The record's next occurrence of this query (step -> (result, units)), or None where it has none."""
@@ -119,9 +132,19 @@ class Replay:
         self.taken[key] = i + 1
         return occ[i]
 
+    def take_fact(self, key: str) -> bool | None:
+        """Whether the record's next occurrence of this quick check held (None where it has none)."""
+        i = self.facts_taken.get(key, 0)
+        occ = self.facts.get(key) or []
+        if i >= len(occ):
+            return None
+        self.facts_taken[key] = i + 1
+        return occ[i]
+
     def undecided_in(self, launch: int) -> set[str]:
         """The properties the record shows unknown in this launch (none where it does not say)."""
         return self.undecided[launch] if launch < len(self.undecided) else set()
 
     def summary(self) -> dict:
-        return {"replayed": self.replayed, "skipped": self.skipped, "followed": self.followed}
+        return {"replayed": self.replayed, "skipped": self.skipped, "followed": self.followed,
+                "facts_skipped": self.facts_skipped}

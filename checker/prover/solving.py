@@ -19,6 +19,7 @@ import os
 import threading
 import time
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 import z3
@@ -149,6 +150,16 @@ class Budget:
         self.undecided: list[list[str]] = []      # per launch settled, the properties left unknown
         self.following: str | None = None         # the undecided property whose recorded answers are followed
         self.followed: set[str] = set()           # the properties followed in this launch
+        self.facts: list[tuple[str, bool]] = []   # the quick checks (always): key, held
+        self._base_keys: dict[tuple, str] = {}
+
+    def fact_key(self, constraints, f, units: int) -> str:
+        """A quick check's identity: its constraints' (computed once per list of them), its formula, its units."""
+        ids = tuple(c.get_id() for c in constraints)
+        base = self._base_keys.get(ids)
+        if base is None:
+            base = self._base_keys[ids] = query_key(*(c.sexpr() for c in constraints))
+        return query_key("fact", str(units), base, f.sexpr())
 
     @contextmanager
     def deciding(self, prop: str):
@@ -201,7 +212,8 @@ class Budget:
     def record(self, ptx_sha256: str, checker_version: str) -> Record:
         """The proof's record so far: its calls and the work they add up to (checker/prover/records.py)."""
         return Record(ptx_sha256, checker_version, [list(c) for c in self.log.calls],
-                      self.log.summary(self.ms, self.ms - self.ms_left), [list(u) for u in self.undecided])
+                      self.log.summary(self.ms, self.ms - self.ms_left), [list(u) for u in self.undecided],
+                      [list(f) for f in self.facts])
 
     def summary(self) -> dict:
         """The work of the proof: queries, units, the share of the budget used, the steps that closed them."""
@@ -333,16 +345,33 @@ class BvSolver:
             self.s.pop()
 
 
+PROVING: ContextVar[Budget | None] = ContextVar("kreg_prover_budget", default=None)   # the proof under way
+
+
 def always(constraints, f, units: int = 2_000_000) -> bool:
     """f holds under the constraints (a quick check in a context of its own, bounded by units only; False
-    if unsure): what symbolic execution asks while it builds a trace, so it must not depend on the clock."""
+    if unsure): what symbolic execution asks while it builds a trace, so it must not depend on the clock.
+    Within a proof (PROVING) each check is logged as a fact of its record; in a replay, one the record shows
+    did not hold is not run again (False: nothing is assumed from it), one that held must hold again."""
     if z3.is_true(z3.simplify(f)):
         return True
+    budget = PROVING.get()
+    key = budget.fact_key(constraints, f, units) if budget is not None else ""
+    held = budget.replay.take_fact(key) if budget is not None and budget.replay is not None else None
+    if held is False:
+        budget.replay.facts_skipped += 1
+        budget.facts.append((key, False))
+        return False
     ctx = z3.Context()
     s = z3.SimpleSolver(ctx=ctx)
     s.set("rlimit", units)
     s.add(*into(ctx, [*constraints, z3.Not(f)]))
-    return s.check() == z3.unsat
+    got = s.check() == z3.unsat
+    if budget is not None:
+        if held is True and not got:
+            raise RecordMiss("a fact that held in the record did not hold again")
+        budget.facts.append((key, got))
+    return got
 
 
 class IntSolver:

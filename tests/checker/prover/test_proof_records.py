@@ -41,6 +41,7 @@ def test_record_claiming_every_query_closed_falls_back_and_never_proves_a_bug(fu
     for name in ("bug_off_by_one", "bug_two_per_index"):
         forged = copy.deepcopy(full[name].record)
         forged.calls = [[k, s, "unsat", u, key] for k, s, _, u, key in forged.calls]
+        forged.facts = [[key, True] for key, _ in forged.facts]
         again = _prove(name, forged)
         assert "fell_back" in again.work["replay"]
         assert _statuses(again) == _statuses(full[name])
@@ -54,12 +55,30 @@ def test_record_claiming_nothing_closed_never_proves_a_bug(full):
     for name in ("bug_off_by_one", "bug_two_per_index", "matmul_tiled"):
         forged = copy.deepcopy(full[name].record)
         forged.calls = [[k, s, "unknown", u, key] for k, s, _, u, key in forged.calls]
+        forged.facts = [[key, False] for key, _ in forged.facts]
         again = _prove(name, forged)
         assert again.work["replay"]["skipped"] > 0
         if name in LABELS and LABELS[name].get("breaks"):
             assert again.verdicts[LABELS[name]["breaks"]].status != "proven"
         else:
             assert all(v.status != "refuted" for v in again.verdicts.values())
+
+
+def test_fact_recorded_as_held_must_hold_again():
+    """wg_cp's symbolic execution makes quick checks (solving.always), some of which do not hold: a record
+    claiming they all held is a miss at the first of those (the full search runs); one claiming none held
+    skips them all (nothing assumed from them: its proofs can only weaken), never refuting the kernel."""
+    name = "wg_cp"
+    proof = _prove(name, budget_ms=1000)
+    assert any(held for _, held in proof.record.facts) and not all(held for _, held in proof.record.facts)
+    forged = copy.deepcopy(proof.record)
+    forged.facts = [[key, True] for key, _ in forged.facts]
+    again = _prove(name, forged, budget_ms=1000)
+    assert "fact" in again.work["replay"]["fell_back"] and _statuses(again) == _statuses(proof)
+    forged.facts = [[key, False] for key, _ in forged.facts]
+    again = _prove(name, forged, budget_ms=1000)
+    assert again.work["replay"].get("facts_skipped", 0) > 0 or "fell_back" in again.work["replay"]
+    assert all(v.status != "refuted" for v in again.verdicts.values())
 
 
 def test_undecided_property_follows_its_record_and_ends_undecided(full):
@@ -82,6 +101,7 @@ def test_record_claiming_decided_properties_undecided_falls_back(full, name):
         forged.undecided = [list(PROPS)]
         if calls == "unsat":
             forged.calls = [[k, s, "unsat", u, key] for k, s, _, u, key in forged.calls]
+        forged.facts = [[key, True] for key, _ in forged.facts]
         again = _prove(name, forged)
         assert "fell_back" in again.work["replay"] and _statuses(again) == _statuses(full[name])
 
@@ -104,7 +124,7 @@ def test_record_round_trips_and_rejects_malformed_json(full, tmp_path):
     from kreg.checker.prover.records import load
     assert load(tmp_path / "r.json").to_json() == rec.to_json()
     for bad in ({"format": 1, "calls": [["bv", "smt", "unsat", "many", "k"]]}, {"format": 99, "calls": []}, [1],
-                {"format": 1, "calls": [], "undecided": ["race_free"]}):
+                {"format": 1, "calls": [], "undecided": ["race_free"]}, {"format": 1, "calls": [], "facts": [["k", 1]]}):
         with pytest.raises(ValueError):
             Record.from_json(bad)
     (tmp_path / "bad.json").write_text("{not json")
