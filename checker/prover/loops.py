@@ -591,8 +591,10 @@ def _counted_exit(ex, st0, L, ind, widths, kk, kw):
             span = z3.And(sv <= d, d <= K * sv) if s > 0 else z3.And(K * sv <= d, d <= sv)
             # |s| divides d: d's magnitude (|s| <= it, by span) unsigned, the same as a signed remainder of d
             # being zero, which the integer translation keeps (a signed remainder it loses)
+            # (a step of one divides everything: no remainder at all)
             mag = d if s > 0 else -d
-            hit = z3.And(z3.URem(mag, z3.BitVecVal(abs(s), ww)) == 0, z3.BVMulNoOverflow(K, sv, True), span)
+            hit = z3.And(*([z3.URem(mag, z3.BitVecVal(abs(s), ww)) == 0] if abs(s) != 1 else []),
+                         z3.BVMulNoOverflow(K, sv, True), span)
             got[(a.name, str(e))] = z3.Not(hit)
         per_latch.append(got)
     common = set.intersection(*[set(g) for g in per_latch]) if per_latch else set()
