@@ -524,23 +524,49 @@ def carry(ex, st, plan):
     return tuple(rest_p), tuple(rest_w), tuple(rest_u)
 
 
+def _continue_test(k, L, lt):
+    """(block, branch, taken) where iteration continues at latch lt exactly when `branch`'s predicate, as
+    written, is `taken`: the latch's own `@p bra header`, or a latch that is only `bra header` whose single
+    predecessor ends with `@p bra` out of the loop and falls through to it (the compiler's exit test at the
+    bottom of a rotated loop); else None."""
+    blk = k.blocks[lt]
+    br = k.instrs[blk.end - 1]
+    if br.op != "bra" or not br.args or k.block_of[k.target(br.args[0].name)] != L.header:
+        return None
+    if br.pred is not None:
+        return blk, br, True
+    if blk.end - blk.start != 1 or len(blk.preds) != 1:
+        return None
+    pb = k.blocks[blk.preds[0]]
+    ex = k.instrs[pb.end - 1]
+    if pb.id not in L.body or ex.op != "bra" or ex.pred is None or not ex.args or \
+            k.block_of[k.target(ex.args[0].name)] in L.body or sorted(pb.succs) != sorted(
+                {k.block_of[k.target(ex.args[0].name)], lt}):
+        return None
+    return pb, ex, False
+
+
 def _counted_exit(ex, st0, L, ind, widths, kk, kw):
     """For loops that continue while `counter_next != E` (constant step s, E invariant), every earlier
-    iteration continued, so E is not among counter_1..counter_k (one-step history misses this)."""
+    iteration continued, so E is not among counter_1..counter_k (one-step history misses this). Only a test
+    every latch makes (the same counter against the same E): an iteration that continues another way may
+    pass E."""
     k = ex.k
-    out = []
+    per_latch = []
     for lt in L.latches:
-        blk = k.blocks[lt]
-        br = k.instrs[blk.end - 1]
-        if br.op != "bra" or br.pred is None or k.block_of[k.target(br.args[0].name)] != L.header:
-            continue
+        got = {}
+        test = _continue_test(k, L, lt)
+        if test is None:
+            return z3.BoolVal(True)
+        blk, br, taken = test
         setp = next((k.instrs[i] for i in range(blk.end - 2, blk.start - 1, -1)
                      if br.pred.name in dests(k.instrs[i])), None)
         if setp is None or setp.op != "setp" or len(setp.args) != 3 or not isinstance(setp.args[0], P.Reg):
-            continue
+            return z3.BoolVal(True)
         cmp = setp.mods[0]
-        if not ((cmp == "ne" and not br.neg) or (cmp == "eq" and br.neg)):
-            continue
+        cont_true = taken != br.neg          # the iteration continues when the setp's comparison holds
+        if not ((cmp == "ne" and cont_true) or (cmp == "eq" and not cont_true)):
+            return z3.BoolVal(True)
         for a, e in ((setp.args[1], setp.args[2]), (setp.args[2], setp.args[1])):
             if not isinstance(a, P.Reg) or a.name not in ind:
                 continue
@@ -549,7 +575,7 @@ def _counted_exit(ex, st0, L, ind, widths, kk, kw):
                 continue
             sign, stepop = steps[0]
             if not isinstance(stepop, P.Imm) or stepop.value == 0 or abs(stepop.value) >= 1 << 20 or \
-                    (k.block_of[upd.index] == lt and upd.index > setp.index):
+                    (k.block_of[upd.index] == blk.id and upd.index > setp.index):
                 continue
             if isinstance(e, P.Reg) and any(e.name in dests(ins) for _, ins in _instrs(k, L)):
                 continue
@@ -563,9 +589,16 @@ def _counted_exit(ex, st0, L, ind, widths, kk, kw):
             K = z3.ZeroExt(ww - kw, kk)
             d, sv = ev - c0, z3.BitVecVal(s, ww)
             span = z3.And(sv <= d, d <= K * sv) if s > 0 else z3.And(K * sv <= d, d <= sv)
-            hit = z3.And(z3.SRem(d, z3.BitVecVal(abs(s), ww)) == 0, z3.BVMulNoOverflow(K, sv, True), span)
-            out.append(z3.Not(hit))
-    return z3.And(*out) if out else z3.BoolVal(True)
+            # |s| divides d: d's magnitude (|s| <= it, by span) unsigned, the same as a signed remainder of d
+            # being zero, which the integer translation keeps (a signed remainder it loses)
+            # (a step of one divides everything: no remainder at all)
+            mag = d if s > 0 else -d
+            hit = z3.And(*([z3.URem(mag, z3.BitVecVal(abs(s), ww)) == 0] if abs(s) != 1 else []),
+                         z3.BVMulNoOverflow(K, sv, True), span)
+            got[(a.name, str(e))] = z3.Not(hit)
+        per_latch.append(got)
+    common = set.intersection(*[set(g) for g in per_latch]) if per_latch else set()
+    return z3.And(*[per_latch[0][c] for c in sorted(common)]) if common else z3.BoolVal(True)
 
 
 def _in_range(total, w):
