@@ -174,6 +174,9 @@ def verify_variant(entry: Entry, op: Op, device: str, opts: Options | None = Non
 
     got = isolate.run(compile_stage, v, timeout_s=opts.compile_timeout_s, memory_mb=opts.memory_mb)
     res.seconds["compile"] = round(got.seconds, 2)
+    if got.status == "memory":
+        _memory_limit(res, "compile", got, opts)
+        return _decide(res, got)
     if not got.ok:
         res.reasons.append(_failed("compile", got))
         res.complete = got.status == "error"              # a compile error is a verdict; a hang may be the machine
@@ -253,11 +256,13 @@ def _conform(res: VariantReport, v, op: Op, ptx: str | None, device: str, opts: 
     decided = False
     if got.status == "interrupted":
         return _decide(res, got)
-    if not got.ok:
-        res.numerics = "fail" if got.status in ("memory", "died", "timeout") else "not-run"
+    if got.status == "memory":         # the host's limit on the harness (its float64 references and
+        _memory_limit(res, "numerics", got, opts)   # buffers), not the kernel's doing: nothing decided
+    elif not got.ok:
+        res.numerics = "fail" if got.status in ("died", "timeout") else "not-run"
         res.reasons.append(_failed("conformance", got))
-        decided = got.status in ("memory", "died")       # the kernel crashed its process or ran away; a
-                                                         # wall-clock timeout may be the machine's load
+        decided = got.status == "died"                   # the kernel crashed its process; a wall-clock
+                                                         # timeout may be the machine's load
     elif "environment" in got.value:
         res.environment_error = got.value["environment"]
         res.reasons.append(f"environment: {got.value['environment']}; numerics not run")
@@ -273,6 +278,9 @@ def _conform(res: VariantReport, v, op: Op, ptx: str | None, device: str, opts: 
             return _decide(res, got)
         if got.ok:
             _take_speed(res, got.value)
+        elif got.status == "memory":
+            _memory_limit(res, "speed", got, opts)
+            decided = False
         else:
             res.reasons.append(_failed("speed", got))
             decided = False
@@ -294,6 +302,14 @@ def _decide(res: VariantReport, got: isolate.Outcome) -> VariantReport:
         res.reasons.append(f"not finished: {got.error}")
     res.verdict = verdict(res)
     return res
+
+
+def _memory_limit(res: VariantReport, stage: str, got: isolate.Outcome, opts: Options) -> None:
+    """A stage's child killed at the host-memory limit: the machine (a limit set too low for the cases the
+    harness holds), like a wall-clock guard; an environment error, never a verdict, nothing stored."""
+    res.environment_error = (f"{stage} not decided: the child {got.error} (KREG_MEMORY_MB={opts.memory_mb}); "
+                             "nothing was stored. Raise KREG_MEMORY_MB or run fewer --jobs at once")
+    res.reasons.append(f"environment: {res.environment_error}")
 
 
 def _failed(stage: str, got: isolate.Outcome) -> str:
