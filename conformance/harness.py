@@ -170,8 +170,8 @@ class CpuHarness(Harness):
                 raise
             raise LaunchFailure(e.kind, f"{e} (the budget for {threads} threads and {self.work_elements} "
                                 "buffer elements)") from None
-        if res.accesses:
-            self._stray += stray(bl.entry, res.accesses, self.buffers)
+        if res.trace:
+            self._stray += stray(bl.entry, res.trace, self.buffers)
 
     def stray_accesses(self) -> list[str]:
         out, self._stray = self._stray, []
@@ -181,23 +181,21 @@ class CpuHarness(Harness):
         return self.rt.describe()
 
 
-def stray(entry: str, accesses, buffers: list[GuardedBuffer], limit: int = 3) -> list[str]:
-    """Global accesses that touch a guard band: one sentence per buffer and kind, with the first
-    offending thread."""
+def stray(entry: str, trace, buffers: list[GuardedBuffer], limit: int = 3) -> list[str]:
+    """Global accesses of a launch's trace (checker/emulator/trace.py) that touch a guard band: one
+    sentence per buffer and kind, with the first offending thread."""
     import numpy as np
-    acc = [a for a in accesses if a.space == "global"]
-    if not acc or not buffers:
+    addr, width, kinds, access = trace.columns("global")
+    if not addr.size or not buffers:
         return []
-    addr = np.array([a.address for a in acc], dtype=np.int64)
-    width = np.array([a.width for a in acc], dtype=np.int64)
     out = []
     for b in buffers:
         lo_alloc, lo, hi = b.base, b.ptr, b.ptr + b.nbytes
         hit = (addr + width > lo_alloc) & (addr < hi + b.guard) & ((addr < lo) | (addr + width > hi))
         for kind in ("read", "write", "atomic"):
-            idx = [i for i in np.flatnonzero(hit) if acc[i].kind == kind]
-            if idx:
-                a = acc[idx[0]]
+            idx = np.flatnonzero(hit & (kinds == kind))
+            if idx.size:
+                a = access(int(idx[0]))
                 side = "before the start" if a.address < lo else "past the end"
                 out.append(f"{entry}: {len(idx)} {kind}s {side} of {b.name} ({b.nbytes} bytes), first by block "
                            f"{a.block} thread {a.thread}: {a.width} bytes at offset {a.address - lo}")

@@ -23,6 +23,7 @@ from kreg.checker.ptx import parse as P
 from kreg.checker.emulator import alu, memory, sync, tensor, wgmma  # noqa: F401 (register their handlers in ALU)
 from kreg.checker.emulator.independence import independent
 from kreg.checker.emulator.registers import Gathered, Registers
+from kreg.checker.emulator.trace import Access, AccessTrace  # noqa: F401 (Access: E.Access)
 from kreg.checker.emulator.ops import ALU, CLUSTER_SHIFT, DT, LOCAL_BASE, SHARED_BASE, STORE, EmulatorError, EmuOpsMixin
 from kreg.registry.device_kind import DeviceKind
 from kreg.registry.limits import BATCH_STEPS, SHARED_MAX_BYTES, STEP_THREADS, geometry_problems
@@ -125,26 +126,17 @@ class Memory:
 
 
 @dataclass
-class Access:
-    block: tuple
-    thread: tuple
-    instr: int
-    address: int
-    width: int
-    kind: str            # "read" | "write" | "atomic"
-    space: str           # "global" | "shared"
-    epoch: int
-    wsync: int = 0       # bar.warp.sync instances the thread completed before the access (any mask)
-    since: int | None = None   # a cp.async write (traced where it lands): the block's epoch at its issue
-
-
-@dataclass
 class LaunchResult:
     steps: int                   # issue steps: one instruction issued to every runnable thread at the lowest PC
     thread_instructions: int     # instructions executed, summed over threads (predicated-off ones included)
-    accesses: list[Access] | None = None
+    trace: AccessTrace | None = None   # with trace=True: every access, as recorded
     cost: int = 0                # what the step budget counts: each issue step 1 + threads // STEP_THREADS,
                                  # each batch of blocks BATCH_STEPS (about proportional to the time taken)
+
+    @property
+    def accesses(self) -> list[Access] | None:
+        """The traced accesses (None untraced), one per thread and access, in launch order."""
+        return None if self.trace is None else self.trace.accesses()
 
 
 def _layout_shared(k: P.Kernel, module: P.Module, dynamic: int):
@@ -254,7 +246,7 @@ def launch(module, entry: str, grid, block, shared: int, args, mem: Memory, *, t
         except (EmulatorError, _Dependent):
             for i, data in saved.items():          # back to the memory before the launch: run it batch by batch
                 mem.allocs[i].data[:] = data
-    res = LaunchResult(0, 0, [] if trace else None)
+    res = LaunchResult(0, 0, AccessTrace() if trace else None)
     for b0 in range(0, nblocks, per_batch):
         res.cost += BATCH_STEPS
         if max_cost is not None and res.cost > max_cost:
@@ -266,7 +258,7 @@ def launch(module, entry: str, grid, block, shared: int, args, mem: Memory, *, t
                      loffs, lsize, trace, max_steps - res.steps, cluster, dtypes)
         m.compactable, m.pure, m.scalar_ok = compactable, pure, scalar_ok
         m.cost_left = None if max_cost is None else max_cost - res.cost
-        m.trace_left = None if max_trace is None else max_trace - len(res.accesses or ())
+        m.trace_left = None if max_trace is None else max_trace - len(res.trace or ())
         m.atomic_rng = None if atomic_seed is None else np.random.default_rng([atomic_seed, b0])
         m.strict_barriers = strict_barriers
         m.run()
@@ -274,7 +266,7 @@ def launch(module, entry: str, grid, block, shared: int, args, mem: Memory, *, t
         res.thread_instructions += m.thread_instructions
         res.cost += m.cost
         if trace:
-            res.accesses.extend(m.accesses())
+            res.trace.add(m.cta, m.tidx, m._trace)
     return res
 
 
@@ -896,12 +888,3 @@ class _Machine(EmuOpsMixin):
                                 np.asarray(addrs, np.uint64).copy(), width, kind, self.epoch[self.blk[idx]].copy(),
                                 self.wsync[idx].copy(), since))
 
-    def accesses(self) -> list[Access]:
-        out = []
-        ctas = [tuple(c) for c in self.cta.T.tolist()]        # per thread, once (Python ints)
-        tids = [tuple(c) for c in self.tidx.T.tolist()]
-        for ins, space, idx, addrs, width, kind, ep, ws, since in self._trace:
-            sl = [None] * len(idx) if since is None else since.tolist()
-            for t, a, e, w, s in zip(idx.tolist(), addrs.tolist(), ep.tolist(), ws.tolist(), sl):
-                out.append(Access(ctas[t], tids[t], ins, a, width, kind, space, e, w, s))
-        return out
