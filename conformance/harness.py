@@ -185,15 +185,17 @@ def stray(entry: str, trace, buffers: list[GuardedBuffer], limit: int = 3) -> li
     """Global accesses of a launch's trace (checker/emulator/trace.py) that touch a guard band: one
     sentence per buffer and kind, with the first offending thread."""
     import numpy as np
+    from kreg.checker.emulator.trace import KINDS
     addr, width, kinds, access = trace.columns("global")
     if not addr.size or not buffers:
         return []
+    end = addr + width
     out = []
     for b in buffers:
         lo_alloc, lo, hi = b.base, b.ptr, b.ptr + b.nbytes
-        hit = (addr + width > lo_alloc) & (addr < hi + b.guard) & ((addr < lo) | (addr + width > hi))
-        for kind in ("read", "write", "atomic"):
-            idx = np.flatnonzero(hit & (kinds == kind))
+        hit = (end > lo_alloc) & (addr < hi + b.guard) & ((addr < lo) | (end > hi))
+        for code, kind in enumerate(KINDS):
+            idx = np.flatnonzero(hit & (kinds == code))
             if idx.size:
                 a = access(int(idx[0]))
                 side = "before the start" if a.address < lo else "past the end"

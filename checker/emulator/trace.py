@@ -23,6 +23,9 @@ class Access:
     since: int | None = None   # a cp.async write (traced where it lands): the block's epoch at its issue
 
 
+KINDS = ("read", "write", "atomic")
+
+
 class AccessTrace:
     """The records of each batch of blocks (with the batch's block and thread coordinates), in launch order."""
 
@@ -46,14 +49,14 @@ class AccessTrace:
         return self._list
 
     def columns(self, space: str):
-        """(address, width, kind, access) of this space's accesses in launch order: int64 and str arrays,
-        and access(i), the i-th of them as an Access."""
+        """(address, width, kind, access) of this space's accesses in launch order: int64 arrays, kind as
+        the index of the access's kind in KINDS (int8), and access(i), the i-th of them as an Access."""
         picked = [(b, r) for b, (_, _, records) in enumerate(self._batches) for r in records if r[1] == space]
         n = [len(r[2]) for _, r in picked]
         addr = np.concatenate([np.asarray(r[3], np.uint64).astype(np.int64) for _, r in picked]) if picked \
             else np.zeros(0, np.int64)
         width = np.repeat(np.array([r[4] for _, r in picked], np.int64), n)
-        kind = np.repeat(np.array([r[5] for _, r in picked], dtype=object), n)
+        kind = np.repeat(np.array([KINDS.index(r[5]) for _, r in picked], np.int8), n)
         ends = np.cumsum(n)
 
         def access(i: int) -> Access:
