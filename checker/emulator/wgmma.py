@@ -173,21 +173,26 @@ def _mma_async(self, ins, ready):
                      "chained": chained, "C": C, "group": int(self.wg_commits[g])})
         mask = np.zeros(self.N, bool)
         mask[threads] = True
+        undefined = np.full(self.N, np.nan, np.float32)              # (put never keeps the array it is given)
         for r in d.items:                                            # undefined until retired
-            self.put(r, np.full(self.N, np.nan, np.float32), "f32", mask)
+            self.put(r, undefined, "f32", mask)
 
 
 def _fused_sum(terms: np.ndarray) -> np.ndarray:
     """The H100's k16 step (fitted to its bits, bench/wgmma_fit.py): the accumulator and the 16 exact
-    products aligned to the largest exponent among them with 26 bits kept below it (24 + 2; the rest
-    truncated toward zero), summed exactly, the sum truncated toward zero to f32."""
+    products (terms[0] and terms[1:], the first axis) aligned to the largest exponent among them with 26
+    bits kept below it (24 + 2; the rest truncated toward zero), summed exactly, the sum truncated toward
+    zero to f32. (The aligned terms are integers times one power of two, below 2^31 in all: their sum is
+    exact in any order.)"""
     with np.errstate(all="ignore"):
-        big = np.abs(terms).max(axis=-1, keepdims=True)
-        e = np.frexp(np.where(np.isfinite(big), big, 1.0))[1].astype(np.int64)      # big < 2^e
+        big = np.abs(terms).max(axis=0)                  # inf or NaN where any term is (max keeps NaN)
+        finite = np.isfinite(big)
+        e = np.frexp(np.where(finite, big, 1.0))[1].astype(np.int64)      # big < 2^e
         scale = np.ldexp(1.0, ALIGN_BITS - e)
-        exact = np.trunc(terms * scale).sum(axis=-1) / scale[..., 0]
-        special = ~np.isfinite(terms).all(axis=-1)
-        exact = np.where(special, terms.sum(axis=-1), exact)                           # inf / NaN as IEEE sums
+        aligned = np.multiply(terms, scale)
+        exact = np.trunc(aligned, out=aligned).sum(axis=0) / scale
+        if not finite.all():
+            exact = np.where(finite, exact, terms.sum(axis=0))                        # inf / NaN as IEEE sums
         r = exact.astype(np.float32)
         over = np.isfinite(exact) & (np.abs(r.astype(np.float64)) > np.abs(exact))
         return np.where(over, np.nextafter(r, np.float32(0)), r)
@@ -207,11 +212,13 @@ def _retire(self, p, later) -> None:
         C = np.stack([np.asarray(self.get(r, "f32"))[threads] for r in p["items"]], axis=1).astype(np.float32)
     else:
         C = p["C"]
-    acc = np.zeros((64, n))
+    terms = np.zeros((17, 64, n))                          # the accumulator, then the 16 exact products
     if p["scale_d"]:
-        acc[rows, cols] = C
-    prods = p["scales"][0] * p["scales"][1] * (A[:, None, :] * B[None, :, :])          # exact, [64][n][16]
-    D = F.canon_f32(_fused_sum(np.concatenate([acc[..., None], prods], axis=-1)))[rows, cols]
+        terms[0][rows, cols] = C
+    np.multiply(A.T[:, :, None], B.T[:, None, :], out=terms[1:])
+    if p["scales"][0] * p["scales"][1] != 1:
+        terms[1:] *= p["scales"][0] * p["scales"][1]
+    D = F.canon_f32(_fused_sum(terms))[rows, cols]
     nxt = next((q for q in later if q["names"] == p["names"]), None)
     if nxt is not None:
         nxt["C"], nxt["chained"] = D, False
