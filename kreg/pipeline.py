@@ -89,7 +89,8 @@ def preconditions_stage(variant, op: Op, ptx: str, verdicts: dict, timeout_ms: i
     return got.to_json()
 
 
-def numerics_stage(variant, op: Op, ptx: str, device: str, opts: Options, turn=None) -> dict:
+def numerics_stage(variant, op: Op, ptx: str, device: str, opts: Options, turn=None, cases=None) -> dict:
+    """cases: choose_cases(op, variant, device, opts), where the caller has them already."""
     _yield_to_proofs()
     from kreg.conformance.harness import open_harness
     from kreg.conformance.numerics import run_numerics
@@ -97,7 +98,8 @@ def numerics_stage(variant, op: Op, ptx: str, device: str, opts: Options, turn=N
         dev = open_harness(device, turn)
     except RuntimeError as e:
         return {"environment": f"cannot open the {device} device: {e}"}
-    num = run_numerics(dev, ptx, variant, op, choose_cases(op, variant, device, opts), seed=opts.seed)
+    cases = cases if cases is not None else choose_cases(op, variant, device, opts)
+    num = run_numerics(dev, ptx, variant, op, cases, seed=opts.seed)
     return {"numerics": num.status, "device_detail": num.device or dev.describe(),
             "cases_run": [f"{c.case} {c.dims}" for c in num.cases],
             "numerics_detail": [c.as_json() for c in num.cases], "failures": num.failures(),
@@ -155,7 +157,8 @@ def verify_variant(entry: Entry, op: Op, device: str, opts: Options | None = Non
     op = narrowed(op, v)               # the op's requirements and the variant's own
     record = record or (lambda stage, res: None)
 
-    refused = preflight.geometry(v, op, choose_cases(op, v, device, opts))   # before any work
+    cases = choose_cases(op, v, device, opts)          # seeded: the same dims each time they are chosen
+    refused = preflight.geometry(v, op, cases)          # before any work
     if refused:
         res.numerics, res.complete = "fail", True
         res.reasons += [f"launch: {w}" for w in refused[:MAX_REASONS]]
@@ -170,7 +173,7 @@ def verify_variant(entry: Entry, op: Op, device: str, opts: Options | None = Non
         why = f"a {v.library} routine: no source to prove"
         res.proofs = {p: PropertyVerdict.from_json({"status": "unknown", "reason": why}) for p in PROPS}
         res.reasons.append(f"checker: not run ({why}); the verdict is at most unverified")
-        return _conform(res, v, op, None, device, opts, record)
+        return _conform(res, v, op, None, device, opts, record, cases)
 
     got = isolate.run(compile_stage, v, timeout_s=opts.compile_timeout_s, memory_mb=opts.memory_mb)
     res.seconds["compile"] = round(got.seconds, 2)
@@ -182,7 +185,7 @@ def verify_variant(entry: Entry, op: Op, device: str, opts: Options | None = Non
         res.complete = got.status == "error"              # a compile error is a verdict; a hang may be the machine
         return _decide(res, got)
     ptx, res.ptx_sha256 = got.value
-    refused = preflight.resources(v, op, choose_cases(op, v, device, opts), ptx)   # before the prover reads it
+    refused = preflight.resources(v, op, cases, ptx)   # before the prover reads it
     if refused:
         res.numerics, res.complete = "fail", True
         res.reasons += [f"limits: {w}" for w in refused[:MAX_REASONS]]
@@ -221,7 +224,7 @@ def verify_variant(entry: Entry, op: Op, device: str, opts: Options | None = Non
         res.reasons.append("checker: not run (--no-prove); proofs are unknown")
     if opts.preconditions and res.proofs and not all(vd.proven_for_all_dims for vd in res.proofs.values()):
         _preconditions(res, v, op, ptx, opts)
-    return _conform(res, v, op, ptx, device, opts, record)
+    return _conform(res, v, op, ptx, device, opts, record, cases)
 
 
 def _preconditions(res: VariantReport, v, op: Op, ptx: str, opts: Options) -> None:
@@ -247,10 +250,10 @@ def _preconditions(res: VariantReport, v, op: Op, ptx: str, opts: Options) -> No
 
 
 def _conform(res: VariantReport, v, op: Op, ptx: str | None, device: str, opts: Options,
-             record=lambda stage, res: None) -> VariantReport:
+             record=lambda stage, res: None, cases=None) -> VariantReport:
     """Numerics, then (on the GPU) speed, each in a child; the verdict."""
     turn = gpu_turn() if device == "gpu" else None
-    got = isolate.run(numerics_stage, v, op, ptx, device, opts, turn, timeout_s=opts.timeout_s,
+    got = isolate.run(numerics_stage, v, op, ptx, device, opts, turn, cases, timeout_s=opts.timeout_s,
                       memory_mb=opts.memory_mb)
     res.seconds["numerics"] = round(got.seconds, 2)
     decided = False
