@@ -106,9 +106,17 @@ def numerics_stage(variant, op: Op, ptx: str, device: str, opts: Options, turn=N
             "not_run_reason": num.reason if num.status == "not-run" else None}
 
 
+_yielded = False
+
+
 def _yield_to_proofs() -> None:
     """Numerics and speed run at a lower CPU priority than proofs: their thread pools would otherwise
-    starve z3 of the cores, and a proof still has a wall-clock budget per variant."""
+    starve z3 of the cores, and a proof still has a wall-clock budget per variant. Once per process (a
+    long-lived pool worker would otherwise sink to the lowest priority, 19, one variant after another)."""
+    global _yielded
+    if _yielded:
+        return
+    _yielded = True
     try:
         os.nice(10)
     except OSError:
