@@ -5,6 +5,8 @@ metadata and the proof's budgets; one that does not fit (another checker, anothe
 runs in full. After a checker change, remake them all (each proof then runs in full and writes its record):
 
     rm -r tests/data/records && KREG_REMAKE_RECORDS=1 python -m pytest tests/checker tests/kernels -n N
+
+(KREG_REMAKE_RECORDS=missing makes only those that are missing or no longer fit.)
 """
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import json
 import os
 
 from kreg.checker.prover import records
-from kreg.checker.prover.prove import Proof, prove
+from kreg.checker.prover.prove import CHECKER_VERSION, Proof, prove
 from kreg.checker.ptx.digest import ptx_digest
 
 from helpers.paths import DATA
@@ -31,10 +33,14 @@ def prove_recorded(variant, op, ptx: str, *, timeout_ms: int, budget_ms: int) ->
     """prove() in a fresh interpreter (so its work does not follow what this process proved before), following
     the record of this PTX at these budgets; with KREG_REMAKE_RECORDS set, a full search that writes it."""
     path = record_path(variant, op, ptx, timeout_ms, budget_ms)
-    if os.environ.get("KREG_REMAKE_RECORDS"):
+    remake = os.environ.get("KREG_REMAKE_RECORDS")
+    known = records.load(path)
+    if remake == "missing" and known and known.fits(ptx_digest(ptx), CHECKER_VERSION, budget_ms):
+        remake = None
+    if remake:
         got = prove(variant, op, ptx, timeout_ms=timeout_ms, budget_ms=budget_ms)
         if got.record is not None:
             RECORDS.mkdir(exist_ok=True)
             got.record.save(path)
         return got
-    return prove(variant, op, ptx, timeout_ms=timeout_ms, budget_ms=budget_ms, record=records.load(path))
+    return prove(variant, op, ptx, timeout_ms=timeout_ms, budget_ms=budget_ms, record=known)
