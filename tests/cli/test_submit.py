@@ -189,17 +189,17 @@ def test_safe_claim_not_proven_enters_as_unsafe_with_the_reason(home, tmp_path):
     from kreg.submit import submit
     cand = tmp_path / "c"
     cand.mkdir()
-    shutil.copy(ROOT / "kernels/unsafe/argmax/argmax_vec.cu", cand / "am.cu")
-    meta = yaml.safe_load((ROOT / "kernels/unsafe/argmax/argmax_vec_bf16.yaml").read_text())
-    meta |= {"name": "argmax_claimed", "safety": "safe", "source": "am.cu"}
+    shutil.copy(ROOT / "kernels/unsafe/attention_merge/attention_merge_fast.cu", cand / "am.cu")     # not proven: its reads
+    meta = yaml.safe_load((ROOT / "kernels/unsafe/attention_merge/attention_merge_fast_bf16.yaml").read_text())
+    meta |= {"name": "merge_claimed", "safety": "safe", "source": "am.cu"}
     (cand / "am.yaml").write_text(yaml.safe_dump(meta))
     s = submit(cand / "am.cu", cand / "am.yaml")
     j = s.to_json()
     assert s.accepted and s.accepted_as == "unsafe" and j["claimed"] == "safe", j
     assert any("claimed safe, but not proven" in w for w in s.why) and "unknown: read_only" in s.why[0]
     assert j["safety"] == "unsafe" and j["verdict"] == "unsafe" and j["hash"] != j["candidate"]["hash"]
-    assert Path(s.installed) == Path(os.environ["KREG_HOME"]) / "kernels/unsafe/argmax/argmax_claimed.yaml"
-    entry = load_catalog().find("argmax_claimed")
+    assert Path(s.installed) == Path(os.environ["KREG_HOME"]) / "kernels/unsafe/attention_merge/merge_claimed.yaml"
+    entry = load_catalog().find("merge_claimed")
     assert entry.variant.safety == "unsafe" and entry.hash == j["hash"]
     verdicts = {h: json.loads(p)["verdict"] for _, h, p in rows(home, "verdict")}
     assert verdicts == {j["candidate"]["hash"]: "rejected", j["hash"]: "unsafe"}   # verify's semantics kept
