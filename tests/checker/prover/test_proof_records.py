@@ -65,18 +65,18 @@ def test_record_claiming_nothing_closed_never_proves_a_bug(full):
 
 
 def test_fact_recorded_as_held_must_hold_again():
-    """wg_cp's symbolic execution makes quick checks (solving.always), some of which do not hold: a record
-    claiming they all held is a miss at the first of those (the full search runs); one claiming none held
-    skips them all (nothing assumed from them: its proofs can only weaken), never refuting the kernel."""
-    name = "wg_cp"
-    proof = _prove(name, budget_ms=1000)
+    """ticket_compact's symbolic execution makes quick checks (solving.always), one of which does not hold: a
+    record claiming they all held is a miss at that one (the full search runs); one claiming none held skips
+    them all (nothing assumed from them: its proofs can only weaken), never refuting the kernel."""
+    name = "ticket_compact"
+    proof = _prove(name)
     assert any(held for _, held in proof.record.facts) and not all(held for _, held in proof.record.facts)
     forged = copy.deepcopy(proof.record)
     forged.facts = [[key, True] for key, _ in forged.facts]
-    again = _prove(name, forged, budget_ms=1000)
+    again = _prove(name, forged)
     assert "fact" in again.work["replay"]["fell_back"] and _statuses(again) == _statuses(proof)
     forged.facts = [[key, False] for key, _ in forged.facts]
-    again = _prove(name, forged, budget_ms=1000)
+    again = _prove(name, forged)
     assert again.work["replay"].get("facts_skipped", 0) > 0 or "fell_back" in again.work["replay"]
     assert all(v.status != "refuted" for v in again.verdicts.values())
 
