@@ -181,9 +181,13 @@ class Budget:
         self.undecided.append(sorted(unknown))
         self.followed = set()
 
-    def follows(self, recorded) -> bool:
-        """A recorded unsat of the property being followed: charged and logged, not solved again."""
-        return self.following is not None and recorded is not None and recorded[0] == "unsat"
+    def follow(self, kind: str, step: str, recorded, key: str) -> bool:
+        """A recorded unsat of the property being followed: charged and logged, not solved again (True)."""
+        if self.following is None or recorded is None or recorded[0] != "unsat":
+            return False
+        self.skip(kind, step, *recorded, key)
+        self.replay.followed += 1
+        return True
 
     def left_s(self) -> float:
         return self.deadline - time.process_time()
@@ -321,9 +325,7 @@ class BvSolver:
         if recorded is not None and recorded[0] == "unknown":
             self.budget.skip("bv", "smt", *recorded, key)
             return "unknown", None, "solver: not answered within its limit in the recorded proof (not run again)"
-        if self.budget.follows(recorded):
-            self.budget.skip("bv", "smt", *recorded, key)
-            self.budget.replay.followed += 1
+        if self.budget.follow("bv", "smt", recorded, key):
             return "unsat", None, None
         self.s.push()
         try:
@@ -413,9 +415,7 @@ class IntSolver:
                 if recorded[0] in takes:
                     return False
                 continue
-            if self.budget.follows(recorded):
-                self.budget.skip("int", step, *recorded, key)
-                self.budget.replay.followed += 1
+            if self.budget.follow("int", step, recorded, key):
                 return True
             ctx = z3.Context()
             s = tactic(ctx).solver()
