@@ -144,16 +144,13 @@ def run_at(variant, op, module, dims, fill, want) -> list[Found]:
                 out.append(Found(prop, str(e), w))
             return out
         kernel = module.kernel(b.entry)
-        acc = res.accesses or []
-        if "read_only" in want:
-            for a in acc:
-                if a.kind != "read" and a.space == "global" and (hit := _inside(a, ranges, inputs)):
-                    w = dict(base, blocks=[list(a.block)], threads=[list(a.thread)], instrs=_instrs(kernel.instrs[a.instr]),
-                             buffer=hit, buffer_bytes=ranges[hit][1],
-                             addresses=[{"offset": a.address - ranges[hit][0], "bytes": a.width, "kind": a.kind}])
-                    out.append(Found("read_only", f"{a.kind} into the input {hit}", w))
-                    break
-        if "race_free" in want and (r := races(acc, kernel, b.grid, b.block)) is not None:
+        if "read_only" in want and (a := _input_write(res.trace, ranges, inputs)) is not None:
+            hit = _inside(a, ranges, inputs)
+            w = dict(base, blocks=[list(a.block)], threads=[list(a.thread)], instrs=_instrs(kernel.instrs[a.instr]),
+                     buffer=hit, buffer_bytes=ranges[hit][1],
+                     addresses=[{"offset": a.address - ranges[hit][0], "bytes": a.width, "kind": a.kind}])
+            out.append(Found("read_only", f"{a.kind} into the input {hit}", w))
+        if "race_free" in want and (r := races(res.trace, kernel, b.grid, b.block)) is not None:
             a, c = r
             w = dict(base, blocks=[list(a.block), list(c.block)], threads=[list(a.thread), list(c.thread)],
                      instrs=_instrs(kernel.instrs[a.instr]) + _instrs(kernel.instrs[c.instr]))
@@ -178,6 +175,17 @@ def _owner(addr, ranges):
     return None
 
 
+def _input_write(trace, ranges, inputs):
+    """The first global write or atomic (in launch order) that overlaps an input buffer, or None."""
+    addr, width, kind, access = trace.columns("global")
+    hit = np.zeros(len(addr), bool)
+    for n in sorted(inputs):
+        lo, sz = ranges[n]
+        hit |= (addr < lo + sz) & (lo < addr + width)
+    hit &= kind != 0
+    return access(int(np.flatnonzero(hit)[0])) if hit.any() else None
+
+
 def _inside(a, ranges, names):
     for n in names:
         lo, sz = ranges[n]
@@ -199,7 +207,83 @@ def is_strong(ins: P.Instr) -> bool:
     return ins.op in ("atom", "red") or ins.op in ("ld", "st") and ins.has(*STRONG_MODS)
 
 
-def races(acc: list, kernel: P.Kernel, grid, block):
+def races(trace, kernel: P.Kernel, grid, block):
+    """The first pair (earlier, later) of conflicting accesses by two threads that nothing orders in this
+    execution (the trace's order), or None: races_in_order's answer, computed over the trace's arrays where
+    the kernel's launch has no strong access (no vector clocks to keep)."""
+    strong = np.array(sorted(i.index for i in kernel.instrs if is_strong(i)), np.int64)
+    t = trace.table(grid, block)
+    if np.isin(t.instr, strong).any():
+        return races_in_order(trace.accesses(), kernel, grid, block)
+    got = _first_unordered(t, int(np.prod(block)))
+    return None if got is None else (t.access(got[0]), t.access(got[1]))
+
+
+def _first_unordered(t, tpb: int):
+    """races_in_order without strong accesses, over arrays: per unit of bytes (the accesses sorted by unit,
+    then launch order) each access against the last write before it, and each thread's last read before a
+    write against that write (the reads it replaced were its own, ordered before it); of the unordered pairs,
+    the one races_in_order meets first: the earliest later access, then the lowest unit, the write before the
+    reads, the reads in the order their threads first read the unit since that write. Indices into t."""
+    n = len(t)
+    if n == 0:
+        return None
+    unit = int(np.gcd.reduce(np.concatenate([t.address, t.width]))) or 1
+    cnt = t.width // unit
+    src = np.repeat(np.arange(n), cnt)
+    first = np.cumsum(cnt) - cnt
+    u = np.repeat(t.address // unit, cnt) + (np.arange(len(src)) - np.repeat(first, cnt))
+    sk = np.where(t.shared, t.block, -1)[src]
+    order = np.lexsort((src, u, sk))
+    src, u, sk = src[order], u[order], sk[order]
+    m = len(src)
+    pos = np.arange(m)
+    new = np.ones(m, bool)
+    new[1:] = (sk[1:] != sk[:-1]) | (u[1:] != u[:-1])
+    gstart = np.maximum.accumulate(np.where(new, pos, 0))
+    grp = np.cumsum(new) - 1
+    isw = t.kind[src] != 0
+    lw = np.empty(m, np.int64)
+    lw[0] = -1
+    lw[1:] = np.maximum.accumulate(np.where(isw, pos, -1))[:-1]
+    a_later = np.flatnonzero(lw >= gstart)
+    a_earlier = lw[a_later]
+    # reads: each thread's last read of the unit between two writes, against the write that ends the run
+    gend = np.empty(m, np.int64)
+    ends = np.flatnonzero(np.append(new[1:], True))
+    gend[:] = np.repeat(ends, np.diff(np.append(-1, ends)))
+    nw = np.minimum.accumulate(np.where(isw, pos, m)[::-1])[::-1]
+    gid = t.block * tpb + t.thread
+    r = np.flatnonzero(~isw)
+    cw = np.cumsum(isw)[r]
+    rg = gid[src[r]]
+    ro = np.lexsort((r, rg, cw, grp[r]))
+    r, cw, rg = r[ro], cw[ro], rg[ro]
+    key_new = np.ones(len(r), bool)
+    key_new[1:] = (grp[r][1:] != grp[r][:-1]) | (cw[1:] != cw[:-1]) | (rg[1:] != rg[:-1])
+    run_first = r[key_new]
+    run_last = r[np.append(key_new[1:], True)]
+    ending = nw[run_last]
+    ok = ending <= gend[run_last]
+    b_earlier, b_later, b_rank = run_last[ok], ending[ok], src[run_first[ok]]
+    p = np.concatenate([a_earlier, b_earlier])
+    c = np.concatenate([a_later, b_later])
+    kind = np.concatenate([np.zeros(len(a_later), np.int64), np.ones(len(b_later), np.int64)])
+    rank = np.concatenate([np.zeros(len(a_later), np.int64), b_rank])
+    pi, ci = src[p], src[c]
+    eff = np.where(t.since[ci] >= 0, t.since[ci], t.epoch[ci])
+    same_block = t.block[pi] == t.block[ci]
+    ordered = (gid[pi] == gid[ci]) | (same_block & (t.epoch[pi] < eff)) | \
+        (same_block & (t.thread[pi] // 32 == t.thread[ci] // 32) & (t.wsync[pi] != t.wsync[ci]))
+    ordered |= (t.kind[pi] == 2) & (t.kind[ci] == 2)
+    bad = np.flatnonzero(~ordered)
+    if len(bad) == 0:
+        return None
+    k = bad[np.lexsort((rank[bad], kind[bad], u[c[bad]], ci[bad]))[0]]
+    return int(pi[k]), int(ci[k])
+
+
+def races_in_order(acc: list, kernel: P.Kernel, grid, block):
     """The first pair (earlier, later) of conflicting accesses by two threads that nothing orders in
     this execution (the trace's order), or None. FastTrack-style: per byte the last write and the reads
     since; vector clocks only where the kernel has strong accesses."""

@@ -1,7 +1,8 @@
 """A traced launch's memory accesses: kept as the emulator records them (per instruction issue, arrays over
 the threads), turned into one Access object per thread and access only when asked; `columns` gives one
 space's addresses, widths and kinds as arrays without building them (the conformance harness's guard
-check reads every global access of a launch)."""
+check reads every global access of a launch), `table` every access's fields as arrays (the bounded
+race search)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -67,6 +68,65 @@ class AccessTrace:
             return _objects(cta, tidx, [(r[0], r[1], r[2][k:k + 1], r[3][k:k + 1], r[4], r[5], r[6][k:k + 1],
                                          r[7][k:k + 1], None if r[8] is None else r[8][k:k + 1])])[0]
         return addr, width, kind, access
+
+
+    def table(self, grid, block) -> "Table":
+        """Every access in launch order as columns (blocks and threads as linear indices in this launch)."""
+        cols: dict[str, list] = {k: [] for k in Table.FIELDS}
+        where = []                      # (batch, record, accesses) of each record, in order
+        for bi, (cta, tidx, records) in enumerate(self._batches):
+            cta, tidx = np.asarray(cta, np.int64), np.asarray(tidx, np.int64)
+            blin = cta[0] + grid[0] * (cta[1] + grid[1] * cta[2])
+            tlin = tidx[0] + block[0] * (tidx[1] + block[1] * tidx[2])
+            for ri, (ins, space, idx, addrs, width, kind, ep, ws, since) in enumerate(records):
+                n = len(idx)
+                where.append((bi, ri, n))
+                cols["instr"].append(np.full(n, ins, np.int64))
+                cols["shared"].append(np.full(n, space == "shared", bool))
+                cols["block"].append(blin[idx])
+                cols["thread"].append(tlin[idx])
+                cols["address"].append(np.asarray(addrs, np.uint64).astype(np.int64))
+                cols["width"].append(np.full(n, width, np.int64))
+                cols["kind"].append(np.full(n, KINDS.index(kind), np.int8))
+                cols["epoch"].append(np.asarray(ep, np.int64))
+                cols["wsync"].append(np.asarray(ws, np.int64))
+                cols["since"].append(np.full(n, -1, np.int64) if since is None else np.asarray(since, np.int64))
+        arrays = {k: np.concatenate(v) if v else np.zeros(0, np.int64) for k, v in cols.items()}
+        return Table(self, where, **arrays)
+
+
+@dataclass
+class Table:
+    """A trace's accesses as arrays in launch order: instruction, shared (else global), linear block and
+    thread (within its block), address, width, kind (index in KINDS), the block's epoch, the warp syncs the
+    thread completed, since (a cp.async write's epoch at issue, -1 for any other access); access(i) is the
+    i-th as an Access."""
+    FIELDS = ("instr", "shared", "block", "thread", "address", "width", "kind", "epoch", "wsync", "since")
+    trace: AccessTrace
+    where: list
+    instr: np.ndarray
+    shared: np.ndarray
+    block: np.ndarray
+    thread: np.ndarray
+    address: np.ndarray
+    width: np.ndarray
+    kind: np.ndarray
+    epoch: np.ndarray
+    wsync: np.ndarray
+    since: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.instr)
+
+    def access(self, i: int) -> Access:
+        for bi, ri, n in self.where:
+            if i < n:
+                cta, tidx, records = self.trace._batches[bi]
+                r = records[ri]
+                return _objects(cta, tidx, [(r[0], r[1], r[2][i:i + 1], r[3][i:i + 1], r[4], r[5], r[6][i:i + 1],
+                                             r[7][i:i + 1], None if r[8] is None else r[8][i:i + 1])])[0]
+            i -= n
+        raise IndexError(i)
 
 
 def _objects(cta: np.ndarray, tidx: np.ndarray, records: list) -> list[Access]:

@@ -81,3 +81,28 @@ def test_unknown_names_what_is_not_modelled():
     res = corpus_prove("handoff_flag")
     assert res["race_free"].status == "unknown"
     assert "flag hand-off" in res["race_free"].reason and "not modelled" in res["race_free"].reason
+
+
+RACES_ON = ["bug_missing_barrier", "bug_two_per_index", "bug_split_neighbour", "bug_neighbour", "bug_syncwarp_cross",
+            "bug_transpose_nobarrier", "bug_tc_no_wait", "rows_syncwarp", "matmul_tiled", "split_sum_staged",
+            "cp_pipe_rows", "wg_cp"]
+
+
+@pytest.mark.parametrize("name", RACES_ON)
+def test_race_search_over_arrays_meets_the_in_order_search_first_pair(name):
+    """races() (the trace's arrays, sorted per unit of bytes) reports exactly the pair the in-order FastTrack
+    walk meets first, or none where it finds none, at the search's first shapes."""
+    from kreg.checker.emulator.search import races, races_in_order
+    from kreg.checker.ptx.bind import bind, buffer_sizes
+    v, op, mod = corpus_variant(name), corpus_ops()[corpus_variant(name).op], P.parse(corpus_ptx(name))
+    compared, found = 0, 0
+    for dims in shapes(op, v)[:4]:
+        mem = E.Memory()
+        ptrs = {k: mem.alloc(max(sz, 1), k) for k, sz in buffer_sizes(v, op, dims).items()}
+        for b in bind(v, op, mod, dims, ptrs, {}):
+            res = E.launch(mod, b.entry, b.grid, b.block, b.shared, b.args, mem, trace=True, max_trace=400_000)
+            k = mod.kernel(b.entry)
+            got = races(res.trace, k, b.grid, b.block)
+            assert got == races_in_order(res.trace.accesses(), k, b.grid, b.block)
+            compared, found = compared + 1, found + (got is not None)
+    assert compared and (found > 0) == (LABELS[name].get("breaks") == "race_free"), found
