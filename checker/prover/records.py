@@ -21,14 +21,32 @@ from pathlib import Path
 FORMAT = 1
 
 
-_LET = re.compile(r"[$?][A-Za-z_]*\d+|\b[a-z]![0-9]+")
+LET = re.compile(r"[$?][A-Za-z_]*\d+|\b[a-z]![0-9]+")     # the names _canonical renames
+_SPLIT = re.compile(r"([$?][A-Za-z_]*\d+|![0-9]+)")          # the same, found from their rare characters
+_WORD = re.compile(r"\w")
+_LOWER = frozenset("abcdefghijklmnopqrstuvwxyz")
 
 
 def _canonical(text: str) -> str:
     """z3's printer names shared subterms after their term ids ($x1302), which follow the order a process
-    built its terms in: renamed in order of appearance, the same query gives the same text in any process."""
-    names: dict[str, str] = {}
-    return _LET.sub(lambda m: names.setdefault(m.group(), f"$t{len(names)}"), text)
+    built its terms in: renamed in order of appearance, the same query gives the same text in any process.
+    (LET.sub with a counter, computed from a split on $, ? and !: a scan that tries every letter is slow.)"""
+    parts = _SPLIT.split(text)          # text, name or "!digits", text, ...
+    out, names = [parts[0]], {}
+    for i in range(1, len(parts), 2):
+        tok, prev = parts[i], out[-1]
+        if tok[0] == "!":               # a name only after a lowercase letter that starts a word
+            if prev[-1:] in _LOWER and prev and not _WORD.match(prev[-2] if len(prev) > 1 else
+                                                               (out[-2][-1] if len(out) > 1 else " ")):
+                out[-1], tok = prev[:-1], prev[-1] + tok
+            else:
+                out[-1] = prev + tok + parts[i + 1]
+                continue
+        name = names.get(tok)
+        if name is None:
+            name = names[tok] = f"$t{len(names)}"
+        out += (name, parts[i + 1])
+    return "".join(out)
 
 
 def query_key(*parts: str) -> str:

@@ -1,7 +1,7 @@
 """The on-disk PTX cache ($KREG_HOME/cache/ptx), trusted no further than its content hash. A compile is
 found by its key: `<key>.ptx` beside `<key>.sha256` (key: the sha256 of source, headers, options and
 compiler); a PTX whose bytes no longer match the recorded sha256 is not used (kreg says so on stderr and
-recompiles). A PTX is found by its own sha256 (ptx_digest): `exact-<sha256>.ptx`, content-addressed,
+recompiles). The sm_90 cubin the toolchain check assembles is kept the same way (`<key>-sm_90.cubin`). A PTX is found by its own sha256 (ptx_digest): `exact-<sha256>.ptx`, content-addressed,
 what the engine loads a proven PTX from and what a GPU reads; its bytes are hashed on every read. A
 cache folder that cannot be written is skipped: compiling works without it."""
 from __future__ import annotations
@@ -24,15 +24,23 @@ def _note(kind: str, text: str) -> None:
 
 
 class PtxCache:
-    """One cache entry."""
+    """One cache entry: a compile's PTX (or, with suffix=".cubin", the sm_90 cubin of the same compile)."""
 
-    def __init__(self, folder: Path, key: str):
+    def __init__(self, folder: Path, key: str, suffix: str = ".ptx"):
         self.folder, self.key = Path(folder), key
-        self.ptx_file = self.folder / f"{key}.ptx"
-        self.sha_file = self.folder / f"{key}.sha256"
+        self.ptx_file = self.folder / f"{key}{suffix}"
+        self.sha_file = self.folder / (f"{key}.sha256" if suffix == ".ptx" else f"{key}{suffix}.sha256")
 
     def get(self) -> str | None:
         """The cached PTX if present and intact; None otherwise (after saying why, if it was there)."""
+        raw = self.get_bytes()
+        try:
+            return None if raw is None else raw.decode()
+        except UnicodeDecodeError:
+            return None
+
+    def get_bytes(self) -> bytes | None:
+        """The entry's bytes if present and intact; None otherwise (after saying why, if it was there)."""
         try:
             if not self.ptx_file.is_file():
                 return None
@@ -50,16 +58,13 @@ class PtxCache:
             _note("mismatch-" + self.key, f"cached PTX {self.key[:16]}... does not match its recorded sha256 "
                   "(modified or corrupt); recompiling")
             return None
-        try:
-            return raw.decode()
-        except UnicodeDecodeError:
-            return None
+        return raw
 
-    def put(self, ptx: str) -> None:
+    def put(self, ptx: str | bytes) -> None:
         """Store the sha256, then the PTX (each file written to a temporary name and renamed, so an entry
         is never seen half written; the .ptx, last, is what makes it present); if either write fails (a
         full disk), neither file is left. Skipped if the folder is not writable."""
-        data = ptx.encode()
+        data = ptx.encode() if isinstance(ptx, str) else ptx
         try:
             _atomic_write(self.sha_file, ptx_digest(data).encode() + b"\n")
             _atomic_write(self.ptx_file, data)

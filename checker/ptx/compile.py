@@ -109,9 +109,7 @@ def compile_cuda(source: str, name: str = "kernel.cu", options=(), use_cache: bo
         raise SourceRefused(name, why)
     nvrtc = _nvrtc()
     opts = nvrtc_options(options)
-    key = hashlib.sha256(b"\0".join([source.encode(), include_bytes(source), *(o.encode() for o in options),
-                                     repr(NVRTC_VERSION).encode(), ARCH.encode()])).hexdigest()
-    entry = PtxCache(cache_dir(), key)
+    entry = PtxCache(cache_dir(), _key(source, options))
     if use_cache:
         ptx = entry.get()
         if ptx is not None:
@@ -156,16 +154,33 @@ def _nvrtc_run(nvrtc, source: str, name: str, opts: list[str], cubin: bool):
     return buf, bytes(code) if cubin else None, log
 
 
-def assemble_cuda(source: str, name: str = "kernel.cu", options=()) -> tuple[str, bytes]:
+def _key(source: str, options) -> str:
+    """A compile's cache key: its source, the headers it includes, its options and the compiler."""
+    return hashlib.sha256(b"\0".join([source.encode(), include_bytes(source), *(o.encode() for o in options),
+                                      repr(NVRTC_VERSION).encode(), ARCH.encode()])).hexdigest()
+
+
+def assemble_cuda(source: str, name: str = "kernel.cu", options=(), use_cache: bool = True) -> tuple[str, bytes]:
     """The PTX and the sm_90 cubin that NVRTC's own assembler (ptxas 13.0) makes of it, in one compile
-    (the PTX is the same bytes compile_cuda gives: only the last stage differs). Never cached."""
+    (the PTX is the same bytes compile_cuda gives: only the last stage differs); both cached under the
+    compile's key, as compile_cuda caches its PTX."""
     why = source_problem(source)
     if why:
         raise SourceRefused(name, why)
     nvrtc = _nvrtc()
+    key = _key(source, options)
+    ptx_entry, cubin_entry = PtxCache(cache_dir(), key + "-sm_90"), PtxCache(cache_dir(), key + "-sm_90", ".cubin")
+    if use_cache:
+        ptx, code = ptx_entry.get(), cubin_entry.get_bytes()
+        if ptx is not None and code is not None:
+            return ptx, code
     opts = [o.replace(f"={ARCH}", "=sm_90") for o in nvrtc_options(options)]
     buf, code, _ = _nvrtc_run(nvrtc, source, name, opts, cubin=True)
-    return bytes(buf).rstrip(b"\0").decode(), code
+    ptx = bytes(buf).rstrip(b"\0").decode()
+    if use_cache:
+        cubin_entry.put(code)
+        ptx_entry.put(ptx)
+    return ptx, code
 
 
 def ptx_isa_version(ptx: str) -> tuple[int, int]:

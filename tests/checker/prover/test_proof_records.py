@@ -137,3 +137,22 @@ def test_query_key_ignores_the_printer_s_term_ids():
     c = "(let (($x9 (and p r))) (let ((?x1234 (+ y 1))) (and $x9 (> ?x1234 0))))"
     assert query_key(a) == query_key(b) != query_key(c)
     assert set(PROPS) == {"read_only", "in_bounds", "race_free", "barrier_safe"}
+
+
+def test_query_names_are_renamed_as_the_printer_order_gives_them():
+    """records._canonical is LET.sub numbering each name at its first appearance (computed from a split on the
+    names' rare characters): the same text for any spelling of z3's let and term names."""
+    import random
+    import re
+    from kreg.checker.prover.records import LET, _canonical
+
+    def spec(text):
+        names: dict[str, str] = {}
+        return LET.sub(lambda m: names.setdefault(m.group(), f"$t{len(names)}"), text)
+    rng = random.Random(7)
+    texts = ["(let ((a!1 (bvadd x y))) (and a!1 $x12 ?x3 k!45 $x12 a!1))", "k!1", "!1 a! $1!2 ?a1!2 ab!1 _k!2 é!3"]
+    texts += ["".join(rng.choice("ab$?!_ (1é2Zk") for _ in range(rng.randint(0, 16))) for _ in range(5000)]
+    for t in texts:
+        assert _canonical(t) == spec(t), t
+    assert _canonical("(f a!7 $x9 a!7)") == _canonical("(f a!2 $x4 a!2)") == "(f $t0 $t1 $t0)"
+    assert re.fullmatch(r"[0-9a-f]{24}", query_key("(f a!7)")) and query_key("(f a!7)") == query_key("(f a!1)")

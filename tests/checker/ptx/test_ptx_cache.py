@@ -71,3 +71,13 @@ def test_a_cache_that_cannot_be_written_is_skipped(home, capsys):
     assert "compiling without it" in capsys.readouterr().err
     assert PtxCache(home / "cache" / "ptx", "0" * 64).get() is None
     assert exact_file(home / "cache" / "ptx", c.ptx).read_text() == c.ptx
+
+
+def test_the_assembled_cubin_is_cached_and_a_replaced_one_is_not_used(home, capsys):
+    from kreg.checker.ptx.compile import assemble_cuda
+    ptx, cubin = assemble_cuda(SRC)
+    entry = next(p for p in _entries(home) if p.name.endswith("-sm_90.cubin"))
+    assert entry.read_bytes() == cubin and assemble_cuda(SRC) == (ptx, cubin)
+    entry.write_bytes(assemble_cuda(OTHER, use_cache=False)[1])
+    assert assemble_cuda(SRC) == (ptx, cubin)            # assembled again: the replaced cubin is not used
+    assert "does not match its recorded sha256" in capsys.readouterr().err
