@@ -1,6 +1,8 @@
-"""Shared fixtures: an isolated KREG_HOME per test session, and the gpu marker's skip."""
+"""Shared fixtures: an isolated KREG_HOME per test session, the gpu marker's skip, and the session's folder of
+proofs shared by the pytest-xdist workers (helpers/recorded.py)."""
 import os
 import shutil
+import tempfile
 
 import pytest
 
@@ -16,6 +18,18 @@ def _has_gpu() -> bool:
 
 
 HAS_GPU = _has_gpu()
+
+
+def pytest_configure(config):
+    if not hasattr(config, "workerinput") and "KREG_TEST_PROOFS" not in os.environ:    # the controller, first
+        config._kreg_proofs = os.environ["KREG_TEST_PROOFS"] = tempfile.mkdtemp(prefix="kreg-test-proofs-")
+
+
+def pytest_unconfigure(config):
+    folder = getattr(config, "_kreg_proofs", None)
+    if folder:
+        shutil.rmtree(folder, ignore_errors=True)
+        os.environ.pop("KREG_TEST_PROOFS", None)
 
 
 def pytest_collection_modifyitems(config, items):

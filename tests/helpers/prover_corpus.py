@@ -38,10 +38,12 @@ def corpus_ptx(name):
 
 @cache
 def corpus_prove(name, timeout_ms=TIMEOUT_MS, budget_ms=None):
-    """The verdicts at the tests' budget (the variant's three times a query's unless given)."""
+    """The verdicts at the tests' budget (the variant's: its label's budget_ms, else three times a query's,
+    unless given)."""
     v = corpus_variant(name)
+    budget_ms = budget_ms or LABELS.get(name, {}).get("budget_ms") or 3 * timeout_ms
     return prove_recorded(v, corpus_ops()[v.op], corpus_ptx(name), timeout_ms=timeout_ms,
-                          budget_ms=budget_ms or 3 * timeout_ms).verdicts
+                          budget_ms=budget_ms).verdicts
 
 
 BUGGY = sorted(n for n, lab in LABELS.items() if not lab["correct"])

@@ -12,8 +12,7 @@ from kreg.checker.ptx import parse as P
 from kreg.checker.prover.loops import prefix_plan
 from kreg.checker.ptx.cfg import find_loops
 
-from helpers.prover_corpus import corpus_ops, corpus_ptx, corpus_variant
-from helpers.recorded import prove_recorded
+from helpers.prover_corpus import LABELS, corpus_prove, corpus_ptx
 
 
 def _plan(name):
@@ -43,14 +42,11 @@ def test_prefix_plan_stops_at_the_loop_exit_test():
     assert [(s.kind, s.left) for s in plan] == [("cp_wait", None), ("fence", None), ("wg_wait", 0)]
 
 
-def _prove(name, budget_ms):
-    v = corpus_variant(name)
-    return prove_recorded(v, corpus_ops()[v.op], corpus_ptx(name), timeout_ms=4000, budget_ms=budget_ms).verdicts
-
-
 @pytest.mark.parametrize("name", ["wg_pipe", "wg_pipe4"])
 def test_wgmma_pipeline_in_flight_across_the_back_edge_is_proven(name):
-    res = _prove(name, 60000)
+    """At the budget of its label (60 s of solver work)."""
+    assert LABELS[name]["budget_ms"] >= 60000
+    res = corpus_prove(name)
     for p, v in res.items():
         assert v.status == "proven", f"{name}: {p} {v.status}: {v.reason}"
     assert res["race_free"].scope is not None
@@ -59,8 +55,10 @@ def test_wgmma_pipeline_in_flight_across_the_back_edge_is_proven(name):
 @pytest.mark.parametrize("name", ["bug_wg_pipe_two_stages", "bug_wg_pipe_wait2"])
 def test_stage_refilled_in_flight_is_never_proven(name):
     """With a budget that lets every query finish, the race stays: refuted, or a possible violation whose
-    witness rests on over-approximated values (the landing and retiring points of the async accesses)."""
-    res = _prove(name, 90000)
+    witness rests on over-approximated values (the landing and retiring points of the async accesses). Its
+    label's budget is 90 s of solver work."""
+    assert LABELS[name]["budget_ms"] >= 90000
+    res = corpus_prove(name)
     v = res["race_free"]
     assert v.status != "proven", f"{name}: race_free wrongly proven ({v.scope})"
     assert "budget" not in (v.reason or ""), v.reason
