@@ -151,6 +151,7 @@ class Budget:
         self.following: str | None = None         # the undecided property whose recorded answers are followed
         self.followed: set[str] = set()           # the properties followed in this launch
         self.facts: list[tuple[str, bool]] = []   # the quick checks (always): key, held
+        self.fact_answers: dict[str, bool] = {}   # each check's answer by key: asked again, not solved again
         self._base_keys: dict[tuple, str] = {}
 
     def fact_key(self, constraints, f, units: int) -> str:
@@ -354,7 +355,9 @@ def always(constraints, f, units: int = 2_000_000) -> bool:
     """f holds under the constraints (a quick check in a context of its own, bounded by units only; False
     if unsure): what symbolic execution asks while it builds a trace, so it must not depend on the clock.
     Within a proof (PROVING) each check is logged as a fact of its record; in a replay, one the record shows
-    did not hold is not run again (False: nothing is assumed from it), one that held must hold again."""
+    did not hold is not run again (False: nothing is assumed from it), one that held must hold again. A check
+    asked again within one proof (the same key: the same constraints, formula and units, so the same answer) is
+    answered from the first time."""
     if z3.is_true(z3.simplify(f)):
         return True
     budget = PROVING.get()
@@ -364,11 +367,15 @@ def always(constraints, f, units: int = 2_000_000) -> bool:
         budget.replay.facts_skipped += 1
         budget.facts.append((key, False))
         return False
-    ctx = z3.Context()
-    s = z3.SimpleSolver(ctx=ctx)
-    s.set("rlimit", units)
-    s.add(*into(ctx, [*constraints, z3.Not(f)]))
-    got = s.check() == z3.unsat
+    got = budget.fact_answers.get(key) if budget is not None else None
+    if got is None:
+        ctx = z3.Context()
+        s = z3.SimpleSolver(ctx=ctx)
+        s.set("rlimit", units)
+        s.add(*into(ctx, [*constraints, z3.Not(f)]))
+        got = s.check() == z3.unsat
+        if budget is not None:
+            budget.fact_answers[key] = got
     if budget is not None:
         if held is True and not got:
             raise RecordMiss("a fact that held in the record did not hold again")
