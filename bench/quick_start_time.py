@@ -1,0 +1,66 @@
+"""The README quick start, `kreg verify` of the whole built-in registry on the CPU (proofs and CPU numerics),
+timed on this machine in a fresh KREG_HOME each run: idle, then beside N busy loops (N = 2 x the cores is a 2x
+load); one JSON line per run (machine, load, wall and CPU seconds, exit code, per variant its verdict and
+proofs), then whether every run gave the same verdicts and proofs.
+
+    python bench/quick_start_time.py --busy 0 4 --out bench/results/quick_start_vm.jsonl
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def run(busy: int) -> dict:
+    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(busy)]
+    try:
+        with tempfile.TemporaryDirectory(prefix="kreg-quick-start-") as home:
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            t0 = time.time()
+            p = subprocess.run(["kreg", "verify", "--json"], env=os.environ | {"KREG_HOME": home},
+                               capture_output=True, text=True)
+            wall = time.time() - t0
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    finally:
+        for q in loops:
+            q.kill()
+    try:
+        variants = json.loads(p.stdout)["variants"]
+    except (ValueError, KeyError):
+        variants = []
+    return {"date": datetime.date.today().isoformat(), "machine": platform.node(), "cores": os.cpu_count(),
+            "busy_loops": busy, "wall_s": round(wall, 1), "cpu_s": round(after.ru_utime - before.ru_utime, 1),
+            "exit": p.returncode, "stderr_tail": p.stderr[-400:],
+            "variants": {v["name"]: [v["verdict"], v.get("proofs")] for v in variants}}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--busy", type=int, nargs="+", default=[0], help="busy loops beside each run")
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args()
+    runs = []
+    for busy in args.busy:
+        r = run(busy)
+        runs.append(r)
+        with open(args.out, "a") as f:
+            f.write(json.dumps(r) + "\n")
+        counts: dict = {}
+        for verdict, _ in r["variants"].values():
+            counts[verdict] = counts.get(verdict, 0) + 1
+        print(f"busy {busy}: {r['wall_s']} s wall, {r['cpu_s']} s CPU, exit {r['exit']}, {counts}", flush=True)
+    same = all(r["variants"] == runs[0]["variants"] for r in runs)
+    print(f"{len(runs)} runs, {len(runs[0]['variants'])} variants: verdicts and proofs "
+          f"{'identical' if same else 'DIFFER'}")
+
+
+if __name__ == "__main__":
+    main()
