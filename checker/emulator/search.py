@@ -144,13 +144,14 @@ def run_at(variant, op, module, dims, fill, want) -> list[Found]:
                 out.append(Found(prop, str(e), w))
             return out
         kernel = module.kernel(b.entry)
-        if "read_only" in want and (a := _input_write(res.trace, ranges, inputs)) is not None:
+        t = res.trace.table(b.grid, b.block) if want & {"read_only", "race_free"} else None
+        if "read_only" in want and (a := _input_write(t, ranges, inputs)) is not None:
             hit = _inside(a, ranges, inputs)
             w = dict(base, blocks=[list(a.block)], threads=[list(a.thread)], instrs=_instrs(kernel.instrs[a.instr]),
                      buffer=hit, buffer_bytes=ranges[hit][1],
                      addresses=[{"offset": a.address - ranges[hit][0], "bytes": a.width, "kind": a.kind}])
             out.append(Found("read_only", f"{a.kind} into the input {hit}", w))
-        if "race_free" in want and (r := races(res.trace, kernel, b.grid, b.block)) is not None:
+        if "race_free" in want and (r := races(t, kernel, b.grid, b.block)) is not None:
             a, c = r
             w = dict(base, blocks=[list(a.block), list(c.block)], threads=[list(a.thread), list(c.thread)],
                      instrs=_instrs(kernel.instrs[a.instr]) + _instrs(kernel.instrs[c.instr]))
@@ -175,15 +176,14 @@ def _owner(addr, ranges):
     return None
 
 
-def _input_write(trace, ranges, inputs):
+def _input_write(t, ranges, inputs):
     """The first global write or atomic (in launch order) that overlaps an input buffer, or None."""
-    addr, width, kind, access = trace.columns("global")
-    hit = np.zeros(len(addr), bool)
+    hit = np.zeros(len(t), bool)
     for n in sorted(inputs):
         lo, sz = ranges[n]
-        hit |= (addr < lo + sz) & (lo < addr + width)
-    hit &= kind != 0
-    return access(int(np.flatnonzero(hit)[0])) if hit.any() else None
+        hit |= (t.address < lo + sz) & (lo < t.address + t.width)
+    hit &= (t.kind != 0) & ~t.shared
+    return t.access(int(np.flatnonzero(hit)[0])) if hit.any() else None
 
 
 def _inside(a, ranges, names):
@@ -207,14 +207,13 @@ def is_strong(ins: P.Instr) -> bool:
     return ins.op in ("atom", "red") or ins.op in ("ld", "st") and ins.has(*STRONG_MODS)
 
 
-def races(trace, kernel: P.Kernel, grid, block):
+def races(t, kernel: P.Kernel, grid, block):
     """The first pair (earlier, later) of conflicting accesses by two threads that nothing orders in this
-    execution (the trace's order), or None: races_in_order's answer, computed over the trace's arrays where
-    the kernel's launch has no strong access (no vector clocks to keep)."""
+    execution (the trace's order), or None: races_in_order's answer, computed over the trace's arrays (t, its
+    table) where the launch has no strong access (no vector clocks to keep)."""
     strong = np.array(sorted(i.index for i in kernel.instrs if is_strong(i)), np.int64)
-    t = trace.table(grid, block)
     if np.isin(t.instr, strong).any():
-        return races_in_order(trace.accesses(), kernel, grid, block)
+        return races_in_order(t.trace.accesses(), kernel, grid, block)
     got = _first_unordered(t, int(np.prod(block)))
     return None if got is None else (t.access(got[0]), t.access(got[1]))
 
@@ -249,9 +248,7 @@ def _first_unordered(t, tpb: int):
     a_later = np.flatnonzero(lw >= gstart)
     a_earlier = lw[a_later]
     # reads: each thread's last read of the unit between two writes, against the write that ends the run
-    gend = np.empty(m, np.int64)
-    ends = np.flatnonzero(np.append(new[1:], True))
-    gend[:] = np.repeat(ends, np.diff(np.append(-1, ends)))
+    gend = np.flatnonzero(np.append(new[1:], True))[grp]       # each group's last position
     nw = np.minimum.accumulate(np.where(isw, pos, m)[::-1])[::-1]
     gid = t.block * tpb + t.thread
     r = np.flatnonzero(~isw)

@@ -63,12 +63,8 @@ class AccessTrace:
         def access(i: int) -> Access:
             j = int(np.searchsorted(ends, i, side="right"))
             b, r = picked[j]
-            k = i - (int(ends[j - 1]) if j else 0)
-            cta, tidx, _ = self._batches[b]
-            return _objects(cta, tidx, [(r[0], r[1], r[2][k:k + 1], r[3][k:k + 1], r[4], r[5], r[6][k:k + 1],
-                                         r[7][k:k + 1], None if r[8] is None else r[8][k:k + 1])])[0]
+            return _one(self._batches[b], r, i - (int(ends[j - 1]) if j else 0))
         return addr, width, kind, access
-
 
     def table(self, grid, block) -> "Table":
         """Every access in launch order as columns (blocks and threads as linear indices in this launch)."""
@@ -121,12 +117,17 @@ class Table:
     def access(self, i: int) -> Access:
         for bi, ri, n in self.where:
             if i < n:
-                cta, tidx, records = self.trace._batches[bi]
-                r = records[ri]
-                return _objects(cta, tidx, [(r[0], r[1], r[2][i:i + 1], r[3][i:i + 1], r[4], r[5], r[6][i:i + 1],
-                                             r[7][i:i + 1], None if r[8] is None else r[8][i:i + 1])])[0]
+                batch = self.trace._batches[bi]
+                return _one(batch, batch[2][ri], i)
             i -= n
         raise IndexError(i)
+
+
+def _one(batch, r, k: int) -> Access:
+    """The k-th access of record r of that batch."""
+    cta, tidx, _ = batch
+    return _objects(cta, tidx, [(r[0], r[1], r[2][k:k + 1], r[3][k:k + 1], r[4], r[5], r[6][k:k + 1],
+                                 r[7][k:k + 1], None if r[8] is None else r[8][k:k + 1])])[0]
 
 
 def _objects(cta: np.ndarray, tidx: np.ndarray, records: list) -> list[Access]:

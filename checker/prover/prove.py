@@ -85,6 +85,17 @@ class Proof:
     work: dict
     record: Record | None = None
 
+    def to_json(self) -> dict:
+        """As plain data (a witness may hold numbers of any kind; the assumptions kept with each verdict)."""
+        return {"verdicts": {p: json.loads(json.dumps(v.to_json() | {"assumptions": v.assumptions}, default=str))
+                             for p, v in self.verdicts.items()}, "work": self.work,
+                "record": self.record.to_json() if self.record else None}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Proof":
+        return cls({p: PropertyVerdict.from_json(v) for p, v in d["verdicts"].items()}, d["work"],
+                   Record.from_json(d["record"]) if d.get("record") else None)
+
 
 def prove_variant(variant: Variant, op: Op, ptx: str, *, timeout_ms: int = 10000,
                   budget_ms: int | None = None, isolate: bool = True, record: Record | None = None
@@ -112,9 +123,7 @@ def prove(variant: Variant, op: Op, ptx: str, *, timeout_ms: int = 10000, budget
     if got.ok and "undecided" in got.value:
         raise WallClockStop(got.value["undecided"])
     if got.ok:
-        rec = got.value.get("record")
-        return Proof({p: PropertyVerdict.from_json(d) for p, d in got.value["verdicts"].items()}, got.value["work"],
-                     Record.from_json(rec) if rec else None)
+        return Proof.from_json(got.value)
     if got.status == "timeout":
         raise WallClockStop(f"the prover exceeded its hard wall-clock limit of {limit_s:.0f} s and was killed")
     why = {"error": f"prover error: {got.error}"}.get(got.status, f"prover: {got.error}")
@@ -126,12 +135,9 @@ def prove_json(variant, op, ptx, timeout_ms, budget_ms, record: Record | None = 
     proved in this process (a witness may hold numbers of any kind), or {"undecided": why} when a wall-clock
     guard stopped it: what a caller that isolates the proof itself (the verify pipeline's child) runs."""
     try:
-        res = _prove_here(variant, op, ptx, timeout_ms, budget_ms, record)
+        return _prove_here(variant, op, ptx, timeout_ms, budget_ms, record).to_json()
     except WallClockStop as e:
         return {"undecided": str(e)}
-    return {"verdicts": {p: json.loads(json.dumps(v.to_json() | {"assumptions": v.assumptions}, default=str))
-                         for p, v in res.verdicts.items()}, "work": res.work,
-            "record": res.record.to_json() if res.record else None}
 
 
 def _stamp(verdicts: dict[str, PropertyVerdict], sha: str) -> dict[str, PropertyVerdict]:

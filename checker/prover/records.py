@@ -35,9 +35,9 @@ def _canonical(text: str) -> str:
     out, names = [parts[0]], {}
     for i in range(1, len(parts), 2):
         tok, prev = parts[i], out[-1]
-        if tok[0] == "!":               # a name only after a lowercase letter that starts a word
-            if prev[-1:] in _LOWER and prev and not _WORD.match(prev[-2] if len(prev) > 1 else
-                                                               (out[-2][-1] if len(out) > 1 else " ")):
+        if tok[0] == "!":               # a name only after a lowercase letter that starts a word (what
+            starts = not _WORD.match(prev[-2]) if len(prev) > 1 else len(out) == 1   # precedes a name is a digit)
+            if prev[-1:] in _LOWER and starts:
                 out[-1], tok = prev[:-1], prev[-1] + tok
             else:
                 out[-1] = prev + tok + parts[i + 1]

@@ -1,9 +1,10 @@
 """The on-disk PTX cache ($KREG_HOME/cache/ptx), trusted no further than its content hash. A compile is
 found by its key: `<key>.ptx` beside `<key>.sha256` (key: the sha256 of source, headers, options and
 compiler); a PTX whose bytes no longer match the recorded sha256 is not used (kreg says so on stderr and
-recompiles). The sm_90 cubin the toolchain check assembles is kept the same way (`<key>-sm_90.cubin`). A PTX is found by its own sha256 (ptx_digest): `exact-<sha256>.ptx`, content-addressed,
-what the engine loads a proven PTX from and what a GPU reads; its bytes are hashed on every read. A
-cache folder that cannot be written is skipped: compiling works without it."""
+recompiles). The sm_90 cubin the toolchain check assembles is kept the same way (`<key>-sm_90.cubin`).
+A PTX is found by its own sha256 (ptx_digest): `exact-<sha256>.ptx`, content-addressed, what the engine
+loads a proven PTX from and what a GPU reads; its bytes are hashed on every read. A cache folder that
+cannot be written is skipped: compiling works without it."""
 from __future__ import annotations
 
 import os

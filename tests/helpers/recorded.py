@@ -22,7 +22,6 @@ from pathlib import Path
 
 from kreg.checker.prover import records
 from kreg.checker.prover.prove import CHECKER_VERSION, Proof, prove
-from kreg.registry.results import PropertyVerdict
 from kreg.checker.ptx.digest import ptx_digest
 
 from helpers.paths import DATA
@@ -48,23 +47,12 @@ def prove_recorded(variant, op, ptx: str, *, timeout_ms: int, budget_ms: int) ->
     with open(path.with_suffix(".lock"), "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if path.is_file():
-            return _from_json(json.loads(path.read_text()))
+            return Proof.from_json(json.loads(path.read_text()))
         got = _prove_recorded(variant, op, ptx, timeout_ms, budget_ms)
         tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(_to_json(got), default=str))
+        tmp.write_text(json.dumps(got.to_json(), default=str))
         tmp.replace(path)
         return got
-
-
-def _to_json(proof: Proof) -> dict:
-    return {"verdicts": {p: json.loads(json.dumps(v.to_json() | {"assumptions": v.assumptions}, default=str))
-                         for p, v in proof.verdicts.items()},
-            "work": proof.work, "record": proof.record.to_json() if proof.record else None}
-
-
-def _from_json(d: dict) -> Proof:
-    return Proof({p: PropertyVerdict.from_json(v) for p, v in d["verdicts"].items()}, d["work"],
-                 records.Record.from_json(d["record"]) if d["record"] else None)
 
 
 def _prove_recorded(variant, op, ptx: str, timeout_ms: int, budget_ms: int) -> Proof:

@@ -102,7 +102,7 @@ def test_race_search_over_arrays_meets_the_in_order_search_first_pair(name):
         for b in bind(v, op, mod, dims, ptrs, {}):
             res = E.launch(mod, b.entry, b.grid, b.block, b.shared, b.args, mem, trace=True, max_trace=400_000)
             k = mod.kernel(b.entry)
-            got = races(res.trace, k, b.grid, b.block)
+            got = races(res.trace.table(b.grid, b.block), k, b.grid, b.block)
             assert got == races_in_order(res.trace.accesses(), k, b.grid, b.block)
             compared, found = compared + 1, found + (got is not None)
     assert compared and (found > 0) == (LABELS[name].get("breaks") == "race_free"), found
