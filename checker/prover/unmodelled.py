@@ -138,8 +138,8 @@ def unmodelled(module: P.Module, variant) -> list[str]:
         if _unrolled(k, loops):
             out.append("a loop the compiler unrolled after a remainder loop: the unrolled body's later accesses stay "
                        "in bounds only because the remainder loop leaves a multiple of the unroll factor of "
-                       "iterations, which the solver may not settle where the loop's bounds are products or quotients "
-                       "of dims; `#pragma unroll 1` on the source loop keeps one access an iteration")
+                       "iterations, which the solver may not settle; `#pragma unroll 1` on the source loop keeps one "
+                       "access an iteration")
         if _conditional_wait(k, loops):
             out.append("a cp.async.wait_group that the loop does not reach every iteration (under a condition such "
                        "as `if (c > 0)`) is not modelled: the prover bounds the copies of earlier iterations only by "
