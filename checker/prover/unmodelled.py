@@ -1,10 +1,12 @@
 """What the prover does not model, read off the PTX: for a verdict left `unknown`, the constructs of the
 kernel that are out of its reach, named so that a user knows what to change (a flag polled by one thread
 and set by another, the values an atomic hands out, positions from ballot masks, a loop bound or an index
-read from memory that no `values` range bounds)."""
+read from memory that no `values` range bounds, a loop unrolled after a remainder loop, a cp.async wait that a
+loop does not reach every iteration)."""
 from __future__ import annotations
 
 from kreg.checker.ptx import parse as P
+from kreg.checker.ptx.cfg import IrreducibleFlow, dominators, find_loops
 
 SYNC_MODS = ("volatile", "relaxed", "acquire", "release")
 
@@ -46,6 +48,51 @@ def _back_edge_preds(k: P.Kernel) -> set[str]:
     return out
 
 
+def _loop_instrs(k: P.Kernel, loop) -> list[P.Instr]:
+    return [k.instrs[i] for b in sorted(loop.body) for i in range(k.blocks[b].start, k.blocks[b].end)]
+
+
+def _remainder_counters(k: P.Kernel, loops) -> set[str]:
+    """Registers set to x & (2^j - 1) (j <= 3) and counted down by one inside a loop: the trip count of the
+    remainder loop the compiler puts before a loop it unrolls 2, 4 or 8 times."""
+    masked = {_regs(i.args[:1])[0] for i in k.instrs if i.op == "and" and len(i.args) == 3 and
+              isinstance(i.args[2], P.Imm) and i.args[2].value in (1, 3, 7) and _regs(i.args[:1])}
+    down = {_regs(i.args[:1])[0] for L in loops.values() for i in _loop_instrs(k, L)
+            if i.op == "add" and len(i.args) == 3 and isinstance(i.args[2], P.Imm) and i.args[2].value == -1
+            and _regs(i.args[:1]) and _regs(i.args[1:2]) == _regs(i.args[:1])}
+    return masked & down
+
+
+def _unrolled(k: P.Kernel, loops) -> bool:
+    """A loop with two or more accesses off one pointer register at different offsets (an unrolled body) in a
+    kernel that also has a remainder loop (_remainder_counters)."""
+    if not _remainder_counters(k, loops):
+        return False
+    for L in loops.values():
+        offs: dict[str, set] = {}
+        for i in _loop_instrs(k, L):
+            if i.op in ("ld", "st", "cp") and i.space != "param":
+                for a in i.args:
+                    if isinstance(a, P.Addr) and isinstance(a.base, P.Reg):
+                        offs.setdefault(a.base.name, set()).add(a.offset)
+        if any(len(v) > 1 for v in offs.values()):
+            return True
+    return False
+
+
+def _conditional_wait(k: P.Kernel, loops) -> bool:
+    """A cp.async.wait_group inside a loop, in a block that does not dominate every latch of the loop (the
+    loop can go round without it, e.g. `if (c > 0) wait`)."""
+    dom = dominators(k) if loops else []
+    for L in loops.values():
+        for b in sorted(L.body):
+            blk = k.blocks[b]
+            if any(k.instrs[i].op == "cp" and k.instrs[i].has("wait_group", "wait_all")
+                   for i in range(blk.start, blk.end)) and not all(b in dom[x] for x in L.latches):
+                return True
+    return False
+
+
 def polls_flags(module: P.Module, variant) -> bool:
     """Whether a kernel of the variant loads with volatile / relaxed / acquire semantics (a flag hand-off)."""
     for entry in dict.fromkeys(ln.entry for ln in variant.launches):
@@ -84,4 +131,18 @@ def unmodelled(module: P.Module, variant) -> list[str]:
         if any(i.op == "setp" and _regs(i.args[:1])[0] in loop_preds and set(_regs(i.args[1:])) & taint
                for i in k.instrs if i.args):
             out.append("a loop bound read from memory is not modelled beyond its `values` range")
+        try:
+            loops = find_loops(k)
+        except IrreducibleFlow:
+            loops = {}
+        if _unrolled(k, loops):
+            out.append("a loop the compiler unrolled after a remainder loop: the unrolled body's later accesses stay "
+                       "in bounds only because the remainder loop leaves a multiple of the unroll factor of "
+                       "iterations, which the solver may not settle; `#pragma unroll 1` on the source loop keeps one "
+                       "access an iteration")
+        if _conditional_wait(k, loops):
+            out.append("a cp.async.wait_group that the loop does not reach every iteration (under a condition such "
+                       "as `if (c > 0)`) is not modelled: the prover bounds the copies of earlier iterations only by "
+                       "waits every iteration executes; wait every iteration (a wait_group N with at most N groups "
+                       "pending returns at once) and guard only the use")
     return list(dict.fromkeys(out))
