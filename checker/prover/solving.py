@@ -26,6 +26,7 @@ import z3
 
 from kreg.checker.prover.intabs import IntAbs
 from kreg.checker.prover.records import Record, RecordMiss, Replay, query_key
+from kreg.checker.prover.slicing import Cone
 
 # A query's nominal budget is in ms of solver work on the reference machine (the project VM); it gets
 # RLIMIT_BASE[kind] + RLIMIT_PER_MS[kind] units per nominal ms (bench/results/prover_rlimit.txt has the
@@ -386,27 +387,41 @@ def always(constraints, f, units: int = 2_000_000) -> bool:
 class IntSolver:
     """The launch's constraints translated to integers (checker/prover/intabs.py), translated once on first use;
     each query runs INT_STEPS, each in a fresh solver in a z3 context of its own (z3's non-incremental tactics
-    close these far faster than its incremental core). Only `unsat` is used."""
+    close these far faster than its incremental core). Only `unsat` is used. A query is built from its goal's
+    cone of influence (checker/prover/slicing.py): the first `core` constraints (the launch's own) and the facts
+    after them that share a fresh symbol with the goal; every translation still uses the bounds learnt from all
+    of them, which hold in every model of the launch."""
 
-    def __init__(self, base, budget: Budget):
+    def __init__(self, base, budget: Budget, core: int | None = None):
         self.base, self.budget = base, budget
+        self.core = len(base) if core is None else core
         self.ia = None
 
+    def _start(self) -> None:
+        self.ia = IntAbs()
+        self.ia.learn(self.base)
+        self.gbase = [self.ia.formula(c) for c in self.base]
+        self.cneeds = [self.ia.needs([c.get_id()]) for c in self.base]
+        self.cone = Cone(self.base[:self.core], self.base[self.core:])
+
+    def query(self, f) -> list:
+        """The integer query for goal f: its cone's constraints, the side definitions and lemmas they need, f."""
+        if self.ia is None:
+            self._start()
+        g = self.ia.formula(f)
+        kept = [*range(self.core), *(self.core + i for i in self.cone.of(f))]
+        idx, monos = self.ia.needs([f.get_id()])
+        for i in kept:
+            idx, monos = idx | self.cneeds[i][0], monos | self.cneeds[i][1]
+        return [*(self.gbase[i] for i in kept), *[self.ia.side[i] for i in sorted(idx)],
+                *self.ia.lemmas_for(monos), g]
+
     def refutes(self, f, timeout_ms) -> bool:
-        """True when the integer translation of f (with the base constraints) is unsatisfiable."""
+        """True when the integer translation of f (with the constraints of its cone) is unsatisfiable."""
         if self.budget.spent():
             return False
         try:
-            if self.ia is None:
-                self.ia = IntAbs()
-                self.ia.learn(self.base)
-                self.gbase = [self.ia.formula(c) for c in self.base]
-                self.bneeds = self.ia.needs([c.get_id() for c in self.base])
-            g = self.ia.formula(f)
-            idx, monos = self.ia.needs([f.get_id()])
-            idx, monos = idx | self.bneeds[0], monos | self.bneeds[1]
-            goal = [*self.gbase, *[self.ia.side[i] for i in sorted(idx)], *self.ia.lemmas_for(monos), g]
-            text = as_smt2(goal)
+            text = as_smt2(self.query(f))
         except z3.Z3Exception:
             return False
         key = query_key("int", str(timeout_ms), text)
