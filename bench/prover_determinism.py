@@ -9,6 +9,7 @@ built-in registry (kernels/proofs) and the YAML figures are made again after a c
     python bench/prover_determinism.py --jobs 2 --out bench/results/prover_determinism_vm.jsonl
     python bench/prover_determinism.py --compare bench/results/prover_determinism_vm.jsonl bench/results/prover_determinism_h100.jsonl
     python bench/prover_determinism.py --all --jobs 12 --records kernels/proofs --yaml --out proofs.jsonl
+    python bench/prover_determinism.py --unsafe --jobs 16 --records kernels/proofs --out unsafe.jsonl
 """
 from __future__ import annotations
 
@@ -85,6 +86,7 @@ def main() -> int:
     ap.add_argument("names", nargs="*", help="variants (default: every safe variant of the registry)")
     ap.add_argument("--dtype", help="only variants whose types include this dtype (bf16, f16)")
     ap.add_argument("--all", action="store_true", help="every variant of the registry, unsafe ones too")
+    ap.add_argument("--unsafe", action="store_true", help="the unsafe variants of the registry only")
     ap.add_argument("--records", metavar="DIR", help="write each proof's record as DIR/<variant name>.json")
     ap.add_argument("--yaml", action="store_true", help="write each proven safe variant's `proof: {used}`")
     ap.add_argument("--jobs", type=int, default=1)
@@ -97,7 +99,7 @@ def main() -> int:
         return compare(*a.compare)
     from kreg.registry.catalog import load_catalog
     cat = load_catalog()
-    names = a.names or [e.name for e in cat.kernels if (a.all or e.variant.safety == "safe")
+    names = a.names or [e.name for e in cat.kernels if (a.all or (e.variant.safety == "safe") != a.unsafe)
                         and (not a.dtype or a.dtype in e.variant.types.values()) and not e.variant.vendor]
     safe = {e.name for e in cat.kernels if e.variant.safety == "safe"}
     busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(a.busy)]
