@@ -1,7 +1,7 @@
 """The cone of influence an integer query is built from (checker/prover/slicing.py): it keeps the launch's own
 constraints, the facts a fresh symbol of the goal reaches and the facts on the core's symbols alone; a slice is a
-subsequence of the whole query (so its unsat is the whole's); and a slicing that drops a fact the goal needs leaves
-the query open (unknown), never proves a violating kernel."""
+subsequence of the whole query (so its unsat is the whole's); a slice that is not unsat leaves the query to the whole
+one; and a slicing that drops a fact the goal needs never proves a violating kernel."""
 from __future__ import annotations
 
 import pytest
@@ -39,10 +39,21 @@ def test_sliced_integer_query_proves_through_the_chain_and_leaves_out_the_rest()
     assert not ints.refutes(z3.UGT(z, 999), 1000)     # z = y = 1000 with x = 999: satisfiable
 
 
-def test_slicing_that_drops_a_needed_fact_refutes_nothing(monkeypatch):
+def test_a_slice_that_drops_a_needed_fact_leaves_it_to_the_whole_query(monkeypatch):
     monkeypatch.setattr(Cone, "of", lambda self, f: list(self.always))
-    ints = solving.IntSolver([*CORE, *FACTS], solving.Budget(60000), core=len(CORE))
-    assert not ints.refutes(z3.UGT(z, 1001), 1000)    # without the chain z is free: open, never unsat
+    budget = solving.Budget(60000)
+    ints = solving.IntSolver([*CORE, *FACTS], budget, core=len(CORE))
+    assert ints.refutes(z3.UGT(z, 1001), 1000)         # without the chain z is free: the slice is sat
+    assert [c[1:3] for c in budget.log.calls] == [("slice", "sat"), ("smt", "unsat")]
+    monkeypatch.setattr(solving, "INT_STEPS", solving.INT_STEPS[:1])      # the slice alone decides nothing
+    assert not solving.IntSolver([*CORE, *FACTS], solving.Budget(60000), core=len(CORE)).refutes(z3.UGT(z, 1001), 1000)
+
+
+def test_a_cone_that_is_the_whole_query_runs_it_once():
+    budget = solving.Budget(60000)
+    ints = solving.IntSolver([*CORE, *FACTS], budget, core=len(CORE))
+    assert ints.refutes(z3.And(z3.UGT(z, 1001), z3.ULT(w, 9)), 1000)     # reaches every fact
+    assert [c[1:3] for c in budget.log.calls] == [("smt", "unsat")]
 
 
 def _consts(fs):
@@ -90,9 +101,10 @@ BUGGY_WITH_FACTS = ["bug_tc_no_wait", "bug_matmul_one_barrier"]
 
 @pytest.mark.parametrize("name", BUGGY_WITH_FACTS)
 def test_dropping_every_fact_never_proves_a_buggy_kernel(monkeypatch, name):
-    """The most a slicing can drop (every fact symbolic execution added) still leaves the broken property
-    unproven: dropping hypotheses only weakens a query."""
+    """The most a slicing can drop (every fact symbolic execution added), with no whole query after it, still
+    leaves the broken property unproven: dropping hypotheses only weakens a query."""
     monkeypatch.setattr(Cone, "of", lambda self, f: [])
+    monkeypatch.setattr(solving, "INT_STEPS", solving.INT_STEPS[:1])
     v = corpus_variant(name)
     got = prove.prove(v, corpus_ops()[v.op], corpus_ptx(name), timeout_ms=4000, budget_ms=12000,
                       isolate=False).verdicts
