@@ -10,6 +10,7 @@ import z3
 import kreg.checker.prover.prove as prove
 import kreg.checker.prover.solving as solving
 from kreg.checker.prover.env import LaunchEnv
+from kreg.checker.prover.records import Record, RecordMiss, Replay
 from kreg.checker.prover.slicing import Cone
 from kreg.checker.prover.symbolic import Executor
 from kreg.checker.ptx import parse as P
@@ -47,6 +48,18 @@ def test_a_slice_that_drops_a_needed_fact_leaves_it_to_the_whole_query(monkeypat
     assert [c[1:3] for c in budget.log.calls] == [("slice", "sat"), ("smt", "unsat")]
     monkeypatch.setattr(solving, "INT_STEPS", solving.INT_STEPS[:1])      # the slice alone decides nothing
     assert not solving.IntSolver([*CORE, *FACTS], solving.Budget(60000), core=len(CORE)).refutes(z3.UGT(z, 1001), 1000)
+
+
+def test_a_record_claiming_the_slice_closed_an_open_query_is_a_miss(monkeypatch):
+    monkeypatch.setattr(Cone, "of", lambda self, f: list(self.always))
+    budget = solving.Budget(60000)
+    goal = z3.UGT(z, 1001)
+    assert solving.IntSolver([*CORE, *FACTS], budget, core=len(CORE)).refutes(goal, 1000)
+    (kind, _, _, units, key), _ = budget.log.calls
+    forged = Record("sha", "v", [[kind, "slice", "unsat", units, key]], {}, [], [])
+    replay = solving.IntSolver([*CORE, *FACTS], solving.Budget(60000, Replay(forged)), core=len(CORE))
+    with pytest.raises(RecordMiss):
+        replay.refutes(goal, 1000)
 
 
 def test_a_cone_that_is_the_whole_query_runs_it_once():
