@@ -99,6 +99,7 @@ def main() -> int:
     ap.add_argument("--dtype", help="only variants whose types include this dtype (bf16, f16)")
     ap.add_argument("--all", action="store_true", help="every variant of the registry, unsafe ones too")
     ap.add_argument("--unsafe", action="store_true", help="the unsafe variants of the registry only")
+    ap.add_argument("--skip", default="", help="variants left out (comma-separated names)")
     ap.add_argument("--records", metavar="DIR", help="write each proof's record as DIR/<variant name>.json")
     ap.add_argument("--yaml", action="store_true", help="write each proven safe variant's `proof: {used}`")
     ap.add_argument("--jobs", type=int, default=1)
@@ -114,6 +115,7 @@ def main() -> int:
     cat = load_catalog()
     names = a.names or [e.name for e in cat.kernels if (a.all or (e.variant.safety == "safe") != a.unsafe)
                         and (not a.dtype or a.dtype in e.variant.types.values()) and not e.variant.vendor]
+    names = [n for n in names if n not in set(a.skip.split(","))]
     safe = {e.name for e in cat.kernels if e.variant.safety == "safe"}
     busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(a.busy)]
     out = open(a.out, "w") if a.out else sys.stdout

@@ -16,8 +16,10 @@
 #   submit         kreg submit --device gpu of a correct candidate (tests/data/hostile/_common)
 #   records-safe   the proof records of the safe variants made again (a full search each: bench/prover_determinism.py
 #                  --records kernels/proofs --yaml, $RECORDS_JOBS jobs, default 16), each safe YAML's `used` with them:
-#                  $OUT/records_safe.tar (kernels/proofs and the YAMLs), $OUT/records_safe.jsonl (their work)
-#   records-unsafe the same for the unsafe variants ($RECORDS_NAMES to choose some): $OUT/records_unsafe.tar
+#                  $OUT/records_safe.tar (kernels/proofs and the YAMLs), $OUT/records_safe.jsonl (their work);
+#                  $RECORDS_NAMES to choose some, $RECORDS_SKIP (comma-separated) to leave some out, $RECORDS_TIMEOUT
+#                  (default 480 s) the step's limit: a variant the limit stops has no record
+#   records-unsafe the same for the unsafe variants: $OUT/records_unsafe.tar
 #   records-tests  the test records (tests/helpers/recorded.py) made again by the proving tests ($RECORDS_TESTS,
 #                  default tests/checker tests/kernels) with KREG_REMAKE_RECORDS=1 on $RECORDS_JOBS workers:
 #                  $OUT/records_tests.tar holds the records they wrote (delete tests/data/records before unpacking
@@ -91,12 +93,13 @@ print(" ".join(r["name"] for r in json.load(sys.stdin)
     records-safe|records-unsafe)
         which=${step#records-}
         flags="--yaml"; [ "$which" = unsafe ] && flags="--unsafe"
-        timeout -k 20 "${RECORDS_TIMEOUT:-540}" python3 bench/prover_determinism.py ${RECORDS_NAMES:-} --jobs "${RECORDS_JOBS:-16}" \
+        timeout -k 20 "${RECORDS_TIMEOUT:-480}" python3 bench/prover_determinism.py ${RECORDS_NAMES:-} --jobs "${RECORDS_JOBS:-16}" \
+            --skip "${RECORDS_SKIP:-}" \
             --records kernels/proofs $flags --out "$OUT/records_$which.jsonl" 2> "$OUT/records_$which.err"; rc=$?
         tar -cf "$OUT/records_$which.tar" kernels/proofs $(find kernels -name '*.yaml') ;;
     records-tests)
         touch "$OUT/.records-start"
-        KREG_REMAKE_RECORDS=1 timeout -k 20 "${RECORDS_TIMEOUT:-540}" python3 -m pytest -q -p no:cacheprovider \
+        KREG_REMAKE_RECORDS=1 timeout -k 20 "${RECORDS_TIMEOUT:-480}" python3 -m pytest -q -p no:cacheprovider \
             -n "${RECORDS_JOBS:-16}" ${RECORDS_TESTS:-tests/checker tests/kernels} > "$OUT/records-tests.txt" 2>&1; rc=$?
         find tests/data/records -name '*.json' -newer "$OUT/.records-start" | sort > "$OUT/records_tests.list"
         tar -cf "$OUT/records_tests.tar" -T "$OUT/records_tests.list"; rm -f "$OUT/.records-start" ;;
