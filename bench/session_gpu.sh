@@ -16,7 +16,7 @@
 #   submit         kreg submit --device gpu of a correct candidate (tests/data/hostile/_common)
 #   records-safe   the proof records of the safe variants made again (a full search each: bench/prover_determinism.py
 #                  --records kernels/proofs --yaml, $RECORDS_JOBS jobs, default 16), each safe YAML's `used` with them:
-#                  $OUT/records_safe.tar (kernels/proofs and the YAMLs), $OUT/records_safe.jsonl (their work);
+#                  $OUT/records_safe.tar (the records and YAMLs it wrote), $OUT/records_safe.jsonl (their work);
 #                  $RECORDS_NAMES to choose some, $RECORDS_SKIP (comma-separated) to leave some out, $RECORDS_TIMEOUT
 #                  (default 480 s) the step's limit: a variant the limit stops has no record
 #   records-unsafe the same for the unsafe variants: $OUT/records_unsafe.tar
@@ -93,10 +93,12 @@ print(" ".join(r["name"] for r in json.load(sys.stdin)
     records-safe|records-unsafe)
         which=${step#records-}
         flags="--yaml"; [ "$which" = unsafe ] && flags="--unsafe"
+        touch "$OUT/.records-start"
         timeout -k 20 "${RECORDS_TIMEOUT:-480}" python3 bench/prover_determinism.py ${RECORDS_NAMES:-} --jobs "${RECORDS_JOBS:-16}" \
             --skip "${RECORDS_SKIP:-}" \
             --records kernels/proofs $flags --out "$OUT/records_$which.jsonl" 2> "$OUT/records_$which.err"; rc=$?
-        tar -cf "$OUT/records_$which.tar" kernels/proofs $(find kernels -name '*.yaml') ;;
+        find kernels -type f -newer "$OUT/.records-start" | sort > "$OUT/records_$which.list"
+        tar -cf "$OUT/records_$which.tar" -T "$OUT/records_$which.list"; rm -f "$OUT/.records-start" ;;
     records-tests)
         touch "$OUT/.records-start"
         KREG_REMAKE_RECORDS=1 timeout -k 20 "${RECORDS_TIMEOUT:-480}" python3 -m pytest -q -p no:cacheprovider \
