@@ -9,6 +9,8 @@ built-in registry (kernels/proofs) and the YAML figures are made again after a c
     python bench/prover_determinism.py --jobs 2 --out bench/results/prover_determinism_vm.jsonl
     python bench/prover_determinism.py --compare bench/results/prover_determinism_vm.jsonl bench/results/prover_determinism_h100.jsonl
     python bench/prover_determinism.py --all --jobs 12 --records kernels/proofs --yaml --out proofs.jsonl
+    python bench/prover_determinism.py --unsafe --jobs 16 --records kernels/proofs --out unsafe.jsonl
+    python bench/prover_determinism.py gemm_wgs_bf16_safe --replay     # then the re-check by its record (CPU s)
 """
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ import sys
 import time
 
 
-def prove_one(name: str, budget_ms: int | None) -> dict:
+def prove_one(name: str, budget_ms: int | None, replay: bool = False) -> dict:
     from kreg.checker.prover.prove import prove
     from kreg.checker.ptx.compile import compile_cuda
     from kreg.registry.catalog import load_catalog
@@ -40,8 +42,19 @@ def prove_one(name: str, budget_ms: int | None) -> dict:
         work, record = r.work, r.record.to_json() if r.record else None
     except Exception as e:          # WallClockStop among them: recorded, compared like any outcome
         verdicts, reasons, work, record = {"stopped": f"{type(e).__name__}: {e}"}, {}, {}, None
-    return {"name": name, "op": v.op, "ptx_sha256": ptx.sha256, "budget_ms": budget, "verdicts": verdicts,
-            "reasons": reasons, "work": work, "cpu_s": round(time.process_time() - t0, 1), "record": record}
+    out = {"name": name, "op": v.op, "ptx_sha256": ptx.sha256, "budget_ms": budget, "verdicts": verdicts,
+           "reasons": reasons, "work": work, "cpu_s": round(time.process_time() - t0, 1), "record": record}
+    if replay and record:           # the re-check `kreg verify` makes: the record just made, followed
+        from kreg.checker.prover.records import Record
+        t0 = time.process_time()
+        try:
+            again = prove(v, cat.ops[v.op], ptx.ptx, timeout_ms=10_000, budget_ms=budget, isolate=False,
+                          record=Record.from_json(record))
+            out["replay"] = {"cpu_s": round(time.process_time() - t0, 1), "same_digest":
+                             again.work.get("digest") == work.get("digest"), **again.work.get("replay", {})}
+        except Exception as e:      # WallClockStop among them
+            out["replay"] = {"stopped": f"{type(e).__name__}: {e}"}
+    return out
 
 
 def write_used(name: str, used: float) -> None:
@@ -85,11 +98,14 @@ def main() -> int:
     ap.add_argument("names", nargs="*", help="variants (default: every safe variant of the registry)")
     ap.add_argument("--dtype", help="only variants whose types include this dtype (bf16, f16)")
     ap.add_argument("--all", action="store_true", help="every variant of the registry, unsafe ones too")
+    ap.add_argument("--unsafe", action="store_true", help="the unsafe variants of the registry only")
+    ap.add_argument("--skip", default="", help="variants left out (comma-separated names)")
     ap.add_argument("--records", metavar="DIR", help="write each proof's record as DIR/<variant name>.json")
     ap.add_argument("--yaml", action="store_true", help="write each proven safe variant's `proof: {used}`")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--busy", type=int, default=0, help="busy loops to run beside the proofs")
     ap.add_argument("--budget-ms", type=int, help="one budget for all (default: each variant's own)")
+    ap.add_argument("--replay", action="store_true", help="then re-check each by its record (its CPU s)")
     ap.add_argument("--out", help="JSON lines file (default: stdout)")
     ap.add_argument("--compare", nargs=2, metavar=("A", "B"))
     a = ap.parse_args()
@@ -97,8 +113,9 @@ def main() -> int:
         return compare(*a.compare)
     from kreg.registry.catalog import load_catalog
     cat = load_catalog()
-    names = a.names or [e.name for e in cat.kernels if (a.all or e.variant.safety == "safe")
+    names = a.names or [e.name for e in cat.kernels if (a.all or (e.variant.safety == "safe") != a.unsafe)
                         and (not a.dtype or a.dtype in e.variant.types.values()) and not e.variant.vendor]
+    names = [n for n in names if n not in set(a.skip.split(","))]
     safe = {e.name for e in cat.kernels if e.variant.safety == "safe"}
     busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(a.busy)]
     out = open(a.out, "w") if a.out else sys.stdout
@@ -107,7 +124,7 @@ def main() -> int:
         print(json.dumps({"machine": machine(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                           "jobs": a.jobs, "busy": a.busy, "variants": len(names)}), file=out, flush=True)
         with mp.get_context("fork").Pool(a.jobs, maxtasksperchild=1) as pool:
-            for r in pool.imap_unordered(_worker, [(n, a.budget_ms) for n in names]):
+            for r in pool.imap_unordered(_worker, [(n, a.budget_ms, a.replay) for n in names]):
                 record = r.pop("record")
                 print(json.dumps(r), file=out, flush=True)
                 if a.records and record and "stopped" not in r["verdicts"]:

@@ -14,10 +14,21 @@
 #   engine         python3 bench/engine_gpu.py $OUT/engine_gpu.txt $ENGINE_ARGS (on the store of verify-engine)
 #   engine:X       python3 bench/engine_gpu.py $OUT/engine_X.txt $ENGINE_ARGS_X (several engine runs in one session)
 #   submit         kreg submit --device gpu of a correct candidate (tests/data/hostile/_common)
+#   records-safe   the proof records of the safe variants made again (a full search each: bench/prover_determinism.py
+#                  --records kernels/proofs --yaml, $RECORDS_JOBS jobs, default 16), each safe YAML's `used` with them:
+#                  $OUT/records_safe.tar (the records and YAMLs it wrote), $OUT/records_safe.jsonl (their work);
+#                  $RECORDS_NAMES to choose some, $RECORDS_SKIP (comma-separated) to leave some out, $RECORDS_TIMEOUT
+#                  (default 480 s) the step's limit: a variant the limit stops has no record
+#   records-unsafe the same for the unsafe variants: $OUT/records_unsafe.tar
+#   records-tests  the test records (tests/helpers/recorded.py) made again by the proving tests ($RECORDS_TESTS,
+#                  default tests/checker tests/kernels) with KREG_REMAKE_RECORDS=1 on $RECORDS_JOBS workers:
+#                  $OUT/records_tests.tar holds the records they wrote (delete tests/data/records before unpacking
+#                  every part, so records no test asks for go); $OUT/records-tests.txt the pytest log
 # Usage (device, carry .whl [.kreg-seed]):
 #   OUT=dir STEPS="verify-engine save-store engine" ENGINE_ARGS="--shape 4b --rows kreg,torch,prefill" bash bench/session_gpu.sh
 #   OUT=dir STEPS="gpu-tests bench:gemv_vs_cublas bench:gemm_gpu bench:attention_decode_gpu" bash bench/session_gpu.sh
 #   OUT=dir STEPS="engine:4b engine:06b" ENGINE_ARGS_4b="--shape 4b --rows kreg,torch" ENGINE_ARGS_06b="--shape 0.6b" ...
+#   OUT=dir STEPS="records-safe" bash bench/session_gpu.sh; then records-unsafe, records-tests (one call each)
 # A verify stopped by its limit ($VERIFY_TIMEOUT) is interrupted: what it decided is in the store and its JSON.
 set -u
 OUT=${OUT:-bench/results}
@@ -79,6 +90,21 @@ print(" ".join(r["name"] for r in json.load(sys.stdin)
         printf 'op: hadd\nname: hadd_gpu\nsafety: safe\nsource: hadd_gpu.cu\nentry: hadd\ntypes: {T: f32}\nargs: [a, b, out, N]\nlaunch:\n  grid: ["cdiv(N, 256)"]\n  block: [256]\n' > "$d/hadd_gpu.yaml"
         cp -r tests/data/hostile/_common/kernels "$KREG_HOME/" 2>/dev/null
         timeout "$(step_timeout)" kreg submit "$d/hadd_gpu.cu" --device gpu --json > "$OUT/submit.json" 2> "$OUT/submit.err"; rc=$? ;;
+    records-safe|records-unsafe)
+        which=${step#records-}
+        flags="--yaml"; [ "$which" = unsafe ] && flags="--unsafe"
+        touch "$OUT/.records-start"
+        timeout -k 20 "${RECORDS_TIMEOUT:-480}" python3 bench/prover_determinism.py ${RECORDS_NAMES:-} --jobs "${RECORDS_JOBS:-16}" \
+            --skip "${RECORDS_SKIP:-}" \
+            --records kernels/proofs $flags --out "$OUT/records_$which.jsonl" 2> "$OUT/records_$which.err"; rc=$?
+        find kernels -type f -newer "$OUT/.records-start" | sort > "$OUT/records_$which.list"
+        tar -cf "$OUT/records_$which.tar" -T "$OUT/records_$which.list"; rm -f "$OUT/.records-start" ;;
+    records-tests)
+        touch "$OUT/.records-start"
+        KREG_REMAKE_RECORDS=1 timeout -k 20 "${RECORDS_TIMEOUT:-480}" python3 -m pytest -q -p no:cacheprovider \
+            -n "${RECORDS_JOBS:-16}" ${RECORDS_TESTS:-tests/checker tests/kernels} > "$OUT/records-tests.txt" 2>&1; rc=$?
+        find tests/data/records -name '*.json' -newer "$OUT/.records-start" | sort > "$OUT/records_tests.list"
+        tar -cf "$OUT/records_tests.tar" -T "$OUT/records_tests.list"; rm -f "$OUT/.records-start" ;;
     *) echo "unknown step $step"; rc=2 ;;
     esac
     echo "$step: exit $rc after $(( $(date +%s) - t0 )) s" | tee -a "$OUT/session.log"

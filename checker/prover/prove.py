@@ -27,7 +27,8 @@ from kreg.checker.prover.symbolic import Executor
 from kreg.checker.ptx.cfg import exit_ipdom, is_block_barrier, is_block_collective, is_warp_sync, sync_branches
 from kreg.checker.prover.witness import replay
 
-CHECKER_VERSION = "prover-0.16"  # 0.16: a counted loop's exit test (counter != E) kept by the integer translation (an unsigned remainder of the distance; none for a step of one), also where the test ends the block before a latch that only branches back; only a test every latch makes
+CHECKER_VERSION = "prover-0.17"  # 0.17: an integer query is built from its goal's cone of influence (checker/prover/slicing.py: the launch's own constraints and the facts a fresh symbol of the goal reaches), not every fact of the launch
+                                 # 0.16: a counted loop's exit test (counter != E) kept by the integer translation (an unsigned remainder of the distance; none for a step of one), also where the test ends the block before a latch that only branches back; only a test every latch makes
                                  # 0.15: atomic tickets (atom.add of a constant outside loops on a counter nothing else touches: distinct values below init + inc x a bound on the threads taking one); popc exact; a full-mask ballot every thread reaches once is one value per warp (its lane bit the thread's predicate); a loop counter widened and narrowed back (cvt) is an induction
                                  # 0.14: deterministic solving (checker/prover/solving.py: rlimit units only, explicit strategies, CPU-time guards that decide nothing); ld.global.nc / ldu of written bytes is a race; instructions of unknown effect Unsupported; a bounded emulator search refutes unknowns; alignment under in_bounds (every access at a multiple of its width, "misaligned ...")
                                  # 0.13: wgmma with A from registers and MN-major (transposed) operands; K-major footprint exact for any SBO; wgmma-only branches warpgroup-uniform; a loop's async count padded where paths differ
@@ -234,7 +235,9 @@ def _prove_launch(variant, op, module, launch, timeout_ms, budget, n=0) -> dict[
     tb = Executor(kernel, module, env, "B").run_kernel()
     if len(ta.accesses) != len(tb.accesses) or len(ta.branches) != len(tb.branches):
         raise Unsupported("the two symbolic threads disagree")
-    base = env.constraints + env.thread_constraints("A") + env.thread_constraints("B") + ta.defs + tb.defs
+    base = env.constraints + env.thread_constraints("A") + env.thread_constraints("B")
+    core = len(base)                # the launch's own constraints: in every integer query (slicing.py)
+    base += ta.defs + tb.defs
     if any(ins.op == "wgmma" for ins in kernel.instrs):
         from kreg.checker.prover.semantics import shared_window
         base += shared_window(env.buffers)
@@ -244,7 +247,7 @@ def _prove_launch(variant, op, module, launch, timeout_ms, budget, n=0) -> dict[
     base += ticketed
     approx = ta.approx | tb.approx
     solver = BvSolver(base, timeout_ms, budget)
-    solver.ints = IntSolver(base, budget)
+    solver.ints = IntSolver(base, budget, core)
     cases = {name: c for name, c in op.cases.items()}
 
     caveats = _caveats(ta.obligations, solver)

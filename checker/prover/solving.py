@@ -26,6 +26,7 @@ import z3
 
 from kreg.checker.prover.intabs import IntAbs
 from kreg.checker.prover.records import Record, RecordMiss, Replay, query_key
+from kreg.checker.prover.slicing import Cone
 
 # A query's nominal budget is in ms of solver work on the reference machine (the project VM); it gets
 # RLIMIT_BASE[kind] + RLIMIT_PER_MS[kind] units per nominal ms (bench/results/prover_rlimit.txt has the
@@ -97,13 +98,18 @@ def _nlsat(ctx):
                    ctx=ctx)
 
 
-# The integer strategy: (name, share of the query's units, the answers taken from it, tactic). z3's default
-# strategy for these (qfnia) ran a bounded bit-blasting search for a model, then the SMT core under a 2 s
-# wall-clock limit, then nlsat (3 s), then the SMT core again. Here the SMT core gets the whole nominal budget
-# (what closed every query on the idle reference machine) and nlsat a quarter more (what z3 tried next on a
-# slower one; sound for unsat over the integers: no real solution, no integer one). The bounded search is left
-# out: only `unsat` is ever used from an integer query, and its unsat means nothing (an under-approximation).
-INT_STEPS = (("smt", 1.0, ("sat", "unsat"), _smt), ("nlsat", 0.25, ("sat", "unsat"), _nlsat))
+# The integer strategy: (name, share of the query's units, the answers taken from it, tactic, on the slice).
+# First the SMT core on the query's cone of influence (checker/prover/slicing.py; skipped where the cone is the
+# whole query) under a quarter of the units: its unsat is the whole query's, at a fraction of the preprocessing
+# (the slices that close use a few per cent of it); anything else moves on to the whole query, so a slice never
+# decides less than the whole. z3's default strategy for these (qfnia) ran a
+# bounded bit-blasting search for a model, then the SMT core under a 2 s wall-clock limit, then nlsat (3 s), then
+# the SMT core again. Here the SMT core gets the whole nominal budget on the whole query (what closed every query
+# on the idle reference machine) and nlsat a quarter more (what z3 tried next on a slower one; sound for unsat
+# over the integers: no real solution, no integer one). The bounded search is left out: only `unsat` is ever used
+# from an integer query, and its unsat means nothing (an under-approximation).
+INT_STEPS = (("slice", 0.25, ("unsat",), _smt, True), ("smt", 1.0, ("sat", "unsat"), _smt, False),
+             ("nlsat", 0.25, ("sat", "unsat"), _nlsat, False))
 
 
 @dataclass
@@ -386,32 +392,51 @@ def always(constraints, f, units: int = 2_000_000) -> bool:
 class IntSolver:
     """The launch's constraints translated to integers (checker/prover/intabs.py), translated once on first use;
     each query runs INT_STEPS, each in a fresh solver in a z3 context of its own (z3's non-incremental tactics
-    close these far faster than its incremental core). Only `unsat` is used."""
+    close these far faster than its incremental core). Only `unsat` is used. A query is built from its goal's
+    cone of influence (checker/prover/slicing.py): the first `core` constraints (the launch's own) and the facts
+    after them that share a fresh symbol with the goal; every translation still uses the bounds learnt from all
+    of them, which hold in every model of the launch."""
 
-    def __init__(self, base, budget: Budget):
+    def __init__(self, base, budget: Budget, core: int | None = None):
         self.base, self.budget = base, budget
+        self.core = len(base) if core is None else core
         self.ia = None
 
+    def _start(self) -> None:
+        self.ia = IntAbs()
+        self.ia.learn(self.base)
+        self.gbase = [self.ia.formula(c) for c in self.base]
+        self.cneeds = [self.ia.needs([c.get_id()]) for c in self.base]
+        self.cone = Cone(self.base[:self.core], self.base[self.core:])
+
+    def query(self, f, whole: bool = False) -> list:
+        """The integer query for goal f: the constraints of its cone (all of them if whole), the side definitions
+        and lemmas they need, f."""
+        if self.ia is None:
+            self._start()
+        g = self.ia.formula(f)
+        kept = range(len(self.base)) if whole else [*range(self.core), *(self.core + i for i in self.cone.of(f))]
+        idx, monos = self.ia.needs([f.get_id()])
+        for i in kept:
+            idx, monos = idx | self.cneeds[i][0], monos | self.cneeds[i][1]
+        return [*(self.gbase[i] for i in kept), *[self.ia.side[i] for i in sorted(idx)],
+                *self.ia.lemmas_for(monos), g]
+
     def refutes(self, f, timeout_ms) -> bool:
-        """True when the integer translation of f (with the base constraints) is unsatisfiable."""
+        """True when the integer translation of f, on its cone or else with every constraint, is unsatisfiable."""
         if self.budget.spent():
             return False
         try:
-            if self.ia is None:
-                self.ia = IntAbs()
-                self.ia.learn(self.base)
-                self.gbase = [self.ia.formula(c) for c in self.base]
-                self.bneeds = self.ia.needs([c.get_id() for c in self.base])
-            g = self.ia.formula(f)
-            idx, monos = self.ia.needs([f.get_id()])
-            idx, monos = idx | self.bneeds[0], monos | self.bneeds[1]
-            goal = [*self.gbase, *[self.ia.side[i] for i in sorted(idx)], *self.ia.lemmas_for(monos), g]
-            text = as_smt2(goal)
+            text = as_smt2(self.query(f))
+            sliced = len(self.cone.of(f)) < len(self.cone.facts)
         except z3.Z3Exception:
             return False
+        texts = {sliced: text}
         key = query_key("int", str(timeout_ms), text)
         occ = self.budget.replay.take(key) if self.budget.replay is not None else None
-        for step, share, takes, tactic in INT_STEPS:
+        for step, share, takes, tactic, on_slice in INT_STEPS:
+            if on_slice and not sliced:         # the cone is the whole query: straight to it
+                continue
             if self.budget.spent():
                 return False
             recorded = occ.get(step) if occ is not None else None
@@ -424,9 +449,14 @@ class IntSolver:
                 continue
             if self.budget.follow("int", step, recorded, key):
                 return True
+            if on_slice not in texts:
+                try:
+                    texts[on_slice] = as_smt2(self.query(f, whole=True))
+                except z3.Z3Exception:
+                    return False
             ctx = z3.Context()
             s = tactic(ctx).solver()
-            s.add(*z3.parse_smt2_string(text, ctx=ctx))
+            s.add(*z3.parse_smt2_string(texts[on_slice], ctx=ctx))
             try:
                 r, _ = limited_check(s, "int", step, timeout_ms, self.budget, share, key,
                                      recorded[1] if recorded is not None else None)
