@@ -1,5 +1,6 @@
-"""The order tests start in (helpers/schedule.py): every test it names exists, and the long ones head the
-worksteal shares, balanced, with the rest in their order and LAST at the very end."""
+"""The order tests start in (helpers/schedule.py): every test it names exists in a module without module-scoped
+fixtures (a test moved away from its module would set them up again), and the long ones head the worksteal
+shares, balanced, with the rest in their order and LAST at the very end."""
 import ast
 from types import SimpleNamespace
 
@@ -14,6 +15,9 @@ def test_named_test_exists(nodeid):
     path, name = nodeid.split("[")[0].split("::")
     tree = ast.parse((TESTS.parent / path).read_text())
     assert name in {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}, f"{nodeid}: no such test"
+    scoped = [n.name for n in tree.body if isinstance(n, ast.FunctionDef) for d in n.decorator_list
+              if isinstance(d, ast.Call) and any(k.arg == "scope" for k in d.keywords)]
+    assert not scoped, f"{path} has fixtures of a wider scope ({scoped}): moving {name} would set them up again"
 
 
 def test_long_tests_head_the_shares_and_last_ends():
