@@ -2,12 +2,14 @@
 rather than one of them starting last and making the tail. pytest-xdist's worksteal gives worker i the i-th
 of N consecutive shares of the collection and lets an idle worker take the later half of a busy one's queue:
 so the long tests (LONG: seconds measured on the 2-core VM, an estimate that only orders, never decides
-anything) are dealt to the shares longest first, each to the share with the least so far, at the head of
-its share; the others keep their order (modules stay together) and fill the shares; LAST go at the very end
-(a test that reads what the tests before it proved, helpers/session.py, and finds it made)."""
+anything; a module named alone is one block, its tests kept together for its module-scoped fixtures) are dealt
+to the shares longest first, each to the share with the least so far, at the head of its share; the others
+keep their order (modules stay together) and fill the shares; LAST go at the very end (a test that reads what
+the tests before it proved, helpers/session.py, and finds it made)."""
 from __future__ import annotations
 
-LONG = {    # node id (or the test function's, for all its parameters) -> seconds
+LONG = {    # node id (or the test function's, for all its parameters; or a module's, for all of it) -> seconds
+    "tests/kernels/test_registry_conformance.py": 130,       # its fixture: the registry's numerics
     "tests/checker/prover/test_prover.py::test_registry_safe_variant_is_proven_for_all_dims": 20,
     "tests/checker/prover/test_prover.py::test_registry_safe_variant_is_proven_for_all_dims[gemm_wgs_bf16_safe]": 136,
     "tests/checker/prover/test_prover.py::test_registry_safe_variant_is_proven_for_all_dims[gemm_wgs_f16_safe]": 99,
@@ -40,14 +42,23 @@ def estimate(nodeid: str) -> float:
 def order(items: list, workers: int) -> list:
     """items (anything with a .nodeid) in the order to run them on `workers` worksteal workers."""
     last = [it for it in items if it.nodeid in LAST]
-    rest = [it for it in items if it.nodeid not in LAST]
-    long = sorted((it for it in rest if estimate(it.nodeid)), key=lambda it: -estimate(it.nodeid))
-    short = [it for it in rest if not estimate(it.nodeid)]
+    blocks: dict[str, list] = {}       # a long module, or a long test alone, -> its items
+    short = []
+    for it in items:
+        module = it.nodeid.split("::")[0]
+        if it.nodeid in LAST:
+            continue
+        if module in LONG:
+            blocks.setdefault(module, []).append(it)
+        elif estimate(it.nodeid):
+            blocks[it.nodeid] = [it]
+        else:
+            short.append(it)
     shares, loads = [[] for _ in range(workers)], [0.0] * workers
-    for it in long:
+    for key in sorted(blocks, key=lambda k: -LONG.get(k, estimate(k))):
         i = loads.index(min(loads))
-        shares[i].append(it)
-        loads[i] += estimate(it.nodeid)
+        shares[i] += blocks[key]
+        loads[i] += LONG.get(key, estimate(key))
     sizes, left = [], len(items)                 # worksteal's first deal: len(pending) // workers left
     for i in range(workers):
         sizes.append(left // (workers - i))
