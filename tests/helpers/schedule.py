@@ -28,7 +28,7 @@ LONG = {    # node id (or the test function's, for all its parameters; or a modu
     "tests/kernels/test_gemm_pipeline_configurations.py::test_stage_overwritten_in_flight_is_caught_and_never_proven[pipe]": 107,
     "tests/kernels/test_gemm_pipeline_configurations.py::test_stage_overwritten_in_flight_is_caught_and_never_proven[deep]": 34,
     "tests/engine/test_engine_cli.py::test_readme_kreg_run_on_a_tiny_model_on_the_cpu": 98,
-    "tests/cli/test_readme_commands.py::test_user_pytest_suite_passes_with_the_prover_on": 82,
+    "tests/cli/test_readme_commands.py::test_user_pytest_suite_passes_with_the_prover_on": 40,
     "tests/cli/test_readme_commands.py::test_quick_start_kreg_verify_proves_safe_variants": 25,
     "tests/checker/prover/test_prover_pipeline.py::test_stage_refilled_in_flight_is_never_proven": 49,
     "tests/checker/prover/test_prover_determinism.py::"
