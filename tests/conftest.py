@@ -1,10 +1,12 @@
-"""Shared fixtures: an isolated KREG_HOME per test session, the gpu marker's skip, and the session's folder of
-proofs shared by the pytest-xdist workers (helpers/recorded.py)."""
+"""Shared fixtures: an isolated KREG_HOME per test session, the gpu marker's skip, the session's folder of
+results shared by the pytest-xdist workers (helpers/session.py) and the order tests start in (helpers/schedule.py)."""
 import os
 import shutil
 import tempfile
 
 import pytest
+
+from helpers import schedule
 
 
 def _has_gpu() -> bool:
@@ -37,6 +39,7 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords and not HAS_GPU:
             item.add_marker(skip)
+    items[:] = schedule.order(items, int(getattr(config, "workerinput", {}).get("workercount", 1)))
 
 
 @pytest.fixture(autouse=True, scope="session")

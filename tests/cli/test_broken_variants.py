@@ -14,8 +14,10 @@ from kreg.registry.schema import load_op, load_variant
 from dataclasses import replace
 
 from kreg.pipeline import Options, verify_variant
+from kreg.registry.results import VariantReport
 
 from helpers.paths import DATA
+from helpers.session import once
 
 BROKEN = DATA / "broken" / "kernels"
 OP = load_op(BUILTIN / "ops" / "add.yaml")
@@ -51,7 +53,9 @@ def _verify_all(device, opts):
 def cpu_results():
     if not _has_emulator():
         pytest.skip("the CPU device needs kreg.checker.emulator.machine")
-    return _verify_all("cpu", CPU)
+    return once(f"broken variants cpu {CPU} {NAMES}", lambda: _verify_all("cpu", CPU),   # once for all workers
+                dump=lambda got: {n: r.to_json() for n, r in got.items()},
+                load=lambda d: {n: VariantReport.from_json(r) for n, r in d.items()})
 
 
 @pytest.fixture(scope="module")

@@ -14,6 +14,7 @@ import sys
 import pytest
 
 from helpers.paths import DATA
+from helpers.session import once
 
 HACKS = DATA / "reward_hacks"
 COMMON = DATA / "hostile" / "_common"
@@ -21,7 +22,11 @@ COMMON = DATA / "hostile" / "_common"
 
 @pytest.fixture(scope="module")
 def decided(tmp_path_factory) -> dict[str, dict]:
-    home = tmp_path_factory.mktemp("home")
+    """Once for all pytest-xdist workers (helpers/session.py)."""
+    return once("reward hacks submitted", lambda: _submit(tmp_path_factory.mktemp("home")))
+
+
+def _submit(home) -> dict[str, dict]:
     shutil.copytree(COMMON / "kernels", home / "kernels")
     shutil.copy(HACKS / "user" / "tiny_add.yaml", home / "kernels" / "ops")
     (home / "references").mkdir()

@@ -8,23 +8,21 @@ runs in full. After a checker change, remake them all (each proof then runs in f
 
 (KREG_REMAKE_RECORDS=missing makes only those that are missing or no longer fit.)
 
-A proof asked for by several tests runs once per test session, whichever pytest-xdist worker asks first: its
-result is kept in the session's folder (KREG_TEST_PROOFS, made by tests/conftest.py) and read by the others,
-who wait for it under a file lock rather than prove it again.
+A proof asked for by several tests runs once per test session, whichever pytest-xdist worker asks first
+(helpers/session.py: the others wait for it and read it back rather than prove it again).
 """
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
-from pathlib import Path
 
 from kreg.checker.prover import records
 from kreg.checker.prover.prove import CHECKER_VERSION, Proof, prove
 from kreg.checker.ptx.digest import ptx_digest
 
 from helpers.paths import DATA
+from helpers.session import once
 
 RECORDS = DATA / "records"
 REMAKE = "rm -r tests/data/records && KREG_REMAKE_RECORDS=1 python -m pytest tests/checker tests/kernels -n N"
@@ -39,20 +37,9 @@ def prove_recorded(variant, op, ptx: str, *, timeout_ms: int, budget_ms: int) ->
     """prove() in a fresh interpreter (so its work does not follow what this process proved before), following
     the record of this PTX at these budgets; with KREG_REMAKE_RECORDS set, a full search that writes it. Once
     per test session (see above)."""
-    folder = os.environ.get("KREG_TEST_PROOFS")
-    if not folder:
-        return _prove_recorded(variant, op, ptx, timeout_ms, budget_ms)
     spec = json.dumps([variant.raw, op.raw, ptx, timeout_ms, budget_ms], sort_keys=True, default=str)
-    path = Path(folder) / f"{hashlib.sha256(spec.encode()).hexdigest()}.json"
-    with open(path.with_suffix(".lock"), "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if path.is_file():
-            return Proof.from_json(json.loads(path.read_text()))
-        got = _prove_recorded(variant, op, ptx, timeout_ms, budget_ms)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(got.to_json(), default=str))
-        tmp.replace(path)
-        return got
+    return once("proof " + spec, lambda: _prove_recorded(variant, op, ptx, timeout_ms, budget_ms),
+                dump=Proof.to_json, load=Proof.from_json)
 
 
 def _prove_recorded(variant, op, ptx: str, timeout_ms: int, budget_ms: int) -> Proof:

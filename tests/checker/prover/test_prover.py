@@ -55,7 +55,17 @@ def test_buggy_kernel_never_proven_on_its_property(name):
         assert w["instrs"] and all("index" in i and i["text"] for i in w["instrs"])
 
 
+@pytest.mark.parametrize("name", CORRECT)
+def test_correct_kernel_is_never_refuted(name):
+    """Each correct kernel on its own (so the pytest-xdist workers share the corpus's proofs, which the rate test
+    below then reads from the session's folder, helpers/session.py): no property refuted."""
+    res = corpus_prove(name)
+    for p in PROPS:
+        assert res[p].status != "refuted", f"{name}: {p} refuted on a correct kernel: {res[p].reason} {res[p].witness}"
+
+
 def test_correct_kernels_proof_rate(capsys):
+    """Runs last (helpers/schedule.py): the proofs are the ones the test above made."""
     proven = [n for n in CORRECT if all(corpus_prove(n)[p].status == "proven" for p in PROPS)]
     for n in CORRECT:
         for p in PROPS:
