@@ -160,11 +160,12 @@ def test_isolated_and_in_process_proofs_agree():
     assert a["in_bounds"].witness["dims"] == b["in_bounds"].witness["dims"]
 
 
-# Safe variants whose proof this checker (prover-0.14, 0.15) cannot decide: z3's arithmetic core meets phases of work it does not count
+# Safe variants whose proof this checker (prover-0.14 to 0.17) cannot decide: z3's arithmetic core meets phases of work it does not count
 # in resource units (branch and bound, diophantine equation rewriting), and only the CPU-time guard stops them, which
 # is never a verdict (checker/prover/solving.py). On every machine they stop the same way (bench/results/
-# prover_determinism.txt); `kreg verify` reports them as not decided (exit 3) rather than as safe or rejected.
-NOT_DECIDED = {"attention_decode_f16_rs_nm", "attention_prefill_f16_safe", "attention_prefill_tc_f16_safe"}
+# prover_determinism.txt, prover017_records_f16_h200_2026-12-01.jsonl); `kreg verify` reports them as not decided
+# (exit 3) rather than as safe or rejected. prover-0.17 decides attention_prefill_f16_safe (proven, 0.248 of its budget).
+NOT_DECIDED = {"attention_decode_f16_rs_nm", "attention_prefill_tc_f16_safe"}
 
 
 def _safe_registry():
