@@ -269,11 +269,12 @@ def _conform(res: VariantReport, v, op: Op, ptx: str | None, device: str, opts: 
         return _decide(res, got)
     if got.status == "memory":         # the host's limit on the harness (its float64 references and
         _memory_limit(res, "numerics", got, opts)   # buffers), not the kernel's doing: nothing decided
+    elif got.status == "timeout":      # the wall clock: a loaded machine as much as the kernel, never a verdict
+        _time_limit(res, "numerics", got, device)
     elif not got.ok:
-        res.numerics = "fail" if got.status in ("died", "timeout") else "not-run"
+        res.numerics = "fail" if got.status == "died" else "not-run"
         res.reasons.append(_failed("conformance", got))
-        decided = got.status == "died"                   # the kernel crashed its process; a wall-clock
-                                                         # timeout may be the machine's load
+        decided = got.status == "died"                   # the kernel crashed its process
     elif "environment" in got.value:
         res.environment_error = got.value["environment"]
         res.reasons.append(f"environment: {got.value['environment']}; numerics not run")
@@ -320,6 +321,17 @@ def _memory_limit(res: VariantReport, stage: str, got: isolate.Outcome, opts: Op
     harness holds), like a wall-clock guard; an environment error, never a verdict, nothing stored."""
     res.environment_error = (f"{stage} not decided: the child {got.error} (KREG_MEMORY_MB={opts.memory_mb}); "
                              "nothing was stored. Raise KREG_MEMORY_MB or run fewer --jobs at once")
+    res.reasons.append(f"environment: {res.environment_error}")
+
+
+def _time_limit(res: VariantReport, stage: str, got: isolate.Outcome, device: str) -> None:
+    """A stage's child killed at its wall-clock limit: a loaded machine or large cases' float64 references as
+    much as a kernel that hangs, so an environment error, never a verdict, nothing stored. On the CPU a kernel
+    that loops forever is rejected by the emulator's step budget, which counts steps, not seconds."""
+    hang = ("the emulator's step budget rejects a kernel that loops forever" if device == "cpu"
+            else "a kernel that never finishes is not decided either")
+    res.environment_error = (f"{stage} not decided: the child {got.error} (a loaded machine, large cases, or a hung "
+                             f"kernel: {hang}); nothing was stored. Raise --timeout or run fewer --jobs at once")
     res.reasons.append(f"environment: {res.environment_error}")
 
 

@@ -38,7 +38,7 @@ def _has_emulator():
 
 
 def _timeout(e):
-    return 10 if "hang" in e.name else 300
+    return 60 if "hang" in e.name else 300      # the hang is stopped by the emulator's step budget long before
 
 
 def _verify_all(device, opts):
@@ -67,7 +67,7 @@ def test_every_check_has_a_broken_variant():
     assert len(ENTRIES) == 9
     assert {e.variant.provenance["check"] for e in ENTRIES} >= {
         "inputs unchanged", "every output written (poison)", "guard bands", "fresh inputs on a second launch",
-        "identical launches, identical bits", "reference comparison", "time limit"}
+        "identical launches, identical bits", "reference comparison", "step budget"}
 
 
 def _assert_fails_its_check(r, entry):
@@ -90,9 +90,18 @@ def test_nondeterministic_atomics_fail_on_cpu(cpu_results):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("name", [e.name for e in ENTRIES if not e.variant.provenance.get("cpu_only")])
+@pytest.mark.parametrize("name", [e.name for e in ENTRIES if not e.variant.provenance.get("cpu_only")
+                                  and not e.variant.provenance.get("gpu_undecided")])
 def test_broken_variant_fails_its_check_on_gpu(gpu_results, name):
     _assert_fails_its_check(gpu_results[name], ENTRIES[NAMES.index(name)])
+
+
+@pytest.mark.gpu
+def test_hung_kernel_is_not_decided_on_gpu(gpu_results):
+    """On a GPU only the wall clock stops a kernel that spins forever, and the wall clock is never a verdict:
+    not decided (verdict error), nothing stored."""
+    r = gpu_results["broken_hangs"]
+    assert r.verdict == "error" and "numerics not decided" in (r.environment_error or ""), r.reasons
 
 
 def test_nan_is_reported_for_ragged_cases_only(cpu_results):
@@ -110,7 +119,7 @@ def test_verify_cli_survives_hangs_and_stores_everything(tmp_path, monkeypatch, 
     from kreg.registry.store import Store
     shutil.copytree(BROKEN, tmp_path / "kernels")
     monkeypatch.setenv("KREG_HOME", str(tmp_path))
-    code = main(["verify", "broken_hangs", "broken_traps", "add_bf16_vec", "--json", "--timeout", "12",
+    code = main(["verify", "broken_hangs", "broken_traps", "add_bf16_vec", "--json", "--timeout", "60",
                  "--no-prove"])
     out = json.loads(capsys.readouterr().out)
     assert code == 1
@@ -125,7 +134,7 @@ def test_verify_cli_survives_hangs_and_stores_everything(tmp_path, monkeypatch, 
     assert set(stored) == set(rows) - cut_off and "add_bf16_vec" in stored
     if _has_emulator():
         assert rows["add_bf16_vec"]["verdict"] == "unsafe", rows["add_bf16_vec"]["reasons"]
-        assert any(re.search("time limit|step budget", w) for w in rows["broken_hangs"]["reasons"])
+        assert any("step budget" in w for w in rows["broken_hangs"]["reasons"])
         assert load_catalog().find("add_bf16_vec")
     else:
         assert rows["add_bf16_vec"]["numerics"] == "not-run"

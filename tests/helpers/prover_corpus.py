@@ -36,12 +36,16 @@ def corpus_ptx(name):
     return compile_cuda(v.source_path.read_text(), v.source_path.name, v.options).ptx
 
 
+def corpus_budget(name, timeout_ms=TIMEOUT_MS) -> int:
+    """The tests' budget for a corpus kernel: its label's budget_ms, else three times a query's."""
+    return LABELS.get(name, {}).get("budget_ms") or 3 * timeout_ms
+
+
 @cache
 def corpus_prove(name, timeout_ms=TIMEOUT_MS, budget_ms=None):
-    """The verdicts at the tests' budget (the variant's: its label's budget_ms, else three times a query's,
-    unless given)."""
+    """The verdicts at the tests' budget (corpus_budget, unless given)."""
     v = corpus_variant(name)
-    budget_ms = budget_ms or LABELS.get(name, {}).get("budget_ms") or 3 * timeout_ms
+    budget_ms = budget_ms or corpus_budget(name, timeout_ms)
     return prove_recorded(v, corpus_ops()[v.op], corpus_ptx(name), timeout_ms=timeout_ms,
                           budget_ms=budget_ms).verdicts
 

@@ -11,7 +11,7 @@ from kreg.checker.ptx.compile import compile_cuda
 from kreg.checker.prover.prove import CHECKER_VERSION, PROPS, prove_variant
 from kreg.registry.catalog import load_catalog
 
-from helpers.prover_corpus import (BUGGY, CORPUS, CORRECT, LABELS, TIMEOUT_MS, corpus_ops, corpus_prove,
+from helpers.prover_corpus import (BUGGY, CORPUS, CORRECT, LABELS, TIMEOUT_MS, corpus_budget, corpus_ops, corpus_prove,
                                    corpus_ptx, corpus_variant)
 
 
@@ -36,8 +36,9 @@ def test_test_records_fit_this_checker():
     missing = []
     for n in LABELS:
         v = corpus_variant(n)
-        rec = load(record_path(v, corpus_ops()[v.op], corpus_ptx(n), TIMEOUT_MS, 3 * TIMEOUT_MS))
-        if not (rec and rec.fits(ptx_digest(corpus_ptx(n)), CHECKER_VERSION, 3 * TIMEOUT_MS)):
+        budget = corpus_budget(n)
+        rec = load(record_path(v, corpus_ops()[v.op], corpus_ptx(n), TIMEOUT_MS, budget))
+        if not (rec and rec.fits(ptx_digest(corpus_ptx(n)), CHECKER_VERSION, budget)):
             missing.append(n)
     assert not missing, f"no fitting proof record for {missing} (remake: {REMAKE})"
 

@@ -1,4 +1,4 @@
-// BROKEN on purpose: spins until out[0] holds a value nobody writes (caught by the time limit).
+// BROKEN on purpose: spins until out[0] holds a value nobody writes (the emulator's step budget rejects it; on a GPU the wall clock stops it, undecided).
 #include <cuda_bf16.h>
 extern "C" __global__ void hangs(const __nv_bfloat16* a, const __nv_bfloat16* b, __nv_bfloat16* out, int n) {
     volatile unsigned short* flag = reinterpret_cast<volatile unsigned short*>(out);
