@@ -316,23 +316,24 @@ def _decide(res: VariantReport, got: isolate.Outcome) -> VariantReport:
     return res
 
 
-def _memory_limit(res: VariantReport, stage: str, got: isolate.Outcome, opts: Options) -> None:
-    """A stage's child killed at the host-memory limit: the machine (a limit set too low for the cases the
-    harness holds), like a wall-clock guard; an environment error, never a verdict, nothing stored."""
-    res.environment_error = (f"{stage} not decided: the child {got.error} (KREG_MEMORY_MB={opts.memory_mb}); "
-                             "nothing was stored. Raise KREG_MEMORY_MB or run fewer --jobs at once")
+def _not_decided(res: VariantReport, stage: str, got: isolate.Outcome, cause: str, advice: str) -> None:
+    """A stage's child stopped by a limit of the machine's: an environment error, never a verdict, nothing stored."""
+    res.environment_error = f"{stage} not decided: the child {got.error} ({cause}); nothing was stored. {advice}"
     res.reasons.append(f"environment: {res.environment_error}")
+
+
+def _memory_limit(res: VariantReport, stage: str, got: isolate.Outcome, opts: Options) -> None:
+    """Killed at the host-memory limit: the machine (a limit set too low for the cases the harness holds)."""
+    _not_decided(res, stage, got, f"KREG_MEMORY_MB={opts.memory_mb}", "Raise KREG_MEMORY_MB or run fewer --jobs at once")
 
 
 def _time_limit(res: VariantReport, stage: str, got: isolate.Outcome, device: str) -> None:
-    """A stage's child killed at its wall-clock limit: a loaded machine or large cases' float64 references as
-    much as a kernel that hangs, so an environment error, never a verdict, nothing stored. On the CPU a kernel
-    that loops forever is rejected by the emulator's step budget, which counts steps, not seconds."""
+    """Killed at its wall-clock limit: a loaded machine or large cases' float64 references as much as a kernel
+    that hangs. On the CPU a kernel that loops forever is rejected by the emulator's step budget (steps, not s)."""
     hang = ("the emulator's step budget rejects a kernel that loops forever" if device == "cpu"
             else "a kernel that never finishes is not decided either")
-    res.environment_error = (f"{stage} not decided: the child {got.error} (a loaded machine, large cases, or a hung "
-                             f"kernel: {hang}); nothing was stored. Raise --timeout or run fewer --jobs at once")
-    res.reasons.append(f"environment: {res.environment_error}")
+    _not_decided(res, stage, got, f"a loaded machine, large cases, or a hung kernel: {hang}",
+                 "Raise --timeout or run fewer --jobs at once")
 
 
 def _failed(stage: str, got: isolate.Outcome) -> str:
