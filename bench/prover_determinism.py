@@ -11,6 +11,11 @@ built-in registry (kernels/proofs) and the YAML figures are made again after a c
     python bench/prover_determinism.py --all --jobs 12 --records kernels/proofs --yaml --out proofs.jsonl
     python bench/prover_determinism.py --unsafe --jobs 16 --records kernels/proofs --out unsafe.jsonl
     python bench/prover_determinism.py gemm_wgs_bf16_safe --replay     # then the re-check by its record (CPU s)
+    python bench/prover_determinism.py --all --jobs 16 --records kernels/proofs --add-cores --out cores.jsonl
+
+Records (--records) are made with each closed integer query's unsat core (solving.unsat_core), which makes their replays fast;
+--add-cores adds them to the records already in --records DIR by replaying each (no full search; the work must
+come out the same).
 """
 from __future__ import annotations
 
@@ -26,7 +31,8 @@ import sys
 import time
 
 
-def prove_one(name: str, budget_ms: int | None, replay: bool = False) -> dict:
+def prove_one(name: str, budget_ms: int | None, replay: bool = False, follow: str | None = None,
+              cores: bool = False) -> dict:
     from kreg.checker.prover.prove import prove
     from kreg.checker.ptx.compile import compile_cuda
     from kreg.registry.catalog import load_catalog
@@ -35,8 +41,17 @@ def prove_one(name: str, budget_ms: int | None, replay: bool = False) -> dict:
     ptx = compile_cuda(v.source_path.read_text(), v.source_path.name, v.options)
     t0 = time.process_time()
     budget = budget_ms or v.proof_budget_ms
+    from kreg.checker.prover.records import load
+    known = load(pathlib.Path(follow) / f"{name}.json") if follow else None
+    if follow and known is None:
+        return {"name": name, "op": v.op, "ptx_sha256": ptx.sha256, "budget_ms": budget, "record": None,
+                "verdicts": {"stopped": f"no record in {follow}"}, "reasons": {}, "work": {}, "cpu_s": 0.0}
     try:
-        r = prove(v, cat.ops[v.op], ptx.ptx, timeout_ms=10_000, budget_ms=budget, isolate=False)
+        r = prove(v, cat.ops[v.op], ptx.ptx, timeout_ms=10_000, budget_ms=budget, isolate=False, record=known,
+                  cores=cores)
+        if known is not None and ("replay" not in r.work or "fell_back" in r.work["replay"]
+                                  or r.work["digest"] != known.work.get("digest")):
+            raise RuntimeError(f"the record in {follow} did not replay to its own work: {r.work.get('replay')}")
         verdicts = {p: [str(x.status), x.scope] for p, x in r.verdicts.items()}
         reasons = {p: x.reason for p, x in r.verdicts.items() if x.status != "proven"}
         work, record = r.work, r.record.to_json() if r.record else None
@@ -106,6 +121,8 @@ def main() -> int:
     ap.add_argument("--busy", type=int, default=0, help="busy loops to run beside the proofs")
     ap.add_argument("--budget-ms", type=int, help="one budget for all (default: each variant's own)")
     ap.add_argument("--replay", action="store_true", help="then re-check each by its record (its CPU s)")
+    ap.add_argument("--add-cores", action="store_true",
+                    help="replay each variant's record in --records DIR, adding its unsat cores (no full search)")
     ap.add_argument("--out", help="JSON lines file (default: stdout)")
     ap.add_argument("--compare", nargs=2, metavar=("A", "B"))
     a = ap.parse_args()
@@ -124,7 +141,9 @@ def main() -> int:
         print(json.dumps({"machine": machine(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                           "jobs": a.jobs, "busy": a.busy, "variants": len(names)}), file=out, flush=True)
         with mp.get_context("fork").Pool(a.jobs, maxtasksperchild=1) as pool:
-            for r in pool.imap_unordered(_worker, [(n, a.budget_ms, a.replay) for n in names]):
+            follow = a.records if a.add_cores else None
+            jobs = [(n, a.budget_ms, a.replay, follow, bool(a.records)) for n in names]
+            for r in pool.imap_unordered(_worker, jobs):
                 record = r.pop("record")
                 print(json.dumps(r), file=out, flush=True)
                 if a.records and record and "stopped" not in r["verdicts"]:

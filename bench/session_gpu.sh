@@ -20,8 +20,11 @@
 #                  $RECORDS_NAMES to choose some, $RECORDS_SKIP (comma-separated) to leave some out, $RECORDS_TIMEOUT
 #                  (default 480 s) the step's limit: a variant the limit stops has no record
 #   records-unsafe the same for the unsafe variants: $OUT/records_unsafe.tar
+#   records-cores  the unsat cores (solving.unsat_core) added to every record in kernels/proofs by replaying it
+#                  (bench/prover_determinism.py --all --add-cores: no full search, the same work): $OUT/records_cores.tar
 #   records-tests  the test records (tests/helpers/recorded.py) made again by the proving tests ($RECORDS_TESTS,
 #                  default tests/checker tests/kernels) with KREG_REMAKE_RECORDS=1 on $RECORDS_JOBS workers:
+#                  ($RECORDS_REMAKE=cores: their cores added by replaying them instead);
 #                  $OUT/records_tests.tar holds the records they wrote (delete tests/data/records before unpacking
 #                  every part, so records no test asks for go); $OUT/records-tests.txt the pytest log
 # Usage (device, carry .whl [.kreg-seed]):
@@ -99,9 +102,15 @@ print(" ".join(r["name"] for r in json.load(sys.stdin)
             --records kernels/proofs $flags --out "$OUT/records_$which.jsonl" 2> "$OUT/records_$which.err"; rc=$?
         find kernels -type f -newer "$OUT/.records-start" | sort > "$OUT/records_$which.list"
         tar -cf "$OUT/records_$which.tar" -T "$OUT/records_$which.list"; rm -f "$OUT/.records-start" ;;
+    records-cores)
+        touch "$OUT/.records-start"
+        timeout -k 20 "${RECORDS_TIMEOUT:-480}" python3 bench/prover_determinism.py --all --add-cores --jobs "${RECORDS_JOBS:-16}" \
+            --skip "${RECORDS_SKIP:-}" --records kernels/proofs --out "$OUT/records_cores.jsonl" 2> "$OUT/records_cores.err"; rc=$?
+        find kernels/proofs -type f -newer "$OUT/.records-start" | sort > "$OUT/records_cores.list"
+        tar -cf "$OUT/records_cores.tar" -T "$OUT/records_cores.list"; rm -f "$OUT/.records-start" ;;
     records-tests)
         touch "$OUT/.records-start"
-        KREG_REMAKE_RECORDS=1 timeout -k 20 "${RECORDS_TIMEOUT:-480}" python3 -m pytest -q -p no:cacheprovider \
+        KREG_REMAKE_RECORDS=${RECORDS_REMAKE:-1} timeout -k 20 "${RECORDS_TIMEOUT:-480}" python3 -m pytest -q -p no:cacheprovider \
             -n "${RECORDS_JOBS:-16}" ${RECORDS_TESTS:-tests/checker tests/kernels} > "$OUT/records-tests.txt" 2>&1; rc=$?
         find tests/data/records -name '*.json' -newer "$OUT/.records-start" | sort > "$OUT/records_tests.list"
         tar -cf "$OUT/records_tests.tar" -T "$OUT/records_tests.list"; rm -f "$OUT/.records-start" ;;

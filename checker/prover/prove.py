@@ -20,8 +20,8 @@ from kreg.checker.ptx import toolchain
 from kreg.checker.ptx.digest import ptx_digest
 from kreg.checker.prover.env import AXES, LaunchEnv
 from kreg.checker.prover.records import Record, RecordMiss, Replay
-from kreg.checker.prover.solving import (PROVING, VARIANT_GUARD_FLOOR_S, VARIANT_WALL_GUARD, Budget, BvSolver,
-                                         IntSolver, WallClockStop, always)
+from kreg.checker.prover.solving import (CORE_UNITS, PROVING, VARIANT_GUARD_FLOOR_S, VARIANT_WALL_GUARD, Budget,
+                                         BvSolver, IntSolver, WallClockStop, always)
 from kreg.checker.prover.state import Unsupported
 from kreg.checker.prover.symbolic import Executor
 from kreg.checker.ptx.cfg import exit_ipdom, is_block_barrier, is_block_collective, is_warp_sync, sync_branches
@@ -106,7 +106,7 @@ def prove_variant(variant: Variant, op: Op, ptx: str, *, timeout_ms: int = 10000
 
 
 def prove(variant: Variant, op: Op, ptx: str, *, timeout_ms: int = 10000, budget_ms: int | None = None,
-          isolate: bool = True, record: Record | None = None) -> Proof:
+          isolate: bool = True, record: Record | None = None, cores: bool = False) -> Proof:
     """The four verdicts for a variant and the work they took. timeout_ms is the nominal budget of one solver
     query (the all-dims attempt gets a fraction of it, each named case half); budget_ms (default timeout_ms)
     bounds the whole variant: both count solver work in deterministic units, so a query left unanswered when
@@ -115,11 +115,14 @@ def prove(variant: Variant, op: Op, ptx: str, *, timeout_ms: int = 10000, budget
     caller has mapped); inside an isolated child already, it runs in place. A wall-clock guard or the hard
     limit stopping the proof raises WallClockStop: the environment, not the kernel, so nothing is decided.
     A record of an earlier proof of the same PTX by this checker is replayed (checker/prover/records.py):
-    the same verdicts, faster; one that does not fit is ignored, one that no longer closes falls back."""
+    the same verdicts, faster; one that does not fit is ignored, one that no longer closes falls back. With
+    cores, the proof's record also gets each closed integer query's unsat core (solving.unsat_core), which its
+    replays then solve instead of the whole query: for records made to be shipped (more work now, less in every
+    re-check; the verdicts and the work log are the same either way)."""
     if not isolate:
-        return _prove_here(variant, op, ptx, timeout_ms, budget_ms, record)
-    limit_s = hard_limit_s(budget_ms or timeout_ms)
-    got = isolation.run(prove_json, variant, op, ptx, timeout_ms, budget_ms, record, timeout_s=limit_s,
+        return _prove_here(variant, op, ptx, timeout_ms, budget_ms, record, cores)
+    limit_s = hard_limit_s(budget_ms or timeout_ms) * (1 + CORE_UNITS if cores else 1)
+    got = isolation.run(prove_json, variant, op, ptx, timeout_ms, budget_ms, record, cores, timeout_s=limit_s,
                         memory_mb=MEMORY_MB, start=START, address_limit=True)
     if got.ok and "undecided" in got.value:
         raise WallClockStop(got.value["undecided"])
@@ -131,12 +134,12 @@ def prove(variant: Variant, op: Op, ptx: str, *, timeout_ms: int = 10000, budget
     return Proof(_stamp({p: PropertyVerdict(Status.UNKNOWN, None, why) for p in PROPS}, ptx_digest(ptx)), {})
 
 
-def prove_json(variant, op, ptx, timeout_ms, budget_ms, record: Record | None = None) -> dict:
+def prove_json(variant, op, ptx, timeout_ms, budget_ms, record: Record | None = None, cores: bool = False) -> dict:
     """{"verdicts": the four verdicts as plain data, "work": the work summary, "record": the proof's record},
     proved in this process (a witness may hold numbers of any kind), or {"undecided": why} when a wall-clock
     guard stopped it: what a caller that isolates the proof itself (the verify pipeline's child) runs."""
     try:
-        return _prove_here(variant, op, ptx, timeout_ms, budget_ms, record).to_json()
+        return _prove_here(variant, op, ptx, timeout_ms, budget_ms, record, cores).to_json()
     except WallClockStop as e:
         return {"undecided": str(e)}
 
@@ -149,14 +152,15 @@ def _stamp(verdicts: dict[str, PropertyVerdict], sha: str) -> dict[str, Property
 
 
 def _prove_here(variant: Variant, op: Op, ptx: str, timeout_ms: int, budget_ms: int | None,
-                record: Record | None = None) -> Proof:
+                record: Record | None = None, cores: bool = False) -> Proof:
     sha = ptx_digest(ptx)
     if record is None or not record.fits(sha, CHECKER_VERSION, budget_ms or timeout_ms):
-        return _prove_once(variant, op, ptx, sha, timeout_ms, Budget(budget_ms or timeout_ms))
+        return _prove_once(variant, op, ptx, sha, timeout_ms, Budget(budget_ms or timeout_ms, cores=cores))
     try:
-        return _prove_once(variant, op, ptx, sha, timeout_ms, Budget(budget_ms or timeout_ms, Replay(record)))
+        return _prove_once(variant, op, ptx, sha, timeout_ms,
+                           Budget(budget_ms or timeout_ms, Replay(record), cores=cores))
     except RecordMiss as e:         # the record does not fit this proof: the full search, saying so
-        got = _prove_once(variant, op, ptx, sha, timeout_ms, Budget(budget_ms or timeout_ms))
+        got = _prove_once(variant, op, ptx, sha, timeout_ms, Budget(budget_ms or timeout_ms, cores=cores))
         got.work["replay"] = {"fell_back": str(e)}
         return got
 

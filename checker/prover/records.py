@@ -9,7 +9,10 @@ with that property unknown again in that launch (anything else is a miss: proven
 solving). The quick checks symbolic execution makes (solving.always: does a fact hold for every thread?)
 are recorded too, with their outcome: one that did not hold then is not run again (nothing is assumed from
 it), one that held is run again and must hold. If a recorded step no longer closes its query, the replay
-stops (RecordMiss) and the proof runs again in full, saying so. The path of a replay depends only on the record and the PTX."""
+stops (RecordMiss) and the proof runs again in full, saying so. A record made for shipping also holds, per closed
+integer query, an unsat core (solving.unsat_core): the replay solves those of the query's assertions alone, whose
+unsat is the whole query's, far faster; a core that does not close is a miss like any other. The path of a replay
+depends only on the record and the PTX."""
 from __future__ import annotations
 
 import hashlib
@@ -71,6 +74,7 @@ class Record:
     work: dict = field(default_factory=dict)        # the full search's work summary (solving.WorkLog.summary)
     undecided: list | None = None      # per launch, the properties whose queries left them unknown
     facts: list | None = None          # the quick checks, in order: [key, held] each
+    cores: dict | None = None          # "key/step" -> the assertions of that integer query a replay solves
 
     def to_json(self) -> dict:
         out = {"format": FORMAT, "ptx_sha256": self.ptx_sha256, "checker_version": self.checker_version,
@@ -79,6 +83,8 @@ class Record:
             out["undecided"] = [sorted(u) for u in self.undecided]
         if self.facts is not None:
             out["facts"] = [list(f) for f in self.facts]
+        if self.cores:
+            out["cores"] = {k: list(v) for k, v in sorted(self.cores.items())}
         return out
 
     @classmethod
@@ -98,8 +104,12 @@ class Record:
         if facts is not None and not (isinstance(facts, list) and all(
                 isinstance(f, list) and len(f) == 2 and isinstance(f[0], str) and isinstance(f[1], bool) for f in facts)):
             raise ValueError("a proof record's facts are [key, held] each")
+        cores = d.get("cores")
+        if cores is not None and not (isinstance(cores, dict) and all(
+                isinstance(k, str) and isinstance(v, list) and all(type(i) is int for i in v) for k, v in cores.items())):
+            raise ValueError("a proof record's cores are lists of assertion indices by query key and step")
         return cls(str(d.get("ptx_sha256", "")), str(d.get("checker_version", "")), calls, dict(d.get("work") or {}),
-                   undecided, facts)
+                   undecided, facts, cores)
 
     def fits(self, ptx_sha256: str, checker_version: str, budget_ms: float | None = None) -> bool:
         """A record of this PTX by this checker (and, where given, at this budget: a query the budget cut
@@ -139,7 +149,8 @@ class Replay:
         for key, held in record.facts or []:
             self.facts.setdefault(key, []).append(held)
         self.facts_taken: dict[str, int] = {}
-        self.skipped = self.replayed = self.followed = self.facts_skipped = 0
+        self.cores: dict[str, list[int]] = dict(record.cores or {})
+        self.skipped = self.replayed = self.followed = self.facts_skipped = self.cored = 0
 
     def take(self, key: str) -> dict[str, tuple[str, int]] | None:
         """The record's next occurrence of this query (step -> (result, units)), or None where it has none."""
@@ -159,10 +170,19 @@ class Replay:
         self.facts_taken[key] = i + 1
         return occ[i]
 
+    def core(self, key: str, step: str, n: int) -> list[int] | None:
+        """The recorded core of this integer query at this step: indices of some of its n assertions, which the
+        replay solves instead of all n (a subset found unsatisfiable makes the whole so). None where the record
+        has none or it is not such a list (distinct, in increasing order, within range): then all n are solved."""
+        core = self.cores.get(f"{key}/{step}")
+        if not core or any(not 0 <= i < n for i in core) or any(a >= b for a, b in zip(core, core[1:])):
+            return None
+        return core
+
     def undecided_in(self, launch: int) -> set[str]:
         """The properties the record shows unknown in this launch (none where it does not say)."""
         return self.undecided[launch] if launch < len(self.undecided) else set()
 
     def summary(self) -> dict:
         return {"replayed": self.replayed, "skipped": self.skipped, "followed": self.followed,
-                "facts_skipped": self.facts_skipped}
+                "facts_skipped": self.facts_skipped, "cored": self.cored}

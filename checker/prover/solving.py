@@ -10,7 +10,8 @@ query's units; the first step that answers decides it. The wall clock is only a 
 is far too slow: the guards count the process's CPU time (so a machine's load does not trip them, only a far
 slower core or a phase of z3 that counts little work), and when one stops a query or a variant, WallClockStop is
 raised and nothing is decided (KREG_PROVER_GUARD scales them). Every call is logged with its query's key, which
-makes the proof's record (checker/prover/records.py); a Budget given a record replays it."""
+makes the proof's record (checker/prover/records.py); a Budget given a record replays it, solving each integer
+query the record has an unsat core of on that core alone (unsat_core)."""
 from __future__ import annotations
 
 import hashlib
@@ -40,6 +41,7 @@ WALL_GUARD = 60 * GUARD          # x the nominal ms: a query's CPU-time guard (a
 VARIANT_WALL_GUARD = 10 * GUARD  # x the variant's budget in ms: the same for the whole variant
 MIN_GUARD_S = 1.0                # the shortest guard a query gets (s of CPU time)
 VARIANT_GUARD_FLOOR_S = 60.0     # added to the variant's guard: symbolic execution, a small budget
+CORE_UNITS = 4                   # x the units a query's step used: what finding its unsat core may use (unsat_core)
 
 
 class WallClockStop(Exception):
@@ -147,10 +149,11 @@ class Budget:
     every query of a property the record shows undecided in this launch (`following`), whose replay must end
     undecided again (settled)."""
 
-    def __init__(self, ms: float, replay: Replay | None = None):
+    def __init__(self, ms: float, replay: Replay | None = None, cores: bool = False):
         self.ms = ms
         self.ms_left = ms
-        self.deadline = time.process_time() + VARIANT_WALL_GUARD * ms / 1000 + VARIANT_GUARD_FLOOR_S
+        self.deadline = time.process_time() + (VARIANT_WALL_GUARD * ms / 1000 + VARIANT_GUARD_FLOOR_S) * (
+            1 + CORE_UNITS if cores else 1)     # finding cores is more work on the same queries
         self.log = WorkLog()
         self.replay = replay
         self.undecided: list[list[str]] = []      # per launch settled, the properties left unknown
@@ -159,6 +162,7 @@ class Budget:
         self.facts: list[tuple[str, bool]] = []   # the quick checks (always): key, held
         self.fact_answers: dict[str, bool] = {}   # each check's answer by key: asked again, not solved again
         self._base_keys: dict[tuple, str] = {}
+        self.cores: dict[str, list[int]] | None = {} if cores else None   # made for the record (replay_core)
 
     def fact_key(self, constraints, f, units: int) -> str:
         """A quick check's identity: its constraints' (computed once per list of them), its formula, its units."""
@@ -222,9 +226,10 @@ class Budget:
 
     def record(self, ptx_sha256: str, checker_version: str) -> Record:
         """The proof's record so far: its calls and the work they add up to (checker/prover/records.py)."""
+        cores = {**(self.replay.cores if self.replay is not None else {}), **(self.cores or {})}
         return Record(ptx_sha256, checker_version, [list(c) for c in self.log.calls],
                       self.log.summary(self.ms, self.ms - self.ms_left), [list(u) for u in self.undecided],
-                      [list(f) for f in self.facts])
+                      [list(f) for f in self.facts], dict(sorted(cores.items())) or None)
 
     def summary(self) -> dict:
         """The work of the proof: queries, units, the share of the budget used, the steps that closed them."""
@@ -242,15 +247,20 @@ def _rcount(s) -> int:
         return 0
 
 
+def step_limit(kind: str, nominal_ms: float, budget: Budget, share: float = 1.0) -> tuple[int, bool]:
+    """The units a query's step may use (share x nominal_ms, no more than the variant's budget has left; never 0:
+    to z3 that is no limit) and whether the budget capped it."""
+    rl, left = int((RLIMIT_BASE[kind] + RLIMIT_PER_MS[kind] * nominal_ms) * share), budget.units(kind)
+    return max(1, min(rl, left)), left < rl
+
+
 def limited_check(s, kind: str, step: str, nominal_ms: float, budget: Budget, share: float = 1.0, key: str = "",
                   recorded: int | None = None):
     """s.check() under the resource limit for share x nominal_ms (no more than the variant's budget has
     left) and the CPU-time guard: (result, why) where why, for unknown, says what stopped it. A stop by the
     guard raises WallClockStop: it says nothing about the kernel. A replayed query is charged and logged with
     its recorded units (an incremental solver that skipped a query may count a few units more or less)."""
-    rl, left = int((RLIMIT_BASE[kind] + RLIMIT_PER_MS[kind] * nominal_ms) * share), budget.units(kind)
-    capped = left < rl
-    rl = max(1, min(rl, left))      # never 0: to z3 that is no limit
+    rl, capped = step_limit(kind, nominal_ms, budget, share)
     guard_s = max(MIN_GUARD_S, min(WALL_GUARD * nominal_ms * share / 1000, budget.left_s()))
     s.set("rlimit", rl)             # relative to the context's count at check(), not cumulative (z3 5.4.1)
     c0 = _rcount(s)
@@ -456,7 +466,10 @@ class IntSolver:
                     return False
             ctx = z3.Context()
             s = tactic(ctx).solver()
-            s.add(*z3.parse_smt2_string(texts[on_slice], ctx=ctx))
+            fs = z3.parse_smt2_string(texts[on_slice], ctx=ctx)
+            core = self.budget.replay.core(key, step, len(fs)) if recorded is not None else None
+            s.add(*(fs if core is None else [fs[i] for i in core]))
+            rl, _ = step_limit("int", timeout_ms, self.budget, share)
             try:
                 r, _ = limited_check(s, "int", step, timeout_ms, self.budget, share, key,
                                      recorded[1] if recorded is not None else None)
@@ -464,8 +477,54 @@ class IntSolver:
                 continue
             if recorded is not None:
                 if r != z3.unsat:
-                    raise RecordMiss(f"an integer query the record shows closed at step {step} gave {r}")
+                    raise RecordMiss(f"an integer query the record shows closed at step {step} gave {r}"
+                                     + (" on its recorded core" if core is not None else ""))
                 self.budget.replay.replayed += 1
+                self.budget.replay.cored += core is not None
             if str(r) in takes:
+                if r == z3.unsat and core is None and self.budget.cores is not None:
+                    found = unsat_core(texts[on_slice], tactic, rl, self.budget.log.calls[-1][3],
+                                       WALL_GUARD * timeout_ms * share / 1000)
+                    if found is not None:
+                        self.budget.cores[f"{key}/{step}"] = found
                 return r == z3.unsat
         return False
+
+
+def unsat_core(text: str, tactic, limit: int, used: int, guard_s: float) -> list[int] | None:
+    """For an integer query (SMT-LIB text) that a step of INT_STEPS found unsatisfiable: the indices of a subset of
+    its assertions that is unsatisfiable too (the SMT core's unsat core under a tracking literal per assertion, at
+    most CORE_UNITS x the units the step used), kept only where that step's strategy closes the subset alone within
+    the step's own limit. A replay then solves the subset instead of the whole query: unsatisfiable assertions stay
+    so with more beside them, so its unsat is the whole query's, at a fraction of the work. Made for the record,
+    never charged to the variant's budget; None where none is found (the replay solves the whole query)."""
+    ctx = z3.Context()
+    fs = z3.parse_smt2_string(text, ctx=ctx)
+    s = z3.SimpleSolver(ctx=ctx)
+    s.set("rlimit", max(1, CORE_UNITS * used))
+    marks = [z3.FreshBool("kreg_core", ctx) for _ in fs]
+    for m, f in zip(marks, fs):
+        s.add(z3.Implies(m, f))
+    at = {m.get_id(): i for i, m in enumerate(marks)}
+    if _guarded(s, ctx, guard_s, *marks) != z3.unsat:
+        return None
+    core = sorted(at[c.get_id()] for c in s.unsat_core())
+    if len(core) == len(fs):
+        return None
+    ctx = z3.Context()          # as the replay will solve it: a fresh context, the whole text parsed, the subset
+    fs = z3.parse_smt2_string(text, ctx=ctx)
+    alone = tactic(ctx).solver()
+    alone.add(*[fs[i] for i in core])
+    alone.set("rlimit", limit)
+    return core if _guarded(alone, ctx, guard_s) == z3.unsat else None
+
+
+def _guarded(s, ctx, guard_s: float, *assumptions):
+    """s.check(*assumptions) under the CPU-time guard; unknown where it or z3 stopped it."""
+    _WATCHDOG.arm(ctx, max(MIN_GUARD_S, guard_s))
+    try:
+        return s.check(*assumptions)
+    except z3.Z3Exception:
+        return z3.unknown
+    finally:
+        _WATCHDOG.disarm()

@@ -6,7 +6,8 @@ runs in full. After a checker change, remake them all (each proof then runs in f
 
     rm -r tests/data/records && KREG_REMAKE_RECORDS=1 python -m pytest tests/checker tests/kernels -n N
 
-(KREG_REMAKE_RECORDS=missing makes only those that are missing or no longer fit.)
+(KREG_REMAKE_RECORDS=missing makes only those that are missing or no longer fit; =cores adds the integer queries'
+unsat cores (solving.unsat_core) to the records that fit, by replaying them: the same calls, a faster replay.)
 
 A proof asked for by several tests runs once per test session, whichever pytest-xdist worker asks first
 (helpers/session.py: the others wait for it and read it back rather than prove it again).
@@ -48,8 +49,13 @@ def _prove_recorded(variant, op, ptx: str, timeout_ms: int, budget_ms: int) -> P
     known = records.load(path)
     if remake == "missing" and known and known.fits(ptx_digest(ptx), CHECKER_VERSION, budget_ms):
         remake = None
+    if remake == "cores" and not (known and known.fits(ptx_digest(ptx), CHECKER_VERSION, budget_ms)):
+        remake = "1"
     if remake:
-        got = prove(variant, op, ptx, timeout_ms=timeout_ms, budget_ms=budget_ms)
+        got = prove(variant, op, ptx, timeout_ms=timeout_ms, budget_ms=budget_ms, cores=True,
+                    record=known if remake == "cores" else None)
+        if remake == "cores":
+            assert "fell_back" not in got.work["replay"] and got.work["digest"] == known.work["digest"], path
         if got.record is not None:
             RECORDS.mkdir(exist_ok=True)
             got.record.save(path)
