@@ -74,7 +74,7 @@ class Record:
     work: dict = field(default_factory=dict)        # the full search's work summary (solving.WorkLog.summary)
     undecided: list | None = None      # per launch, the properties whose queries left them unknown
     facts: list | None = None          # the quick checks, in order: [key, held] each
-    cores: dict | None = None          # "key/step" -> the assertions of that integer query a replay solves
+    cores: dict | None = None          # "key/step" -> [solver, the assertions of that integer query a replay solves]
 
     def to_json(self) -> dict:
         out = {"format": FORMAT, "ptx_sha256": self.ptx_sha256, "checker_version": self.checker_version,
@@ -106,8 +106,9 @@ class Record:
             raise ValueError("a proof record's facts are [key, held] each")
         cores = d.get("cores")
         if cores is not None and not (isinstance(cores, dict) and all(
-                isinstance(k, str) and isinstance(v, list) and all(type(i) is int for i in v) for k, v in cores.items())):
-            raise ValueError("a proof record's cores are lists of assertion indices by query key and step")
+                isinstance(k, str) and isinstance(v, list) and len(v) == 2 and isinstance(v[0], str)
+                and isinstance(v[1], list) and all(type(i) is int for i in v[1]) for k, v in cores.items())):
+            raise ValueError("a proof record's cores are [solver, assertion indices] by query key and step")
         return cls(str(d.get("ptx_sha256", "")), str(d.get("checker_version", "")), calls, dict(d.get("work") or {}),
                    undecided, facts, cores)
 
@@ -170,14 +171,18 @@ class Replay:
         self.facts_taken[key] = i + 1
         return occ[i]
 
-    def core(self, key: str, step: str, n: int) -> list[int] | None:
-        """The recorded core of this integer query at this step: indices of some of its n assertions, which the
-        replay solves instead of all n (a subset found unsatisfiable makes the whole so). None where the record
-        has none or it is not such a list (distinct, in increasing order, within range): then all n are solved."""
+    def core(self, key: str, step: str) -> tuple[str, list[int]] | None:
+        """The recorded core of this integer query at this step: the solver that closes it ("step": the step's
+        strategy, "smt": z3's SMT core alone) and indices of some of the query's assertions, which the replay
+        solves instead of all of them (a subset found unsatisfiable makes the whole so). None where the record has
+        none or it is not such a pair (indices distinct, in increasing order, from 0): then all are solved."""
         core = self.cores.get(f"{key}/{step}")
-        if not core or any(not 0 <= i < n for i in core) or any(a >= b for a, b in zip(core, core[1:])):
+        if not (isinstance(core, list) and len(core) == 2 and core[0] in ("step", "smt") and isinstance(core[1], list)):
             return None
-        return core
+        ids = core[1]
+        if not ids or not all(type(i) is int for i in ids) or ids[0] < 0 or any(a >= b for a, b in zip(ids, ids[1:])):
+            return None
+        return core[0], ids
 
     def undecided_in(self, launch: int) -> set[str]:
         """The properties the record shows unknown in this launch (none where it does not say)."""

@@ -464,11 +464,12 @@ class IntSolver:
                     texts[on_slice] = as_smt2(self.query(f, whole=True))
                 except z3.Z3Exception:
                     return False
-            ctx = z3.Context()
-            s = tactic(ctx).solver()
-            fs = z3.parse_smt2_string(texts[on_slice], ctx=ctx)
-            core = self.budget.replay.core(key, step, len(fs)) if recorded is not None else None
-            s.add(*(fs if core is None else [fs[i] for i in core]))
+            core = self.budget.replay.core(key, step) if recorded is not None else None
+            s, fs = _solver_on(texts[on_slice], None if core and core[0] == "smt" else tactic)
+            if core is not None and core[1][-1] >= len(fs):     # not this query's assertions: all of them
+                core = None
+                s, fs = _solver_on(texts[on_slice], tactic)
+            s.add(*(fs if core is None else [fs[i] for i in core[1]]))
             rl, _ = step_limit("int", timeout_ms, self.budget, share)
             try:
                 r, _ = limited_check(s, "int", step, timeout_ms, self.budget, share, key,
@@ -491,37 +492,47 @@ class IntSolver:
         return False
 
 
-def unsat_core(text: str, tactic, limit: int, used: int, guard_s: float) -> list[int] | None:
-    """For an integer query (SMT-LIB text) that a step of INT_STEPS found unsatisfiable: the indices of a subset of
-    its assertions that is unsatisfiable too (the SMT core's unsat core under a tracking literal per assertion, at
-    most CORE_UNITS x the units the step used), kept only where that step's strategy closes the subset alone within
-    the step's own limit. A replay then solves the subset instead of the whole query: unsatisfiable assertions stay
-    so with more beside them, so its unsat is the whole query's, at a fraction of the work. Made for the record,
-    never charged to the variant's budget; None where none is found (the replay solves the whole query)."""
+def _solver_on(text: str, tactic):
+    """A solver in a fresh context (the tactic's, or z3's SMT core alone where tactic is None) and the text's
+    assertions parsed there, in that order (z3's work depends on term ids, which follow it)."""
+    ctx = z3.Context()
+    s = tactic(ctx).solver() if tactic is not None else z3.SimpleSolver(ctx=ctx)
+    return s, z3.parse_smt2_string(text, ctx=ctx)
+
+
+def unsat_core(text: str, tactic, limit: int, used: int, guard_s: float) -> list | None:
+    """For an integer query (SMT-LIB text) that a step of INT_STEPS found unsatisfiable: [solver, indices], the
+    indices of a subset of its assertions that is unsatisfiable too (the SMT core's unsat core under a tracking
+    literal per assertion, at most CORE_UNITS x the units the step used plus a fresh solver's base), kept only where
+    the step's strategy ("step") or else z3's SMT core alone ("smt") closes the subset within the step's own limit,
+    as the replay will solve it. A replay then solves the subset instead of the whole query: unsatisfiable
+    assertions stay so with more beside them, so its unsat is the whole query's, at a fraction of the work. Made for
+    the record, never charged to the variant's budget; None where none is found (the replay solves the whole)."""
     ctx = z3.Context()
     fs = z3.parse_smt2_string(text, ctx=ctx)
     s = z3.SimpleSolver(ctx=ctx)
-    s.set("rlimit", max(1, CORE_UNITS * used))
+    s.set("rlimit", CORE_UNITS * used + RLIMIT_BASE["int"])     # the base: a fresh solver's own start
     marks = [z3.FreshBool("kreg_core", ctx) for _ in fs]
     for m, f in zip(marks, fs):
         s.add(z3.Implies(m, f))
     at = {m.get_id(): i for i, m in enumerate(marks)}
-    if _guarded(s, ctx, guard_s, *marks) != z3.unsat:
+    if _guarded(s, guard_s, *marks) != z3.unsat:
         return None
     core = sorted(at[c.get_id()] for c in s.unsat_core())
-    if len(core) == len(fs):
+    if not core or len(core) == len(fs):
         return None
-    ctx = z3.Context()          # as the replay will solve it: a fresh context, the whole text parsed, the subset
-    fs = z3.parse_smt2_string(text, ctx=ctx)
-    alone = tactic(ctx).solver()
-    alone.add(*[fs[i] for i in core])
-    alone.set("rlimit", limit)
-    return core if _guarded(alone, ctx, guard_s) == z3.unsat else None
+    for solver, by in (("step", tactic), ("smt", None)):
+        alone, fs = _solver_on(text, by)
+        alone.add(*[fs[i] for i in core])
+        alone.set("rlimit", limit)
+        if _guarded(alone, guard_s) == z3.unsat:
+            return [solver, core]
+    return None
 
 
-def _guarded(s, ctx, guard_s: float, *assumptions):
+def _guarded(s, guard_s: float, *assumptions):
     """s.check(*assumptions) under the CPU-time guard; unknown where it or z3 stopped it."""
-    _WATCHDOG.arm(ctx, max(MIN_GUARD_S, guard_s))
+    _WATCHDOG.arm(s.ctx, max(MIN_GUARD_S, guard_s))
     try:
         return s.check(*assumptions)
     except z3.Z3Exception:

@@ -39,8 +39,8 @@ def test_cores_change_neither_verdicts_nor_work(cored):
         assert proof.work["digest"] == plain.work["digest"]
         closed = {f"{key}/{step}" for kind, step, result, _, key in proof.record.calls
                   if kind == "int" and result == "unsat"}
-        for key, core in proof.record.cores.items():
-            assert key in closed and core == sorted(set(core)) and core[0] >= 0
+        for key, (solver, ids) in proof.record.cores.items():
+            assert key in closed and solver in ("step", "smt") and ids == sorted(set(ids)) and ids[0] >= 0
 
 
 def test_replay_solves_the_cores_with_the_full_search_verdicts_and_work(cored):
@@ -55,15 +55,15 @@ def test_core_that_does_not_close_is_a_miss(cored):
     """matmul_tiled's cores cut to one assertion each (the first: a launch constraint, satisfiable alone): the
     replay's step does not close, the record does not fit, the full search runs and says so."""
     forged = copy.deepcopy(cored["matmul_tiled"].record)
-    forged.cores = {k: [0] for k in forged.cores}
+    forged.cores = {k: [solver, [0]] for k, (solver, _) in forged.cores.items()}
     again = _prove("matmul_tiled", forged)
     assert "core" in again.work["replay"]["fell_back"]
     assert _statuses(again) == _statuses(cored["matmul_tiled"])
 
 
 def test_core_that_is_not_a_list_of_the_query_s_assertions_is_ignored(cored):
-    """Out of range, out of order, repeated or negative indices: that query is solved whole."""
-    bad = ([10 ** 9], [3, 1], [2, 2], [-1, 0])
+    """Out of range, out of order, repeated or negative indices, no solver named: that query is solved whole."""
+    bad = (["step", [10 ** 9]], ["smt", [3, 1]], ["step", [2, 2]], ["smt", [-1, 0]], ["tactic", [0, 1]], [[0, 1]])
     forged = copy.deepcopy(cored["matmul_tiled"].record)
     forged.cores = {k: bad[i % len(bad)] for i, k in enumerate(forged.cores)}
     assert len(forged.cores) >= len(bad)
@@ -79,13 +79,14 @@ def test_no_core_makes_a_bug_proven(cored, name):
     proof = cored.get(name) or _prove(name, cores=True)
     forged = copy.deepcopy(proof.record)
     forged.calls = [[k, s, "unsat", u, key] for k, s, _, u, key in forged.calls]
-    forged.cores = {f"{key}/{s}": list(range(n)) for k, s, _, _, key in forged.calls if k == "int" for n in (1, 2)}
+    forged.cores = {f"{key}/{s}": [("step", "smt")[i % 2], list(range(1 + i % 2))]
+                    for i, (k, s, _, _, key) in enumerate(forged.calls) if k == "int"}
     again = _prove(name, forged)
     assert again.verdicts[LABELS[name]["breaks"]].status != "proven"
     assert _statuses(again) == _statuses(proof)
 
 
 def test_malformed_cores_are_rejected():
-    for bad in ({"k/smt": [1.5]}, {"k/smt": "0 1"}, [[0]], {"k/smt": [True]}):
+    for bad in ({"k/smt": [1.5]}, {"k/smt": "0 1"}, [[0]], {"k/smt": ["step", [True]]}, {"k/smt": ["step", 0]}):
         with pytest.raises(ValueError):
             Record.from_json({"format": 1, "calls": [], "cores": bad})
