@@ -22,7 +22,8 @@ FORMAT = 1
 
 
 LET = re.compile(r"[$?][A-Za-z_]*\d+|\b[a-z]![0-9]+")     # the names _canonical renames
-_SPLIT = re.compile(r"([$?][A-Za-z_]*\d+|![0-9]+)")          # the same, found from their rare characters
+_SPLIT = re.compile(r"([$?!](?:(?<=[$?])[A-Za-z_]*\d+|(?<=!)[0-9]+))")   # the same from their rare first characters
+                                                                       # (one class tried per character: faster)
 _WORD = re.compile(r"\w")
 _LOWER = frozenset("abcdefghijklmnopqrstuvwxyz")
 

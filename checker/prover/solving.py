@@ -160,9 +160,10 @@ class Budget:
         self.fact_answers: dict[str, bool] = {}   # each check's answer by key: asked again, not solved again
         self._base_keys: dict[tuple, str] = {}
 
-    def fact_key(self, constraints, f, units: int) -> str:
-        """A quick check's identity: its constraints' (computed once per list of them), its formula, its units."""
-        ids = tuple(c.get_id() for c in constraints)
+    def fact_key(self, constraints, f, units: int, text: tuple | None = None) -> str:
+        """A quick check's identity: its constraints' (computed once per list of them, or per name of their text
+        where the caller has one), its formula, its units."""
+        ids = text if text is not None else tuple(c.get_id() for c in constraints)
         base = self._base_keys.get(ids)
         if base is None:
             base = self._base_keys[ids] = query_key(*(c.sexpr() for c in constraints))
@@ -357,17 +358,17 @@ class BvSolver:
 PROVING: ContextVar[Budget | None] = ContextVar("kreg_prover_budget", default=None)   # the proof under way
 
 
-def always(constraints, f, units: int = 2_000_000) -> bool:
+def always(constraints, f, units: int = 2_000_000, text: tuple | None = None) -> bool:
     """f holds under the constraints (a quick check in a context of its own, bounded by units only; False
     if unsure): what symbolic execution asks while it builds a trace, so it must not depend on the clock.
     Within a proof (PROVING) each check is logged as a fact of its record; in a replay, one the record shows
     did not hold is not run again (False: nothing is assumed from it), one that held must hold again. A check
     asked again within one proof (the same key: the same constraints, formula and units, so the same answer) is
-    answered from the first time."""
+    answered from the first time. text, where given, names the constraints' text (Budget.fact_key)."""
     if z3.is_true(z3.simplify(f)):
         return True
     budget = PROVING.get()
-    key = budget.fact_key(constraints, f, units) if budget is not None else ""
+    key = budget.fact_key(constraints, f, units, text) if budget is not None else ""
     held = budget.replay.take_fact(key) if budget is not None and budget.replay is not None else None
     if held is False:
         budget.replay.facts_skipped += 1
