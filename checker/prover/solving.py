@@ -293,10 +293,25 @@ def as_smt2(fs) -> str:
     in the text's order (z3's work depends on term ids); a translated copy of the same terms, numbered as the
     main context's walk met them, sent z3's arithmetic core into a search that ran for minutes while counting
     almost no resource units (mk_bound_axioms in branch and bound: attention_prefill_bf16_safe), which only a
-    clock could stop."""
-    s = z3.Solver()
-    s.add(*fs)
-    return s.to_smt2()
+    clock could stop. Made by the C calls of z3.Solver().add(*fs).to_smt2() in their order (a solver, each assert,
+    its assertions read back, printed), without the Python wrappers' sort checks and references around each one:
+    what the main context's later terms are numbered depends on every call made there (z3's simplify sorts by
+    those numbers), so none is left out or moved (printing from fs without the read-back changes them)."""
+    ctx = z3.main_ctx()
+    s = z3.Solver(ctx=ctx)
+    if not all(isinstance(f, z3.BoolRef) and f.ctx is ctx for f in fs):
+        s.add(*fs)                  # anything else: cast as the wrapper casts it
+        return s.to_smt2()
+    for f in fs:
+        z3.Z3_solver_assert(ctx.ref(), s.solver, f.as_ast())
+    es = z3.AstVector(z3.Z3_solver_get_assertions(ctx.ref(), s.solver), ctx)
+    n = len(es)
+    asts = [z3.Z3_ast_vector_get(ctx.ref(), es.vector, i) for i in range(n)]
+    last = asts.pop() if asts else z3.BoolVal(True, ctx).as_ast()
+    text = z3.Z3_benchmark_to_smtlib_string(ctx.ref(), "benchmark generated from python API", "", "unknown", "",
+                                            len(asts), (z3.Ast * len(asts))(*asts), last)
+    del es, asts, last
+    return text
 
 
 class Model:
