@@ -1,10 +1,12 @@
 """CPU seconds of proof-record replays in this process (what `kreg verify` and the prover tests repeat): each named
 registry variant by its shipped record (kernels/proofs), each named prover-corpus kernel by its test record
 (tests/data/records); per replay the CPU seconds (time.process_time), those inside z3's Solver.check, and whether
-the replay reproduced the record's work digest and facts. Run it from two checkouts (each its own install) in
-turn, one variant at a time, to compare them on a loaded machine.
+the replay reproduced the record's work digest and facts. One name per process: the main z3 context's term ids
+follow whatever the process proved before (z3's simplify sorts by them), so a second replay in one process may
+take other queries (as isolated proofs never do). Run it from two checkouts (each its own install) in turn, one
+variant at a time, to compare them on a loaded machine.
 
-    python bench/replay_cpu.py gemm_wgs_bf16_safe attention_prefill_wg_bf16 bug_wg_pipe_wait2
+    for n in gemm_wgs_bf16_safe bug_wg_pipe_wait2; do python bench/replay_cpu.py $n; done
 """
 from __future__ import annotations
 
@@ -75,5 +77,6 @@ def replay(name: str) -> dict:
 if __name__ == "__main__":
     z3.Solver.check = _timed_check(z3.Solver.check)
     solving.Budget.__init__ = _kept(solving.Budget.__init__)
-    for n in sys.argv[1:]:
-        print(json.dumps(replay(n)), flush=True)
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    print(json.dumps(replay(sys.argv[1])), flush=True)
