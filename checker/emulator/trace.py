@@ -1,8 +1,8 @@
 """A traced launch's memory accesses: kept as the emulator records them (per instruction issue, arrays over
 the threads), turned into one Access object per thread and access only when asked; `columns` gives one
 space's addresses, widths and kinds as arrays without building them (the conformance harness's guard
-check reads every global access of a launch), `table` every access's fields as arrays (the bounded
-race search)."""
+check reads every global access of a launch, the prover's witness replay its writes and bounds), `table`
+every access's fields as arrays (the bounded race search), `of_threads` the objects of a few threads only."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -48,6 +48,28 @@ class AccessTrace:
         if self._list is None:
             self._list = [a for cta, tidx, records in self._batches for a in _objects(cta, tidx, records)]
         return self._list
+
+    def of_threads(self, threads) -> list[Access]:
+        """The accesses of these (block, thread) coordinate pairs, in launch order (objects built for them alone)."""
+        want = [(np.array(b, np.int64)[:, None], np.array(t, np.int64)[:, None]) for b, t in threads
+                if all(isinstance(x, (int, np.integer)) and 0 <= x < 1 << 62 for x in (*b, *t))]   # others: none
+        out = []
+        for cta, tidx, records in self._batches:
+            cta, tidx = np.asarray(cta), np.asarray(tidx)
+            mine = np.zeros(cta.shape[1], bool)
+            for b, t in want:
+                if b.shape[0] == cta.shape[0] and t.shape[0] == tidx.shape[0]:
+                    mine |= (cta == b).all(0) & (tidx == t).all(0)
+            if not mine.any():
+                continue
+            picked = []
+            for r in records:
+                k = np.flatnonzero(mine[r[2]])
+                if len(k):
+                    picked.append((r[0], r[1], r[2][k], r[3][k], r[4], r[5], r[6][k], r[7][k],
+                                   None if r[8] is None else r[8][k]))
+            out += _objects(cta, tidx, picked)
+        return out
 
     def columns(self, space: str):
         """(address, width, kind, access) of this space's accesses in launch order: int64 arrays, kind as

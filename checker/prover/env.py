@@ -4,6 +4,8 @@ expressions, one distinct buffer per pointer param / scratch / shared or module 
 base address and size in bytes), kernel parameter values, and each thread's special registers."""
 from __future__ import annotations
 
+import itertools
+
 import z3
 
 from kreg.registry.expr import Expr
@@ -42,9 +44,13 @@ def bound(t: tuple, ranges: dict) -> int:
     return 1 << 200
 
 
+_SERIAL = itertools.count()
+
+
 class LaunchEnv:
     def __init__(self, variant: Variant, op: Op, module: P.Module, launch: Launch, case: dict | None = None):
         self.variant, self.op, self.module, self.launch = variant, op, module, launch
+        self.serial = next(_SERIAL)       # this env among every one of the process (ids of freed ones recur)
         exprs = [e for p in op.params.values() for e in p.shape + (p.values or ())]
         exprs += [e for s in variant.scratch.values() for e in s.shape]
         exprs += list(op.requires) + list(launch.grid) + list(launch.block) + [launch.shared]
@@ -213,8 +219,14 @@ class LaunchEnv:
         return tid, cta
 
     def thread_constraints(self, t: str):
+        """Thread t's indices within the launch (the same text every time: see text_of)."""
         tid, cta = self.thread(t)
         return [z3.ULT(tid[i], self.block[i]) for i in range(3)] + [z3.ULT(cta[i], self.grid[i]) for i in range(3)]
+
+    def text_of(self, t: str) -> tuple:
+        """A name for the text of [*constraints, *thread_constraints(t)] as they are now: the constraints are only
+        ever appended to, and the thread's follow from t and the launch's block and grid."""
+        return "env", self.serial, t, len(self.constraints)
 
     def specials(self, t: str) -> dict:
         tid, cta = self.thread(t)

@@ -443,7 +443,7 @@ def _input_value(ex, buf, addr, w):
 def _always(ex, f) -> bool:
     """f holds under the launch's constraints for this thread (a quick check in deterministic units; False if
     unsure)."""
-    return always([*ex.env.constraints, *ex.env.thread_constraints(ex.t)], f)
+    return always([*ex.env.constraints, *ex.env.thread_constraints(ex.t)], f, text=ex.env.text_of(ex.t))
 
 
 def _barrier(ex, st, ins, guard):

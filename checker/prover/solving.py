@@ -164,9 +164,10 @@ class Budget:
         self._base_keys: dict[tuple, str] = {}
         self.cores: dict[str, list[int]] | None = {} if cores else None   # made for the record (replay_core)
 
-    def fact_key(self, constraints, f, units: int) -> str:
-        """A quick check's identity: its constraints' (computed once per list of them), its formula, its units."""
-        ids = tuple(c.get_id() for c in constraints)
+    def fact_key(self, constraints, f, units: int, text: tuple | None = None) -> str:
+        """A quick check's identity: its constraints' (computed once per list of them, or per name of their text
+        where the caller has one), its formula, its units."""
+        ids = text if text is not None else tuple(c.get_id() for c in constraints)
         base = self._base_keys.get(ids)
         if base is None:
             base = self._base_keys[ids] = query_key(*(c.sexpr() for c in constraints))
@@ -302,10 +303,25 @@ def as_smt2(fs) -> str:
     in the text's order (z3's work depends on term ids); a translated copy of the same terms, numbered as the
     main context's walk met them, sent z3's arithmetic core into a search that ran for minutes while counting
     almost no resource units (mk_bound_axioms in branch and bound: attention_prefill_bf16_safe), which only a
-    clock could stop."""
-    s = z3.Solver()
-    s.add(*fs)
-    return s.to_smt2()
+    clock could stop. Made by the C calls of z3.Solver().add(*fs).to_smt2() in their order (a solver, each assert,
+    its assertions read back, printed), without the Python wrappers' sort checks and references around each one:
+    what the main context's later terms are numbered depends on every call made there (z3's simplify sorts by
+    those numbers), so none is left out or moved (printing from fs without the read-back changes them)."""
+    ctx = z3.main_ctx()
+    s = z3.Solver(ctx=ctx)
+    if not all(isinstance(f, z3.BoolRef) and f.ctx is ctx for f in fs):
+        s.add(*fs)                  # anything else: cast as the wrapper casts it
+        return s.to_smt2()
+    for f in fs:
+        z3.Z3_solver_assert(ctx.ref(), s.solver, f.as_ast())
+    es = z3.AstVector(z3.Z3_solver_get_assertions(ctx.ref(), s.solver), ctx)
+    n = len(es)
+    asts = [z3.Z3_ast_vector_get(ctx.ref(), es.vector, i) for i in range(n)]
+    last = asts.pop() if asts else z3.BoolVal(True, ctx).as_ast()
+    text = z3.Z3_benchmark_to_smtlib_string(ctx.ref(), "benchmark generated from python API", "", "unknown", "",
+                                            len(asts), (z3.Ast * len(asts))(*asts), last)
+    del es, asts, last
+    return text
 
 
 class Model:
@@ -367,17 +383,17 @@ class BvSolver:
 PROVING: ContextVar[Budget | None] = ContextVar("kreg_prover_budget", default=None)   # the proof under way
 
 
-def always(constraints, f, units: int = 2_000_000) -> bool:
+def always(constraints, f, units: int = 2_000_000, text: tuple | None = None) -> bool:
     """f holds under the constraints (a quick check in a context of its own, bounded by units only; False
     if unsure): what symbolic execution asks while it builds a trace, so it must not depend on the clock.
     Within a proof (PROVING) each check is logged as a fact of its record; in a replay, one the record shows
     did not hold is not run again (False: nothing is assumed from it), one that held must hold again. A check
     asked again within one proof (the same key: the same constraints, formula and units, so the same answer) is
-    answered from the first time."""
+    answered from the first time. text, where given, names the constraints' text (Budget.fact_key)."""
     if z3.is_true(z3.simplify(f)):
         return True
     budget = PROVING.get()
-    key = budget.fact_key(constraints, f, units) if budget is not None else ""
+    key = budget.fact_key(constraints, f, units, text) if budget is not None else ""
     held = budget.replay.take_fact(key) if budget is not None and budget.replay is not None else None
     if held is False:
         budget.replay.facts_skipped += 1

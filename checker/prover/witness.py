@@ -59,17 +59,19 @@ def replay(variant: Variant, op: Op, module: P.Module, prop: str, w: dict) -> st
             return "not-confirmed" if e.kind in ("out-of-bounds", "barrier-divergence", "misaligned") else "not-run"
         except Exception:
             return "not-run"
-    acc = res.accesses or []
+    trace = res.trace if res.trace is not None else E.AccessTrace()
     ranges = {n: (ptrs[n], ptrs[n] + sizes[n]) for n in ptrs}
+    if prop in ("read_only", "in_bounds"):
+        addr, width, kind, _ = trace.columns("global")     # the global accesses as arrays (kind 0: read)
     if prop == "read_only":
         ins = [ranges[n] for n, p in op.params.items() if p.role == "in" and n in ranges]
-        hit = any(a.kind != "read" and a.space == "global" and any(lo <= a.address < hi for lo, hi in ins)
-                  for a in acc)
+        hit = any(((kind != 0) & (lo <= addr) & (addr < hi)).any() for lo, hi in ins)
         return "confirmed" if hit else "not-confirmed"
     if prop == "in_bounds":
-        hit = any(a.space == "global" and not any(lo <= a.address and a.address + a.width <= hi
-                                                  for lo, hi in ranges.values()) for a in acc)
-        return "confirmed" if hit else "not-confirmed"
+        inside = np.zeros(len(addr), bool)
+        for lo, hi in ranges.values():
+            inside |= (lo <= addr) & (addr + width <= hi)
+        return "confirmed" if not inside.all() else "not-confirmed"
     if prop == "race_free":
         ts = [(tuple(b), tuple(t)) for b, t in zip(w.get("blocks", []), w.get("threads", []))]
         if len(ts) != 2:
@@ -79,8 +81,7 @@ def replay(variant: Variant, op: Op, module: P.Module, prop: str, w: dict) -> st
         if ts[0][0] == ts[1][0] and _same_warp(ts[0][1], ts[1][1], w.get("block") or [1, 1, 1]) and \
                 any(i.op == "bar" and "warp" in i.mods for k in module.kernels.values() for i in k.instrs):
             return "not-confirmed"   # the trace's epochs count block barriers only: a __syncwarp may order them
-        xa = [a for a in acc if (a.block, a.thread) == ts[0]]
-        xb = [a for a in acc if (a.block, a.thread) == ts[1]]
+        xa, xb = trace.of_threads([ts[0]]), trace.of_threads([ts[1]])
         for a in xa:
             for b in xb:
                 if a.kind == b.kind == "read" or a.kind == b.kind == "atomic" or a.space != b.space:

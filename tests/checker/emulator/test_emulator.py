@@ -233,6 +233,23 @@ def test_trace_records_every_access_with_its_barrier_epoch():
     assert res.thread_instructions > res.steps > 0
 
 
+def test_the_accesses_of_a_few_threads_are_those_of_the_whole_trace():
+    """AccessTrace.of_threads (the witness replay's race check) gives exactly the accesses the full list has for
+    those threads, in launch order; coordinates no thread has (outside the launch, negative, too wide) match none."""
+    src = (ROOT / "tests/data/corpus/block_reduce_tree.cu").read_text()
+    mem = E.Memory()
+    x, out = mem.alloc(4 * 300, "x"), mem.alloc(4 * 3, "out")
+    res = E.launch(ptx(src), "block_reduce_tree", 3, 128, 0, [np.uint64(x), np.uint64(out), np.int32(300)], mem,
+                   trace=True)
+    acc = res.accesses
+    for pairs in ([((1, 0, 0), (5, 0, 0))], [((0, 0, 0), (0, 0, 0)), ((2, 0, 0), (127, 0, 0))]):
+        want = [a for a in acc if (a.block, a.thread) in pairs]
+        assert want and res.trace.of_threads(pairs) == want
+    for nobody in (((3, 0, 0), (0, 0, 0)), ((0, 0, 0), (128, 0, 0)), ((0, 0, 0), (0, 1, 0)), ((0, 0), (0, 0)),
+                   ((-1, 0, 0), (0, 0, 0)), ((0, 0, 0), (1 << 70, 0, 0))):
+        assert res.trace.of_threads([nobody]) == []
+
+
 def test_trace_budget_stops_a_launch_that_would_trace_too_much():
     src = (ROOT / "tests/data/corpus/block_reduce_tree.cu").read_text()
     args = lambda mem: [np.uint64(mem.alloc(4 * 300, "x")), np.uint64(mem.alloc(4 * 3, "out")), np.int32(300)]

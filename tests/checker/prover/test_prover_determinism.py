@@ -100,3 +100,29 @@ def test_verdicts_and_solver_work_are_the_same_idle_under_load_and_with_another_
     assert all(q > 0 for _, _, q in idle.values())
     assert loaded == idle
     assert seeded == idle
+
+
+SMT2 = """
+import sys, z3
+from kreg.checker.prover.solving import as_smt2
+x = [z3.Int(f"x{i}") for i in range(30)]
+fs = [x[i] * x[i + 1] + 3 > x[i + 2] - 1 for i in range(27)] + [z3.And(x[0] > 1, z3.Or(x[1] < 2, x[2] == x[3] * 7))]
+def wrapper(fs):
+    s = z3.Solver()
+    s.add(*fs)
+    return s.to_smt2()
+print_ = wrapper if sys.argv[1] == "wrapper" else as_smt2
+out = [print_(fs)]
+for k in range(6):
+    y = z3.Int(f"y{k}") + z3.IntVal(10 ** 6 + k) * z3.Int(f"z{k}")
+    out += [str(y.get_id()), print_([y > 3, y < 7, z3.Or(y == 5, y * y == 9)]), print_([])]
+print(repr(out))
+"""
+
+
+def test_integer_query_text_is_z3_s_and_leaves_the_term_ids_as_z3_s_wrapper_does():
+    """solving.as_smt2 makes z3.Solver().to_smt2()'s C calls without the wrapper's Python round trips: the same
+    text, and the main context's later terms numbered as after the wrapper (z3's simplify sorts by those ids)."""
+    got = {how: subprocess.run([sys.executable, "-c", SMT2, how], capture_output=True, text=True, check=True).stdout
+           for how in ("wrapper", "as_smt2")}
+    assert got["as_smt2"] == got["wrapper"] and "declare-fun y5" in got["wrapper"]

@@ -211,6 +211,9 @@ class _Env:
     def thread_constraints(self, thread):
         return []
 
+    def text_of(self, thread):
+        return None          # no name for the constraints' text: a quick check keys them by their terms
+
 
 def symbolic(text, regs, row):
     """The symbolic executor's outputs (z3 terms, simplified) for one input row."""

@@ -23,6 +23,9 @@ class _Env:
     def thread_constraints(self, t):
         return []
 
+    def text_of(self, t):
+        return None          # no name for the constraints' text: a quick check keys them by their terms
+
 
 class _Ex:
     """What _footprint needs of the symbolic executor: the launch's constraints (for _always)."""
