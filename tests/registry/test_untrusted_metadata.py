@@ -107,3 +107,7 @@ def test_the_libyaml_path_reads_every_yaml_of_the_tree_as_the_python_loader_does
         except (yaml.YAMLError, ValueError):
             libyaml_refused.append(p.parent.name)
     assert libyaml_refused      # the hostile corpus has documents the fast path refuses (then read again)
+    for doc, why in ((BOMB, "anchors"), ("a: *x", "aliases"), ("a: 1\na: 2", "given twice"),
+                     ("[" * 40 + "]" * 40, "nested deeper")):     # and the fast path itself refuses, at once
+        with pytest.raises(yamlsafe.YamlRefused, match=why):
+            yaml.load(doc, Loader=fast)
