@@ -45,19 +45,34 @@ def candidates(op: Op, dim: str, cap: int) -> list[int]:
     return sorted(v for v in vals if lo <= v <= hi)
 
 
-def _draw(op: Op, rng: np.random.Generator, pools: dict[str, list[int]], cap: int) -> dict[str, int]:
+def _draw(op: Op, rng: np.random.Generator, pools: dict[str, np.ndarray], cap: int, _ends=None) -> dict[str, int]:
     dims = {}
     for d, (lo, hi) in op.dims.items():
-        top = min(hi, max(lo, cap))
+        top, log_lo, log_top = _ends[d] if _ends else _end(lo, hi, cap)
         r = rng.random()
         if r < 0.5 or top == lo:
-            dims[d] = int(rng.choice(pools[d]))
+            dims[d] = int(pick(rng, pools[d]))
         elif r < 0.8:   # log-uniform within the cap
-            dims[d] = int(min(top, max(lo, round(np.exp(rng.uniform(np.log(lo + 1), np.log(top + 1)))) - 1)))
+            dims[d] = int(min(top, max(lo, round(np.exp(rng.uniform(log_lo, log_top))) - 1)))
         else:           # a multiple of a block-like size plus a ragged remainder
-            b = int(rng.choice(BLOCKISH))
+            b = int(pick(rng, _BLOCKISH))
             dims[d] = int(min(top, max(lo, b * int(rng.integers(1, 4)) + int(rng.integers(-2, 3)))))
     return dims
+
+
+_BLOCKISH = np.array(BLOCKISH)
+
+
+def pick(rng: np.random.Generator, values: np.ndarray):
+    """rng.choice(values): the same draw from the same stream (tests/conformance/test_shapes.py), without
+    choice's per-call overhead."""
+    return values[rng.integers(0, len(values), dtype=np.int64)]
+
+
+def _end(lo: int, hi: int, cap: int) -> tuple:
+    """A dim's top within the cap and the ends of its log-uniform draw (the same each draw: made once)."""
+    top = min(hi, max(lo, cap))
+    return top, np.log(lo + 1), np.log(top + 1)
 
 
 def is_ragged(op: Op, dims: dict[str, int]) -> bool:
@@ -70,14 +85,15 @@ def ragged_dims(op: Op, variant: Variant, count: int, max_bytes: int, seed: int 
     """Up to `count` distinct seeded dims inside the op's ranges and requirements, whose buffers fit
     [min_bytes, max_bytes]; ragged ones first (at least half when the op allows them), then the others."""
     rng = np.random.default_rng(seed)
-    pools = {d: candidates(op, d, max_bytes) for d in op.dims}
+    pools = {d: np.array(candidates(op, d, max_bytes)) for d in op.dims}
+    ends = {d: _end(lo, hi, max_bytes) for d, (lo, hi) in op.dims.items()}
     ragged: list[dict[str, int]] = []
     regular: list[dict[str, int]] = []
     seen: set[tuple] = {tuple(sorted(c.items())) for c in op.cases.values()}
     for _ in range(tries):
         if len(ragged) >= count and len(regular) >= count:
             break
-        dims = _draw(op, rng, pools, max_bytes)
+        dims = _draw(op, rng, pools, max_bytes, ends)
         key = tuple(sorted(dims.items()))
         if key in seen or not allowed(op, variant, dims, max_bytes) or footprint(op, variant, dims) < min_bytes:
             continue

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 from .limits import SOURCE_MAX_BYTES
@@ -28,8 +28,11 @@ _SPECIAL = re.compile(r"[\"'/uULR]")
 _RAW_PREFIX = re.compile(r'(?<![A-Za-z0-9_])(?:u8|[uUL])?R"([^()\\ \t\n]{0,16})\(')
 
 
+@lru_cache(maxsize=512)
 def source_problem(text: str) -> str | None:
-    """Why this source is refused, or None. The sentence never quotes the source."""
+    """Why this source is refused, or None. The sentence never quotes the source. (A function of the text
+    and of the header folders, whose listings are cached below: so cached by text, as a catalog asks of
+    every variant twice and variants share sources.)"""
     if len(text.encode("utf-8", "replace")) > SOURCE_MAX_BYTES:
         return f"source larger than {SOURCE_MAX_BYTES} bytes (1 MiB)"
     if "\0" in text:

@@ -3,7 +3,9 @@ typed as the PTX params are. Shared by the witness replay (checker), conformance
 launch the bound arguments through kreg.runtime."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+
 import numpy as np
 
 from kreg.checker.ptx import parse as P
@@ -102,7 +104,14 @@ def buffer_sizes(variant: Variant, op: Op, dims: dict[str, int]) -> dict[str, in
     for p in op.params.values():
         if p.role == "scalar" and not p.shape:
             continue
-        sizes[p.name] = int(np.prod(op.shape(p.name, dims), dtype=np.int64)) * DTYPES[op.dtype_of(p.name, variant.types)][0]
+        sizes[p.name] = _elements(op.shape(p.name, dims)) * DTYPES[op.dtype_of(p.name, variant.types)][0]
     for s in variant.scratch.values():
-        sizes[s.name] = int(np.prod(variant.scratch_shape(s.name, dims), dtype=np.int64)) * DTYPES[s.dtype][0]
+        sizes[s.name] = _elements(variant.scratch_shape(s.name, dims)) * DTYPES[s.dtype][0]
     return sizes
+
+
+def _elements(shape: tuple[int, ...]) -> int:
+    """np.prod(shape, dtype=np.int64) as a Python int (wrapped to int64 as NumPy wraps it), without NumPy's
+    per-call overhead."""
+    n = math.prod(shape)
+    return n if -(1 << 63) <= n < 1 << 63 else (n + (1 << 63)) % (1 << 64) - (1 << 63)

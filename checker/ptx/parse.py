@@ -212,14 +212,30 @@ _LINE_DIRECTIVE = re.compile(r"^(\s*\.(?:version|target|address_size|file|loc)\b
 _INT = re.compile(r"^-?(0[xX][0-9a-fA-F]+|\d+)[uU]?$")
 
 
+_PLAIN = re.compile(r"[^\n(){};:]+")     # a run of characters _statements only appends (or skips, leading blanks)
+_LABEL_SO_FAR = re.compile(r"\s*[$\w]+")
+
+
 def _statements(body: str):
-    """Split text into (line number, statement) on ';', '{' and '}' (kept as statements), and labels."""
+    """Split text into (line number, statement) on ';', '{' and '}' (kept as statements), and labels.
+    (A run of ordinary characters is taken at once: a statement's leading blanks skipped, the rest kept.)"""
     line = 1
     cur, cur_line = [], 1
     depth_paren = depth_vec = 0
     i = 0
     n = len(body)
+    plain = _PLAIN.match
     while i < n:
+        m = plain(body, i)
+        if m is not None:
+            run, i = m[0], m.end()
+            if not cur:
+                run = run.lstrip()
+                if not run:
+                    continue
+                cur_line = line
+            cur.append(run)
+            continue
         c = body[i]
         if c == "\n":
             line += 1
@@ -240,7 +256,7 @@ def _statements(body: str):
             if c in "{}":
                 yield line, c
             cur, cur_line = [], line
-        elif c == ":" and re.fullmatch(r"\s*[$\w]+", "".join(cur)) and depth_paren == 0:
+        elif c == ":" and depth_paren == 0 and _LABEL_SO_FAR.fullmatch("".join(cur)):
             yield cur_line, "".join(cur).strip() + ":"
             cur, cur_line = [], line
         else:
@@ -265,6 +281,11 @@ def _in_operands(prefix: str) -> bool:
 
 
 def _split_operands(s: str) -> list[str]:
+    if not _NESTS.search(s):           # no brackets: the commas split it (a trailing empty piece dropped)
+        out = [p.strip() for p in s.split(",")]
+        if not out[-1]:
+            out.pop()
+        return out
     out, depth, cur = [], 0, []
     for c in s:
         if c in "[{(":
@@ -281,6 +302,9 @@ def _split_operands(s: str) -> list[str]:
     return out
 
 
+_NESTS = re.compile(r"[\[\]{}()]")
+
+
 def parse_int(s: str) -> int:
     s = s.rstrip("uU")
     neg = s.startswith("-")
@@ -289,13 +313,21 @@ def parse_int(s: str) -> int:
     return -v if neg else v
 
 
+_ADDR = re.compile(r"([%$\w.]+)?(?:\+?(-?(?:0[xX][0-9a-fA-F]+|\d+)))?")
+_FLOAT_BITS = re.compile(r"0([fFdD])([0-9a-fA-F]+)")
+_FLOAT = re.compile(r"-?\d+\.\d*(e[-+]?\d+)?")
+_SYM = re.compile(r"[$\w]+")
+
+
 def _operand(s: str, rename: dict[str, str], line: int, text: str):
     s = s.strip()
+    if s[:1] == "%" and "|" not in s and (name := rename.get(s, s)).startswith("%"):
+        return _named(name)            # a register or special register: no other form starts with %
     if s == "_":
         return Sink()
     if s.startswith("[") and s.endswith("]"):
         inner = s[1:-1].replace(" ", "")
-        m = re.fullmatch(r"([%$\w.]+)?(?:\+?(-?(?:0[xX][0-9a-fA-F]+|\d+)))?", inner)
+        m = _ADDR.fullmatch(inner)
         if not m or not (m[1] or m[2]):
             raise ParseError(f"cannot parse address {s!r}", line, text)
         base = None
@@ -310,7 +342,7 @@ def _operand(s: str, rename: dict[str, str], line: int, text: str):
     if "|" in s:
         a, b = s.split("|")
         return PredPair(Reg(rename.get(a.strip(), a.strip())), Reg(rename.get(b.strip(), b.strip())))
-    m = re.fullmatch(r"0([fFdD])([0-9a-fA-F]+)", s)
+    m = _FLOAT_BITS.fullmatch(s)
     if m:
         bits = int(m[2], 16)
         if m[1] in "fF":
@@ -318,17 +350,22 @@ def _operand(s: str, rename: dict[str, str], line: int, text: str):
         return Imm(struct.unpack("<d", struct.pack("<Q", bits))[0], True)
     if _INT.match(s):
         return Imm(parse_int(s))
-    if re.fullmatch(r"-?\d+\.\d*(e[-+]?\d+)?", s):
+    if _FLOAT.fullmatch(s):
         return Imm(float(s), True)
     name = rename.get(s, s)
     if name.startswith("%"):
-        base, _, dim = name.partition(".")
-        if base in SPECIAL:
-            return Special(base, dim or None)
-        return Reg(name)
-    if re.fullmatch(r"[$\w]+", name):
+        return _named(name)
+    if _SYM.fullmatch(name):
         return Sym(name)
     raise ParseError(f"cannot parse operand {s!r}", line, text)
+
+
+def _named(name: str):
+    """A %name: a special register (%tid.x, ...) or a register."""
+    base, _, dim = name.partition(".")
+    if base in SPECIAL:
+        return Special(base, dim or None)
+    return Reg(name)
 
 
 def _expand_regs(spec: str) -> list[str]:

@@ -10,7 +10,6 @@ import json
 
 from rich.console import Console
 
-from kreg.checker.prover.prove import CHECKER_VERSION
 from kreg.registry.catalog import load_catalog
 from kreg.registry.lockfile import LockError, make
 from kreg.registry.profiles import PROFILES, resolve
@@ -35,7 +34,7 @@ def run_lock(args, out: Console, err: Console) -> int:
         return 2
     try:
         store = Store()
-        res = resolve(args.profile, args.device, cat, store, CHECKER_VERSION)
+        res = resolve(args.profile, args.device, cat, store, _checker_version())
         if not res.device_kinds:
             err.print(f"[red]kreg lock:[/] the results store ({store.path}) holds no verify results for --device "
                       f"{args.device}: run `kreg verify --device {args.device}` first", highlight=False)
@@ -62,3 +61,10 @@ def run_lock(args, out: Console, err: Console) -> int:
     err.print(f"wrote {args.output}: {len(lock.entries)} entries ({args.profile} on {args.device}, checker "
               f"{lock.checker_version})", highlight=False, markup=False)
     return 0
+
+
+def _checker_version() -> str:
+    """The prover's version, imported only when this command runs (the prover is heavy to import, and every
+    `kreg` command line builds this command's parser)."""
+    from kreg.checker.prover.prove import CHECKER_VERSION
+    return CHECKER_VERSION

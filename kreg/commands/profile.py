@@ -9,7 +9,6 @@ import json
 from rich.console import Console
 from rich.table import Table
 
-from kreg.checker.prover.prove import CHECKER_VERSION
 from kreg.registry.catalog import load_catalog
 from kreg.registry.profiles import resolve
 from kreg.registry.store import Store, StoreError
@@ -21,7 +20,7 @@ def run_profile(args, out: Console, err: Console) -> int:
         store = Store()
         for note in store.notes:
             err.print(f"[yellow]note:[/] {markup(note)}", highlight=False)
-        res = resolve(args.profile, args.device, load_catalog(), store, CHECKER_VERSION)
+        res = resolve(args.profile, args.device, load_catalog(), store, _checker_version())
     except StoreError as e:
         err.print(f"[red]environment error:[/] {markup(e)}", highlight=False)
         return 3
@@ -65,3 +64,10 @@ def _table(out: Console, res) -> None:
         for name, why in c.passed_over.items():
             out.print(plain(f"  {c.op} {','.join(c.types.values())}: not {name}: {why}"), highlight=False,
                       markup=False)
+
+
+def _checker_version() -> str:
+    """The prover's version, imported only when this command runs (the prover is heavy to import, and every
+    `kreg` command line builds this command's parser)."""
+    from kreg.checker.prover.prove import CHECKER_VERSION
+    return CHECKER_VERSION

@@ -1,6 +1,7 @@
 import functools
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 
 from kreg.conformance.shapes import dims_strategy, footprint, is_ragged, named_cases, ragged_dims
@@ -68,3 +69,24 @@ def test_hypothesis_strategy_stays_inside_the_contract(data):
     op, v = _add()
     assert not op.dims_ok(data) and footprint(op, v, data) <= 1 << 16
     assert np.int64(data["N"]) >= 1
+
+
+def test_pick_is_rng_choice_draw_for_draw():
+    from kreg.conformance.shapes import BLOCKISH, pick
+    for seed in range(20):
+        a, b = np.random.default_rng(seed), np.random.default_rng(seed)
+        values = np.array(BLOCKISH[: seed % len(BLOCKISH) + 1]) * (seed + 1) - 3
+        for i in range(500):
+            assert pick(a, values) == b.choice(list(values))
+            if i % 3 == 0:
+                assert a.random() == b.random()
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")      # NumPy's overflow, which _elements wraps the same way
+def test_buffer_sizes_count_elements_as_numpy_int64_does():
+    import random
+    from kreg.checker.ptx.bind import _elements
+    r = random.Random(0)
+    for _ in range(5000):
+        shape = tuple(r.choice([0, 1, 3, 1 << r.randrange(64), r.randrange(1 << 40)]) for _ in range(r.randrange(5)))
+        assert _elements(shape) == int(np.prod(shape, dtype=np.int64)), shape

@@ -76,3 +76,38 @@ def test_a_fifo_is_refused_not_read(tmp_path):
     os.mkfifo(tmp_path / "fifo.yaml")
     with pytest.raises(SchemaError, match="not a regular file"):
         load_variant(tmp_path / "fifo.yaml", {"add": load_op(BUILTIN / "ops" / "add.yaml")})
+
+
+
+def test_the_libyaml_path_reads_every_yaml_of_the_tree_as_the_python_loader_does(monkeypatch):
+    """The same value, or the same refusal with the same sentence, as with the Python loader alone."""
+    import yaml
+    from kreg.registry import yamlsafe
+    from helpers.paths import ROOT
+    fast = yamlsafe.FastNoAliasLoader
+    if fast is None:
+        pytest.skip("this PyYAML has no libyaml: only the Python loader is used")
+    files = sorted(p for d in ("kernels", "tests/data") for p in (ROOT / d).rglob("*.yaml")
+                   if p.is_file() and not p.is_symlink())
+    assert len(files) > 300
+
+    def read(path):
+        try:
+            return "ok", yamlsafe.load_metadata(path)
+        except (yaml.YAMLError, ValueError) as e:
+            return "refused", type(e).__name__, str(e)
+    got = [read(p) for p in files]
+    monkeypatch.setattr(yamlsafe, "FastNoAliasLoader", None)
+    for p, g in zip(files, got):
+        assert g == read(p), p
+    libyaml_refused = []
+    for p in files:
+        try:
+            yaml.load(p.read_text(), Loader=fast)
+        except (yaml.YAMLError, ValueError):
+            libyaml_refused.append(p.parent.name)
+    assert libyaml_refused      # the hostile corpus has documents the fast path refuses (then read again)
+    for doc, why in ((BOMB, "anchors"), ("a: *x", "aliases"), ("a: 1\na: 2", "given twice"),
+                     ("[" * 40 + "]" * 40, "nested deeper")):     # and the fast path itself refuses, at once
+        with pytest.raises(yamlsafe.YamlRefused, match=why):
+            yaml.load(doc, Loader=fast)
