@@ -162,7 +162,7 @@ class Budget:
         self.facts: list[tuple[str, bool]] = []   # the quick checks (always): key, held
         self.fact_answers: dict[str, bool] = {}   # each check's answer by key: asked again, not solved again
         self._base_keys: dict[tuple, str] = {}
-        self.cores: dict[str, list[int]] | None = {} if cores else None   # made for the record (replay_core)
+        self.cores: dict[str, list] | None = {} if cores else None   # [solver, indices] by "key/step" (unsat_core)
 
     def fact_key(self, constraints, f, units: int, text: tuple | None = None) -> str:
         """A quick check's identity: its constraints' (computed once per list of them, or per name of their text

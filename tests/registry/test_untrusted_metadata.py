@@ -78,7 +78,6 @@ def test_a_fifo_is_refused_not_read(tmp_path):
         load_variant(tmp_path / "fifo.yaml", {"add": load_op(BUILTIN / "ops" / "add.yaml")})
 
 
-
 def test_the_libyaml_path_reads_every_yaml_of_the_tree_as_the_python_loader_does(monkeypatch):
     """The same value, or the same refusal with the same sentence, as with the Python loader alone."""
     import yaml
