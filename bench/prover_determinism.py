@@ -13,7 +13,7 @@ built-in registry (kernels/proofs) and the YAML figures are made again after a c
     python bench/prover_determinism.py gemm_wgs_bf16_safe --replay     # then the re-check by its record (CPU s)
     python bench/prover_determinism.py --all --jobs 16 --records kernels/proofs --add-cores --out cores.jsonl
 
-Records (--records) are made with each closed integer query's unsat core (solving.unsat_core), which makes their replays fast;
+Records (--records) are made with each closed integer query's unsat core (solving.unsat_core; not with --no-cores), which makes their replays fast;
 --add-cores adds them to the records already in --records DIR by replaying each (no full search; the work must
 come out the same).
 """
@@ -121,6 +121,8 @@ def main() -> int:
     ap.add_argument("--busy", type=int, default=0, help="busy loops to run beside the proofs")
     ap.add_argument("--budget-ms", type=int, help="one budget for all (default: each variant's own)")
     ap.add_argument("--replay", action="store_true", help="then re-check each by its record (its CPU s)")
+    ap.add_argument("--no-cores", action="store_true",
+                    help="records without unsat cores (a search that finding them would make too long; --add-cores later)")
     ap.add_argument("--add-cores", action="store_true",
                     help="replay each variant's record in --records DIR, adding its unsat cores (no full search)")
     ap.add_argument("--out", help="JSON lines file (default: stdout)")
@@ -142,7 +144,7 @@ def main() -> int:
                           "jobs": a.jobs, "busy": a.busy, "variants": len(names)}), file=out, flush=True)
         with mp.get_context("fork").Pool(a.jobs, maxtasksperchild=1) as pool:
             follow = a.records if a.add_cores else None
-            jobs = [(n, a.budget_ms, a.replay, follow, bool(a.records)) for n in names]
+            jobs = [(n, a.budget_ms, a.replay, follow, bool(a.records) and not a.no_cores) for n in names]
             for r in pool.imap_unordered(_worker, jobs):
                 record = r.pop("record")
                 print(json.dumps(r), file=out, flush=True)

@@ -18,7 +18,8 @@
 #                  --records kernels/proofs --yaml, $RECORDS_JOBS jobs, default 16), each safe YAML's `used` with them:
 #                  $OUT/records_safe.tar (the records and YAMLs it wrote), $OUT/records_safe.jsonl (their work);
 #                  $RECORDS_NAMES to choose some, $RECORDS_SKIP (comma-separated) to leave some out, $RECORDS_TIMEOUT
-#                  (default 480 s) the step's limit: a variant the limit stops has no record
+#                  (default 480 s) the step's limit: a variant the limit stops has no record; $RECORDS_FLAGS more
+#                  flags (--no-cores: records without unsat cores, for searches that finding them makes too long)
 #   records-unsafe the same for the unsafe variants: $OUT/records_unsafe.tar
 #   records-cores  the unsat cores (solving.unsat_core) added to every record in kernels/proofs by replaying it
 #                  (bench/prover_determinism.py --all --add-cores: no full search, the same work): $OUT/records_cores.tar
@@ -99,7 +100,7 @@ print(" ".join(r["name"] for r in json.load(sys.stdin)
         touch "$OUT/.records-start"
         timeout -k 20 "${RECORDS_TIMEOUT:-480}" python3 bench/prover_determinism.py ${RECORDS_NAMES:-} --jobs "${RECORDS_JOBS:-16}" \
             --skip "${RECORDS_SKIP:-}" \
-            --records kernels/proofs $flags --out "$OUT/records_$which.jsonl" 2> "$OUT/records_$which.err"; rc=$?
+            --records kernels/proofs $flags ${RECORDS_FLAGS:-} --out "$OUT/records_$which.jsonl" 2> "$OUT/records_$which.err"; rc=$?
         find kernels -type f -newer "$OUT/.records-start" | sort > "$OUT/records_$which.list"
         tar -cf "$OUT/records_$which.tar" -T "$OUT/records_$which.list"; rm -f "$OUT/.records-start" ;;
     records-cores)
