@@ -196,6 +196,10 @@ class EmuOpsMixin:
         if not isinstance(a, P.Reg):
             raise self.err("unsupported", f"destination {a}")
         odt = self.regs.dtypes[a.name]
+        if m is None and type(val) is np.ndarray and val.dtype == odt and DT.get(t) is odt.type and t != "pred" \
+                and val.shape == (self.N,):    # the common case sooner (what the lines below store for it)
+            self.regs[a.name] = val
+            return
         val = np.asarray(val)
         if t == "pred" or odt == np.bool_:
             new = val.astype(bool)
