@@ -72,6 +72,24 @@ class EmulatorError(RuntimeError):
         super().__init__(f"{kind}: {message}" + (" [" + "; ".join(where) + "]" if where else ""))
 
 
+def _stored(val: np.ndarray, t: str, odt) -> np.ndarray:
+    """val, a value of PTX type t, as a register of dtype odt holds it (narrower: zero- or sign-extended; wider:
+    its low bits)."""
+    if t == "pred" or odt == np.bool_:
+        return val.astype(bool)
+    dt = DT[t]
+    if val.dtype != dt:
+        val = val.astype(dt)
+    sb, tb = odt.itemsize * 8, val.dtype.itemsize * 8
+    if sb == tb:
+        return val.view(odt)
+    if tb > sb:
+        return val.view(UINT[tb]).astype(odt)
+    if _signed(t):
+        return val.view(INT[tb]).astype(INT[sb]).view(odt)
+    return val.view(UINT[tb]).astype(odt)
+
+
 def _ftz32(x):
     x = np.asarray(x, np.float32)
     return np.where(np.abs(x) < np.float32(1.1754944e-38), np.copysign(np.float32(0), x), x)
@@ -196,22 +214,11 @@ class EmuOpsMixin:
         if not isinstance(a, P.Reg):
             raise self.err("unsupported", f"destination {a}")
         odt = self.regs.dtypes[a.name]
-        val = np.asarray(val)
-        if t == "pred" or odt == np.bool_:
-            new = val.astype(bool)
-        else:
-            dt = DT[t]
-            if val.dtype != dt:
-                val = val.astype(dt)
-            sb, tb = odt.itemsize * 8, val.dtype.itemsize * 8
-            if sb == tb:
-                new = val.view(odt)
-            elif tb > sb:
-                new = val.view(UINT[tb]).astype(odt)
-            elif _signed(t):
-                new = val.view(INT[tb]).astype(INT[sb]).view(odt)
-            else:
-                new = val.view(UINT[tb]).astype(odt)
+        if m is None and type(val) is np.ndarray and val.dtype == odt and DT.get(t) is odt.type and t != "pred" \
+                and val.shape == (self.N,):    # the common case sooner (what the lines below store for it)
+            self.regs[a.name] = val
+            return
+        new = _stored(np.asarray(val), t, odt)
         if m is None:
             if new.shape == (self.N,) or new.ndim == 0 and self.regs.scalar_ok:
                 self.regs[a.name] = np.asarray(new)    # (a 0-d value: the same in every thread)
@@ -219,6 +226,15 @@ class EmuOpsMixin:
                 self.regs[a.name] = np.full(self.N, new, odt)
         else:
             self.regs[a.name] = np.where(m, new, self.regs[a.name])
+
+    def put_at(self, a, ids, vals, t):
+        """put(a, v, t, mask) for the threads ids (distinct) alone, v[ids] = vals: the register's other threads
+        keep their values, and no array over the whole batch is made until the register is read."""
+        if isinstance(a, P.Sink):
+            return
+        if not isinstance(a, P.Reg):
+            raise self.err("unsupported", f"destination {a}")
+        self.regs.scatter(a.name, ids, _stored(np.asarray(vals), t, self.regs.dtypes[a.name]))
 
     def err(self, kind, msg, t=None):
         ins = self._ins

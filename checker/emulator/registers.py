@@ -2,7 +2,8 @@
 made when first used; a register whose value is the same in every thread may be held as one 0-d
 value (a scalar), read as such only by instructions that take scalars (`scalar_ok`) and made a full
 array for any other reader. A compacted sub-run's registers (Gathered) are gathered from the batch's
-when first used, and what it wrote goes back lazily (`scatter`)."""
+when first used, and what it wrote goes back lazily (`scatter`), as do the values a write gives some threads
+alone (a wgmma's accumulators of one warpgroup: EmuOpsMixin.put_at)."""
 from __future__ import annotations
 
 import numpy as np
@@ -30,8 +31,8 @@ class _Scalars(dict):
 
 
 class Registers(_Scalars):
-    """The batch's registers. What a compacted sub-run wrote is scattered in only when the register is
-    next read: a register the batch never reads again costs nothing."""
+    """The batch's registers. What a compacted sub-run (or put_at) wrote is scattered in only when the register
+    is next read: a register the batch never reads again costs nothing."""
 
     def __init__(self, dtypes: dict, n: int):
         super().__init__()

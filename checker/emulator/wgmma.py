@@ -171,11 +171,9 @@ def _mma_async(self, ins, ready):
                      "b": int(_uniform(self, db, threads, "B descriptor")), "trans": trans,
                      "scale_d": bool(_uniform(self, sd, threads, "scale-d")), "scales": scales,
                      "chained": chained, "C": C, "group": int(self.wg_commits[g])})
-        mask = np.zeros(self.N, bool)
-        mask[threads] = True
-        undefined = np.full(self.N, np.nan, np.float32)              # (put never keeps the array it is given)
+        undefined = np.full(len(threads), np.nan, np.float32)        # (put_at never keeps the array it is given)
         for r in d.items:                                            # undefined until retired
-            self.put(r, undefined, "f32", mask)
+            self.put_at(r, threads, undefined, "f32")
 
 
 def _fused_sum(terms: np.ndarray) -> np.ndarray:
@@ -223,12 +221,8 @@ def _retire(self, p, later) -> None:
     if nxt is not None:
         nxt["C"], nxt["chained"] = D, False
         return
-    mask = np.zeros(self.N, bool)
-    mask[threads] = True
     for i, r in enumerate(p["items"]):
-        vals = np.zeros(self.N, np.float32)
-        vals[threads] = D[:, i]
-        self.put(r, vals, "f32", mask)
+        self.put_at(r, threads, D[:, i], "f32")
 
 
 @op("wgmma")

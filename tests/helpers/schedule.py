@@ -9,7 +9,7 @@ the tests before it proved, helpers/session.py, and finds it made)."""
 from __future__ import annotations
 
 LONG = {    # node id (or the test function's, for all its parameters; or a module's, for all of it) -> seconds
-    "tests/kernels/test_registry_conformance.py": 130,       # its fixture: the registry's numerics
+    "tests/kernels/test_registry_conformance.py": 118,       # its fixture: the registry's numerics
     "tests/checker/prover/test_prover.py::test_registry_safe_variant_is_proven_for_all_dims": 20,
     "tests/checker/prover/test_prover.py::test_registry_safe_variant_is_proven_for_all_dims[gemm_wgs_bf16_safe]": 136,
     "tests/checker/prover/test_prover.py::test_registry_safe_variant_is_proven_for_all_dims[gemm_wgs_f16_safe]": 99,
@@ -25,17 +25,17 @@ LONG = {    # node id (or the test function's, for all its parameters; or a modu
     "tests/checker/prover/test_prover.py::test_buggy_kernel_never_proven_on_its_property": 5,
     **{f"tests/checker/prover/test_prover.py::test_buggy_kernel_never_proven_on_its_property[{n}]": t for n, t in (
         ("bug_wg_pipe_wait2", 56), ("bug_wg_pipe_two_stages", 42), ("bug_wg_cp_in_flight", 37))},
-    "tests/kernels/test_gemm_pipeline_configurations.py::test_stage_overwritten_in_flight_is_caught_and_never_proven[pipe]": 107,
-    "tests/kernels/test_gemm_pipeline_configurations.py::test_stage_overwritten_in_flight_is_caught_and_never_proven[deep]": 34,
-    "tests/engine/test_engine_cli.py::test_readme_kreg_run_on_a_tiny_model_on_the_cpu": 98,
-    "tests/cli/test_readme_commands.py::test_user_pytest_suite_passes_with_the_prover_on": 40,
-    "tests/cli/test_readme_commands.py::test_quick_start_kreg_verify_proves_safe_variants": 25,
+    "tests/kernels/test_gemm_pipeline_configurations.py::test_stage_overwritten_in_flight_is_caught_and_never_proven[pipe]": 60,
+    "tests/kernels/test_gemm_pipeline_configurations.py::test_stage_overwritten_in_flight_is_caught_and_never_proven[deep]": 17,
+    "tests/engine/test_engine_cli.py::test_readme_kreg_run_on_a_tiny_model_on_the_cpu": 66,
+    "tests/cli/test_readme_commands.py::test_user_pytest_suite_passes_with_the_prover_on": 36,
+    "tests/cli/test_readme_commands.py::test_quick_start_kreg_verify_proves_safe_variants": 32,
     "tests/checker/prover/test_prover_pipeline.py::test_stage_refilled_in_flight_is_never_proven": 49,
     "tests/checker/prover/test_prover_determinism.py::"
     "test_verdicts_and_solver_work_are_the_same_idle_under_load_and_with_another_hash_seed": 46,
-    "tests/cli/test_submit.py::test_folder_through_a_local_ray_instance_gives_the_same_decisions": 42,
+    "tests/cli/test_submit.py::test_folder_through_a_local_ray_instance_gives_the_same_decisions": 35,
     "tests/checker/emulator/test_wgmma.py::test_prover_never_proves_the_unsafe_wgmma_kernel_race_free": 32,
-    "tests/checker/ptx/test_toolchain_hazards.py::test_no_shipped_kernel_has_a_hazard": 28,
+    "tests/checker/ptx/test_toolchain_hazards.py::test_no_shipped_kernel_has_a_hazard": 22,
 }
 LAST = ("tests/checker/prover/test_prover.py::test_correct_kernels_proof_rate",)
 
