@@ -11,7 +11,7 @@ is far too slow: the guards count the process's CPU time (so a machine's load do
 slower core or a phase of z3 that counts little work), and when one stops a query or a variant, WallClockStop is
 raised and nothing is decided (KREG_PROVER_GUARD scales them). Every call is logged with its query's key, which
 makes the proof's record (checker/prover/records.py); a Budget given a record replays it, solving each query the
-record has an unsat core of on that core alone (unsat_core, bv_core)."""
+record has an unsat core of on that core alone (unsat_core, BvCores)."""
 from __future__ import annotations
 
 import hashlib
@@ -42,7 +42,7 @@ VARIANT_WALL_GUARD = 10 * GUARD  # x the variant's budget in ms: the same for th
 MIN_GUARD_S = 1.0                # the shortest guard a query gets (s of CPU time)
 VARIANT_GUARD_FLOOR_S = 60.0     # added to the variant's guard: symbolic execution, a small budget
 CORE_UNITS = 4                   # x the units a query's step used: what finding its unsat core may use (unsat_core)
-BV_CORE_BASE = 2_000_000         # added for a bitvector query's (bv_core): a fresh solver takes the launch's constraints
+BV_CORE_BASE = 2_000_000         # added for a bitvector query (BvCores): a fresh solver takes the launch's constraints
 
 
 class WallClockStop(Exception):
@@ -350,7 +350,7 @@ class BvSolver:
     """One incremental SMT solver (z3's core alone: no tactic fallback) holding the launch's constraints in a
     z3 context of its own; each query is pushed and popped with its own limits, under the variant's budget.
 
-    In a replay, a query the record shows unsat with a core (bv_core) is solved on that core of the launch's
+    In a replay, a query the record shows unsat with a core (BvCores) is solved on that core of the launch's
     constraints and the query in a fresh context, and one the record shows sat whose caller uses only the answer
     (answer_only: sat then proves no more than unknown, and has no model) is not run again but charged and logged
     as recorded, like an unknown one. Either is kept (its terms, in a context of their own) and run in the
@@ -367,6 +367,7 @@ class BvSolver:
         self.base_key = query_key(*(c.sexpr() for c in base))
         self.park = None            # the context holding the queries answered aside (pending)
         self.pending: list = []     # those queries, in order: (their terms in park, result, rlimit, guard)
+        self.cores: BvCores | None = None       # where the budget makes cores
 
     def check(self, f, extra=(), timeout_ms=None, answer_only=False):
         if spent := self.budget.spent():
@@ -399,7 +400,9 @@ class BvSolver:
                 replay.replayed += 1
             if r == z3.unsat and self.budget.cores is not None:
                 rl, _ = step_limit("bv", nominal, self.budget)
-                found = bv_core(self.base, q, rl, self.budget.log.calls[-1][3], _guard_s(nominal, self.budget))
+                if self.cores is None:
+                    self.cores = BvCores(self.base)
+                found = self.cores.of(q, rl, self.budget.log.calls[-1][3], _guard_s(nominal, self.budget))
                 if found is not None:
                     self.budget.cores[f"{key}/smt"] = found
             del q           # before the pop, which frees the query's terms (their ids are reused in this order)
@@ -463,28 +466,39 @@ def _core_solver(base, ids, query):
     return s
 
 
-def bv_core(base, query, limit: int, used: int, guard_s: float) -> list | None:
-    """For a bitvector query (its terms, of any context) found unsatisfiable with the launch's constraints base:
-    ["bv", indices], those of base that with the query alone are unsatisfiable too (the SMT core's unsat core under
-    a tracking literal per constraint, at most CORE_UNITS x the units the query used plus BV_CORE_BASE), kept only
-    where _core_solver closes them within the query's own limit, as the replay will solve them. Made for the record,
-    never charged to the variant's budget; None where none is found (the replay solves the query incrementally)."""
-    ctx = z3.Context()
-    s = z3.SimpleSolver(ctx=ctx)
-    s.set("rlimit", CORE_UNITS * used + BV_CORE_BASE)
-    marks = [z3.FreshBool("kreg_core", ctx) for _ in base]
-    for m, c in zip(marks, base):
-        s.add(z3.Implies(m, c.translate(ctx)))
-    s.add(*[t.translate(ctx) for t in query])
-    at = {m.get_id(): i for i, m in enumerate(marks)}
-    if _guarded(s, guard_s, *marks) != z3.unsat:
-        return None
-    core = sorted(at[c.get_id()] for c in s.unsat_core())
-    if len(core) == len(base):
-        return None
-    alone = _core_solver(base, core, query)
-    alone.set("rlimit", limit)
-    return ["bv", core] if _guarded(alone, guard_s) == z3.unsat else None
+class BvCores:
+    """Unsat cores of a launch's bitvector queries (for a record: made with cores=True): one incremental SMT core in
+    a context of its own holds each of the launch's constraints under a tracking literal; a query found
+    unsatisfiable is pushed there and checked under all the literals (at most CORE_UNITS x the units the query used
+    plus BV_CORE_BASE), and the constraints of its unsat core are kept only where _core_solver closes them with the
+    query within the query's own limit, as the replay will solve them. Never charged to the variant's budget."""
+
+    def __init__(self, base):
+        self.base = base
+        self.ctx = z3.Context()
+        self.s = z3.SimpleSolver(ctx=self.ctx)
+        self.marks = [z3.FreshBool("kreg_core", self.ctx) for _ in base]
+        for m, c in zip(self.marks, base):
+            self.s.add(z3.Implies(m, c.translate(self.ctx)))
+        self.at = {m.get_id(): i for i, m in enumerate(self.marks)}
+
+    def of(self, query, limit: int, used: int, guard_s: float) -> list | None:
+        """["bv", indices] for a query (its terms, of any context) found unsatisfiable with the launch's
+        constraints, or None where none is found (the replay solves the query in the incremental solver)."""
+        self.s.push()
+        try:
+            self.s.add(*[t.translate(self.ctx) for t in query])
+            self.s.set("rlimit", CORE_UNITS * used + BV_CORE_BASE)
+            if _guarded(self.s, guard_s, *self.marks) != z3.unsat:
+                return None
+            core = sorted(self.at[c.get_id()] for c in self.s.unsat_core())
+        finally:
+            self.s.pop()
+        if len(core) == len(self.base):
+            return None
+        alone = _core_solver(self.base, core, query)
+        alone.set("rlimit", limit)
+        return ["bv", core] if _guarded(alone, guard_s) == z3.unsat else None
 
 
 PROVING: ContextVar[Budget | None] = ContextVar("kreg_prover_budget", default=None)   # the proof under way

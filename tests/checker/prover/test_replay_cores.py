@@ -1,4 +1,4 @@
-"""Unsat cores in proof records (solving.unsat_core, solving.bv_core): a replay solves each closed query's recorded
+"""Unsat cores in proof records (solving.unsat_core, solving.BvCores): a replay solves each closed query's recorded
 core (of an integer query, some of its assertions; of a bitvector one, some of the launch's constraints and the
 query) instead of the whole query, with the full search's verdicts, work and witnesses; making cores changes
 none of them. A core is never a result: one that does not close is a miss (the full search again), one that is not
