@@ -365,7 +365,8 @@ class BvSolver:
         self.budget = budget
         self.timeout_ms = timeout_ms
         self.base_key = query_key(*(c.sexpr() for c in base))
-        self.park = None            # the context holding the queries answered aside (pending)
+        self.park = None            # the context the queries answered aside are solved and kept in (pending)
+        self.park_base: dict = {}   # the launch's constraints translated there, by index
         self.pending: list = []     # those queries, in order: (their terms in park, result, rlimit, guard)
         self.cores: BvCores | None = None       # where the budget makes cores
 
@@ -428,7 +429,7 @@ class BvSolver:
             self.budget.skip("bv", "smt", *recorded, key)
             return "sat", None, None
         try:
-            r, _ = limited_check(_core_solver(self.base, core[1], parked), "bv", "smt", nominal, self.budget, key=key,
+            r, _ = limited_check(self._core_solver(core[1], parked), "bv", "smt", nominal, self.budget, key=key,
                                  recorded=recorded[1])
         except z3.Z3Exception as e:
             raise RecordMiss(f"a bitvector query's recorded core gave a solver error: {e}") from e
@@ -437,6 +438,16 @@ class BvSolver:
         self.budget.replay.replayed += 1
         self.budget.replay.cored += 1
         return "unsat", None, None
+
+    def _core_solver(self, ids, parked):
+        """A fresh SMT core in park on the launch's constraints base[ids] and the parked query (one context for all:
+        making a z3 context costs more than most of these checks)."""
+        for i in ids:
+            if i not in self.park_base:
+                self.park_base[i] = self.base[i].translate(self.park)
+        s = z3.SimpleSolver(ctx=self.park)
+        s.add(*[self.park_base[i] for i in ids], *parked)
+        return s
 
     def _catch_up(self) -> None:
         """The queries answered aside, run in the incremental solver in order as they would have been (each
@@ -458,8 +469,9 @@ class BvSolver:
 
 
 def _core_solver(base, ids, query):
-    """A fresh SMT core on the launch's constraints base[ids] (main-context terms) and the query's terms (of any
-    context), each translated on its own, in that order: no term is made in the contexts they come from."""
+    """An SMT core in a fresh context on the launch's constraints base[ids] (main-context terms) and the query's
+    terms (of any context), each translated on its own, in that order: no term is made in the contexts they come
+    from."""
     ctx = z3.Context()
     s = z3.SimpleSolver(ctx=ctx)
     s.add(*[base[i].translate(ctx) for i in ids], *[t.translate(ctx) for t in query])
@@ -470,8 +482,9 @@ class BvCores:
     """Unsat cores of a launch's bitvector queries (for a record: made with cores=True): one incremental SMT core in
     a context of its own holds each of the launch's constraints under a tracking literal; a query found
     unsatisfiable is pushed there and checked under all the literals (at most CORE_UNITS x the units the query used
-    plus BV_CORE_BASE), and the constraints of its unsat core are kept only where _core_solver closes them with the
-    query within the query's own limit, as the replay will solve them. Never charged to the variant's budget."""
+    plus BV_CORE_BASE), and the constraints of its unsat core are kept only where a fresh SMT core closes them with
+    the query within half the query's own limit (the replay solves them so, under the whole limit, in a context it
+    shares with the other cores' checks). Never charged to the variant's budget."""
 
     def __init__(self, base):
         self.base = base
@@ -497,7 +510,7 @@ class BvCores:
         if len(core) == len(self.base):
             return None
         alone = _core_solver(self.base, core, query)
-        alone.set("rlimit", limit)
+        alone.set("rlimit", limit // 2)       # the replay solves it in a context of other such checks: a margin
         return ["bv", core] if _guarded(alone, guard_s) == z3.unsat else None
 
 
