@@ -351,11 +351,11 @@ class BvSolver:
     z3 context of its own; each query is pushed and popped with its own limits, under the variant's budget.
 
     In a replay, a query the record shows unsat with a core (BvCores) is solved on that core of the launch's
-    constraints and the query in a fresh context, and one the record shows sat whose caller uses only the answer
-    (answer_only: sat then proves no more than unknown, and has no model) is not run again but charged and logged
-    as recorded, like an unknown one. Either is kept (its terms, in a context of their own) and run in the
-    incremental solver, in order, before the next query that is: that solver's answers and models depend on every
-    query it has seen, so it sees what it would have without these shortcuts."""
+    constraints and the query by a fresh SMT core (in one context for the launch's such checks), and one the record
+    shows sat whose caller uses only the answer (answer_only: sat then proves no more than unknown, and has no
+    model) is not run again but charged and logged as recorded, like an unknown one. Either is kept (its terms, in
+    that context) and run in the incremental solver, in order, before the next query that is: that solver's answers
+    and models depend on every query it has seen, so it sees what it would have without these shortcuts."""
 
     def __init__(self, base, timeout_ms, budget: Budget):
         self.ctx = z3.Context()
