@@ -13,7 +13,7 @@ built-in registry (kernels/proofs) and the YAML figures are made again after a c
     python bench/prover_determinism.py gemm_wgs_bf16_safe --replay     # then the re-check by its record (CPU s)
     python bench/prover_determinism.py --all --jobs 16 --records kernels/proofs --add-cores --out cores.jsonl
 
-Records (--records) are made with each closed integer query's unsat core (solving.unsat_core; not with --no-cores), which makes their replays fast;
+Records (--records) are made with each closed query's unsat core (solving.unsat_core, BvCores; not with --no-cores), which makes their replays fast;
 --add-cores adds them to the records already in --records DIR by replaying each (no full search; the work must
 come out the same).
 """

@@ -21,7 +21,7 @@
 #                  (default 480 s) the step's limit: a variant the limit stops has no record; $RECORDS_FLAGS more
 #                  flags (--no-cores: records without unsat cores, for searches that finding them makes too long)
 #   records-unsafe the same for the unsafe variants: $OUT/records_unsafe.tar
-#   records-cores  the unsat cores (solving.unsat_core) added to every record in kernels/proofs by replaying it
+#   records-cores  the unsat cores (solving.unsat_core, BvCores) added to every record in kernels/proofs by replaying it
 #                  (bench/prover_determinism.py --all --add-cores: no full search, the same work): $OUT/records_cores.tar
 #   records-tests  the test records (tests/helpers/recorded.py) made again by the proving tests ($RECORDS_TESTS,
 #                  default tests/checker tests/kernels) with KREG_REMAKE_RECORDS=1 on $RECORDS_JOBS workers:

@@ -364,7 +364,7 @@ def _caveats(obligations, solver) -> list[str]:
     for f, why in obligations:
         if solver.ints.refutes(f, max(200, solver.timeout_ms // 6)):
             continue
-        r, _, msg = solver.check(f)
+        r, _, msg = solver.check(f, answer_only=True)
         if r != "unsat":
             out.append(why + ("" if r == "sat" else f" ({msg})"))
     return out
@@ -622,11 +622,12 @@ def _justify(solver, accs, env, cases, singles=False) -> tuple[set[int], bool]:
         if solver.ints.refutes(f, max(200, solver.timeout_ms // 6)):
             out.add(n)
             continue
-        r = solver.check(f, timeout_ms=max(200, solver.timeout_ms // 10))[0]
+        r = solver.check(f, timeout_ms=max(200, solver.timeout_ms // 10), answer_only=True)[0]
         if r == "unsat":
             out.add(n)
         elif r == "unknown" and cases and all(solver.check(f, [env.dims[d] == v for d, v in c.items()],
-                                        timeout_ms=solver.timeout_ms // 2)[0] == "unsat" for c in cases.values()):
+                                        timeout_ms=solver.timeout_ms // 2, answer_only=True)[0] == "unsat"
+                                        for c in cases.values()):
             out.add(n)
             per_case = True
     return out, per_case
@@ -714,7 +715,7 @@ def _races(qs, ta, tb, just, bufs, disjoint, th, solver=None):
         if key not in apart_bytes:
             ov = z3.And(z3.ULT(a.addr, b2.addr + b2.width), z3.ULT(b2.addr, a.addr + a.width))
             apart_bytes[key] = solver is not None and solver.check(
-                z3.And(th.same_block, ov), timeout_ms=max(200, solver.timeout_ms // 20))[0] == "unsat"
+                z3.And(th.same_block, ov), timeout_ms=max(200, solver.timeout_ms // 20), answer_only=True)[0] == "unsat"
         return apart_bytes[key]
     proxied = []         # pairs ordered by barriers: only the async-proxy visibility is left to check
     by_instr: dict[int, list] = {}
@@ -894,7 +895,7 @@ def _closes(solver, f, buf, ms=None, bits=False) -> bool:
     (alignment), the bitvector solver's too."""
     ms = ms or max(200, solver.timeout_ms // 3)
     if bits or buf is not None and buf.kind == "shared":
-        return solver.check(f, timeout_ms=ms)[0] == "unsat"
+        return solver.check(f, timeout_ms=ms, answer_only=True)[0] == "unsat"
     return solver.ints.refutes(f, ms)
 
 

@@ -10,8 +10,9 @@ solving). The quick checks symbolic execution makes (solving.always: does a fact
 are recorded too, with their outcome: one that did not hold then is not run again (nothing is assumed from
 it), one that held is run again and must hold. If a recorded step no longer closes its query, the replay
 stops (RecordMiss) and the proof runs again in full, saying so. A record made for shipping also holds, per closed
-integer query, an unsat core (solving.unsat_core): the replay solves those of the query's assertions alone, whose
-unsat is the whole query's, far faster; a core that does not close is a miss like any other. The path of a replay
+integer query, an unsat core (solving.unsat_core), and per closed bitvector query one of the launch's constraints
+(solving.BvCores): the replay solves those assertions alone, whose unsat is the whole query's, far faster; a core
+that does not close is a miss like any other. The path of a replay
 depends only on the record and the PTX."""
 from __future__ import annotations
 
@@ -82,7 +83,7 @@ class Record:
     work: dict = field(default_factory=dict)        # the full search's work summary (solving.WorkLog.summary)
     undecided: list | None = None      # per launch, the properties whose queries left them unknown
     facts: list | None = None          # the quick checks, in order: [key, held] each
-    cores: dict | None = None          # "key/step" -> [solver, the assertions of that integer query a replay solves]
+    cores: dict | None = None          # "key/step" -> [solver, the assertions of that query a replay solves]
 
     def to_json(self) -> dict:
         out = {"format": FORMAT, "ptx_sha256": self.ptx_sha256, "checker_version": self.checker_version,
@@ -179,16 +180,20 @@ class Replay:
         self.facts_taken[key] = i + 1
         return occ[i]
 
-    def core(self, key: str, step: str) -> tuple[str, list[int]] | None:
-        """The recorded core of this integer query at this step: the solver that closes it ("step": the step's
-        strategy, "smt": z3's SMT core alone) and indices of some of the query's assertions, which the replay
-        solves instead of all of them (a subset found unsatisfiable makes the whole so). None where the record has
-        none or it is not such a pair (indices distinct, in increasing order, from 0): then all are solved."""
+    def core(self, key: str, step: str, solvers: tuple[str, ...] = ("step", "smt")) -> tuple[str, list[int]] | None:
+        """The recorded core of this query at this step: the solver that closes it (of an integer query, "step":
+        the step's strategy, "smt": z3's SMT core alone; of a bitvector query, "bv": a fresh SMT core on those of
+        the launch's constraints and the query) and indices of some of the query's assertions (of a bitvector
+        query, of the launch's constraints; none is a core too: the query alone), which the replay solves instead
+        of all of them (a subset found unsatisfiable makes the whole so). None where the record has none, names a
+        solver not in solvers or is not such a pair (indices distinct, in increasing order, from 0): then all are
+        solved."""
         core = self.cores.get(f"{key}/{step}")
-        if not (isinstance(core, list) and len(core) == 2 and core[0] in ("step", "smt") and isinstance(core[1], list)):
+        if not (isinstance(core, list) and len(core) == 2 and core[0] in solvers and isinstance(core[1], list)):
             return None
         ids = core[1]
-        if not ids or not all(type(i) is int for i in ids) or ids[0] < 0 or any(a >= b for a, b in zip(ids, ids[1:])):
+        if not ids and core[0] != "bv" or not all(type(i) is int for i in ids) or ids and ids[0] < 0 \
+                or any(a >= b for a, b in zip(ids, ids[1:])):
             return None
         return core[0], ids
 

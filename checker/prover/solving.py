@@ -10,8 +10,8 @@ query's units; the first step that answers decides it. The wall clock is only a 
 is far too slow: the guards count the process's CPU time (so a machine's load does not trip them, only a far
 slower core or a phase of z3 that counts little work), and when one stops a query or a variant, WallClockStop is
 raised and nothing is decided (KREG_PROVER_GUARD scales them). Every call is logged with its query's key, which
-makes the proof's record (checker/prover/records.py); a Budget given a record replays it, solving each integer
-query the record has an unsat core of on that core alone (unsat_core)."""
+makes the proof's record (checker/prover/records.py); a Budget given a record replays it, solving each query the
+record has an unsat core of on that core alone (unsat_core, BvCores)."""
 from __future__ import annotations
 
 import hashlib
@@ -42,6 +42,7 @@ VARIANT_WALL_GUARD = 10 * GUARD  # x the variant's budget in ms: the same for th
 MIN_GUARD_S = 1.0                # the shortest guard a query gets (s of CPU time)
 VARIANT_GUARD_FLOOR_S = 60.0     # added to the variant's guard: symbolic execution, a small budget
 CORE_UNITS = 4                   # x the units a query's step used: what finding its unsat core may use (unsat_core)
+BV_CORE_BASE = 2_000_000         # added for a bitvector query (BvCores): a fresh solver takes the launch's constraints
 
 
 class WallClockStop(Exception):
@@ -262,15 +263,8 @@ def limited_check(s, kind: str, step: str, nominal_ms: float, budget: Budget, sh
     guard raises WallClockStop: it says nothing about the kernel. A replayed query is charged and logged with
     its recorded units (an incremental solver that skipped a query may count a few units more or less)."""
     rl, capped = step_limit(kind, nominal_ms, budget, share)
-    guard_s = max(MIN_GUARD_S, min(WALL_GUARD * nominal_ms * share / 1000, budget.left_s()))
-    s.set("rlimit", rl)             # relative to the context's count at check(), not cumulative (z3 5.4.1)
-    c0 = _rcount(s)
-    _WATCHDOG.arm(s.ctx, guard_s)
-    try:
-        r = s.check()
-    finally:
-        stopped = _WATCHDOG.disarm()
-    actual = _rcount(s) - c0
+    guard_s = _guard_s(nominal_ms, budget, share)
+    r, actual, stopped = _bounded(s, rl, guard_s)
     used = actual if recorded is None else recorded
     budget.charge(kind, used)
     if r != z3.unknown:
@@ -284,6 +278,22 @@ def limited_check(s, kind: str, step: str, nominal_ms: float, budget: Budget, sh
                             f"{rl} rlimit units")
     budget.log.add(kind, step, str(r), used, key)
     return r, s.reason_unknown()
+
+
+def _guard_s(nominal_ms: float, budget: Budget, share: float = 1.0) -> float:
+    return max(MIN_GUARD_S, min(WALL_GUARD * nominal_ms * share / 1000, budget.left_s()))
+
+
+def _bounded(s, rl: int, guard_s: float):
+    """s.check() under rl units and the CPU-time guard: (result, units used, whether the guard stopped it)."""
+    s.set("rlimit", rl)             # relative to the context's count at check(), not cumulative (z3 5.4.1)
+    c0 = _rcount(s)
+    _WATCHDOG.arm(s.ctx, guard_s)
+    try:
+        r = s.check()
+    finally:
+        stopped = _WATCHDOG.disarm()
+    return r, _rcount(s) - c0, stopped
 
 
 def into(ctx, fs):
@@ -338,37 +348,65 @@ class Model:
 
 class BvSolver:
     """One incremental SMT solver (z3's core alone: no tactic fallback) holding the launch's constraints in a
-    z3 context of its own; each query is pushed and popped with its own limits, under the variant's budget."""
+    z3 context of its own; each query is pushed and popped with its own limits, under the variant's budget.
+
+    In a replay, a query the record shows unsat with a core (BvCores) is solved on that core of the launch's
+    constraints and the query by a fresh SMT core (in one context for the launch's such checks), and one the record
+    shows sat whose caller uses only the answer (answer_only: sat then proves no more than unknown, and has no
+    model) is not run again but charged and logged as recorded, like an unknown one. Either is kept (its terms, in
+    that context) and run in the incremental solver, in order, before the next query that is: that solver's answers
+    and models depend on every query it has seen, so it sees what it would have without these shortcuts."""
 
     def __init__(self, base, timeout_ms, budget: Budget):
         self.ctx = z3.Context()
         self.s = z3.SimpleSolver(ctx=self.ctx)
         self.s.add(*into(self.ctx, base))
+        self.base = list(base)
         self.budget = budget
         self.timeout_ms = timeout_ms
         self.base_key = query_key(*(c.sexpr() for c in base))
+        self.park = None            # the context the queries answered aside are solved and kept in (pending)
+        self.park_base: dict = {}   # the launch's constraints translated there, by index
+        self.pending: list = []     # those queries, in order: (their terms in park, result, rlimit, guard)
+        self.cores: BvCores | None = None       # where the budget makes cores
 
-    def check(self, f, extra=(), timeout_ms=None):
+    def check(self, f, extra=(), timeout_ms=None, answer_only=False):
         if spent := self.budget.spent():
             return "unknown", None, spent
         nominal = timeout_ms or self.timeout_ms
         key = query_key("bv", self.base_key, str(nominal), *(g.sexpr() for g in [f, *extra]))
-        occ = self.budget.replay.take(key) if self.budget.replay is not None else None
+        replay = self.budget.replay
+        occ = replay.take(key) if replay is not None else None
         recorded = (occ or {}).get("smt")       # (result, units) in the record, where it has this query
         if recorded is not None and recorded[0] == "unknown":
             self.budget.skip("bv", "smt", *recorded, key)
             return "unknown", None, "solver: not answered within its limit in the recorded proof (not run again)"
         if self.budget.follow("bv", "smt", recorded, key):
             return "unsat", None, None
+        core = replay.core(key, "smt", ("bv",)) if recorded is not None and recorded[0] == "unsat" else None
+        if core is not None and core[1] and core[1][-1] >= len(self.base):     # not this launch's: solved whole
+            core = None
+        if core is not None or recorded is not None and recorded[0] == "sat" and answer_only:
+            return self._aside(f, extra, nominal, key, recorded, core)
+        self._catch_up()
         self.s.push()
         try:
-            self.s.add(*into(self.ctx, [f, *extra]))
+            q = into(self.ctx, [f, *extra])
+            self.s.add(*q)
             r, why = limited_check(self.s, "bv", "smt", nominal, self.budget, key=key,
                                    recorded=recorded[1] if recorded is not None else None)
             if recorded is not None:
                 if str(r) != recorded[0]:
                     raise RecordMiss(f"a bitvector query the record shows {recorded[0]} gave {r}")
-                self.budget.replay.replayed += 1
+                replay.replayed += 1
+            if r == z3.unsat and self.budget.cores is not None:
+                rl, _ = step_limit("bv", nominal, self.budget)
+                if self.cores is None:
+                    self.cores = BvCores(self.base)
+                found = self.cores.of(q, rl, self.budget.log.calls[-1][3], _guard_s(nominal, self.budget))
+                if found is not None:
+                    self.budget.cores[f"{key}/smt"] = found
+            del q           # before the pop, which frees the query's terms (their ids are reused in this order)
             if r == z3.sat:
                 return "sat", Model(self.s.model(), self.ctx), None
             if r == z3.unsat:
@@ -378,6 +416,102 @@ class BvSolver:
             return "unknown", None, f"solver error: {e}"
         finally:
             self.s.pop()
+
+    def _aside(self, f, extra, nominal, key, recorded, core):
+        """A recorded query answered without the incremental solver: on its core (unsat, else a miss), or as
+        recorded (an answer-only sat); kept for _catch_up. The main context sees the calls it would have (into)."""
+        if self.park is None:
+            self.park = z3.Context()
+        rl, _ = step_limit("bv", nominal, self.budget)
+        parked = into(self.park, [f, *extra])
+        self.pending.append((parked, recorded[0], rl, _guard_s(nominal, self.budget)))
+        if core is None:
+            self.budget.skip("bv", "smt", *recorded, key)
+            return "sat", None, None
+        try:
+            r, _ = limited_check(self._core_solver(core[1], parked), "bv", "smt", nominal, self.budget, key=key,
+                                 recorded=recorded[1])
+        except z3.Z3Exception as e:
+            raise RecordMiss(f"a bitvector query's recorded core gave a solver error: {e}") from e
+        if r != z3.unsat:
+            raise RecordMiss(f"a bitvector query the record shows unsat gave {r} on its recorded core")
+        self.budget.replay.replayed += 1
+        self.budget.replay.cored += 1
+        return "unsat", None, None
+
+    def _core_solver(self, ids, parked):
+        """A fresh SMT core in park on the launch's constraints base[ids] and the parked query (one context for all:
+        making a z3 context costs more than most of these checks)."""
+        for i in ids:
+            if i not in self.park_base:
+                self.park_base[i] = self.base[i].translate(self.park)
+        s = z3.SimpleSolver(ctx=self.park)
+        s.add(*[self.park_base[i] for i in ids], *parked)
+        return s
+
+    def _catch_up(self) -> None:
+        """The queries answered aside, run in the incremental solver in order as they would have been (each
+        must give its recorded answer again: else this solver is not where the record's was, a miss)."""
+        pending, self.pending = self.pending, []
+        for parked, result, rl, guard_s in pending:
+            self.s.push()
+            try:
+                self.s.add(*into(self.ctx, parked))
+                r, _, stopped = _bounded(self.s, rl, guard_s)
+                if stopped:
+                    raise WallClockStop(f"a solver query's CPU-time guard ({guard_s:.0f} s) was reached")
+                if r == z3.unknown:
+                    self.s.reason_unknown()
+                if str(r) != result:
+                    raise RecordMiss(f"a bitvector query the record shows {result} gave {r} in order")
+            finally:
+                self.s.pop()
+
+
+def _core_solver(base, ids, query):
+    """An SMT core in a fresh context on the launch's constraints base[ids] (main-context terms) and the query's
+    terms (of any context), each translated on its own, in that order: no term is made in the contexts they come
+    from."""
+    ctx = z3.Context()
+    s = z3.SimpleSolver(ctx=ctx)
+    s.add(*[base[i].translate(ctx) for i in ids], *[t.translate(ctx) for t in query])
+    return s
+
+
+class BvCores:
+    """Unsat cores of a launch's bitvector queries (for a record: made with cores=True): one incremental SMT core in
+    a context of its own holds each of the launch's constraints under a tracking literal; a query found
+    unsatisfiable is pushed there and checked under all the literals (at most CORE_UNITS x the units the query used
+    plus BV_CORE_BASE), and the constraints of its unsat core are kept only where a fresh SMT core closes them with
+    the query within half the query's own limit (the replay solves them so, under the whole limit, in a context it
+    shares with the other cores' checks). Never charged to the variant's budget."""
+
+    def __init__(self, base):
+        self.base = base
+        self.ctx = z3.Context()
+        self.s = z3.SimpleSolver(ctx=self.ctx)
+        self.marks = [z3.FreshBool("kreg_core", self.ctx) for _ in base]
+        for m, c in zip(self.marks, base):
+            self.s.add(z3.Implies(m, c.translate(self.ctx)))
+        self.at = {m.get_id(): i for i, m in enumerate(self.marks)}
+
+    def of(self, query, limit: int, used: int, guard_s: float) -> list | None:
+        """["bv", indices] for a query (its terms, of any context) found unsatisfiable with the launch's
+        constraints, or None where none is found (the replay solves the query in the incremental solver)."""
+        self.s.push()
+        try:
+            self.s.add(*[t.translate(self.ctx) for t in query])
+            self.s.set("rlimit", CORE_UNITS * used + BV_CORE_BASE)
+            if _guarded(self.s, guard_s, *self.marks) != z3.unsat:
+                return None
+            core = sorted(self.at[c.get_id()] for c in self.s.unsat_core())
+        finally:
+            self.s.pop()
+        if len(core) == len(self.base):
+            return None
+        alone = _core_solver(self.base, core, query)
+        alone.set("rlimit", limit // 2)       # the replay solves it in a context of other such checks: a margin
+        return ["bv", core] if _guarded(alone, guard_s) == z3.unsat else None
 
 
 PROVING: ContextVar[Budget | None] = ContextVar("kreg_prover_budget", default=None)   # the proof under way

@@ -6,8 +6,9 @@ runs in full. After a checker change, remake them all (each proof then runs in f
 
     rm -r tests/data/records && KREG_REMAKE_RECORDS=1 python -m pytest tests/checker tests/kernels -n N
 
-(KREG_REMAKE_RECORDS=missing makes only those that are missing or no longer fit; =cores adds the integer queries'
-unsat cores (solving.unsat_core) to the records that fit, by replaying them: the same calls, a faster replay.)
+(KREG_REMAKE_RECORDS=missing makes only those that are missing or no longer fit; =cores adds the closed queries'
+unsat cores (solving.unsat_core, solving.BvCores) to the records that fit, by replaying them: the same calls, a
+faster replay.)
 
 A proof asked for by several tests runs once per test session, whichever pytest-xdist worker asks first
 (helpers/session.py: the others wait for it and read it back rather than prove it again).
