@@ -1,7 +1,7 @@
 """The README quick start, `kreg verify` of the whole built-in registry on the CPU (proofs and CPU numerics),
 timed on this machine in a fresh KREG_HOME each run: idle, then beside N busy loops (N = 2 x the cores is a 2x
-load); one JSON line per run (machine, load, wall and CPU seconds, exit code, per variant its verdict and
-proofs), then whether every run gave the same verdicts and proofs.
+load); one JSON line per run (machine, busy loops, the load average sampled through the run, wall and CPU seconds,
+exit code, per variant its verdict and proofs), then whether every run gave the same verdicts and proofs.
 
     python bench/quick_start_time.py --busy 0 4 --out bench/results/quick_start_vm.jsonl
 """
@@ -25,21 +25,31 @@ def run(busy: int) -> dict:
         with tempfile.TemporaryDirectory(prefix="kreg-quick-start-") as home:
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             t0 = time.time()
-            p = subprocess.run(["kreg", "verify", "--json"], env=os.environ | {"KREG_HOME": home},
-                               capture_output=True, text=True)
+            p = subprocess.Popen(["kreg", "verify", "--json"], env=os.environ | {"KREG_HOME": home},
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            loads = []
+            while True:
+                try:
+                    out, err = p.communicate(timeout=10)
+                    break
+                except subprocess.TimeoutExpired:
+                    loads.append(os.getloadavg()[0])
             wall = time.time() - t0
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
     finally:
         for q in loops:
             q.kill()
     try:
-        variants = json.loads(p.stdout)["variants"]
+        variants = json.loads(out)["variants"]
     except (ValueError, KeyError):
         variants = []
     return {"date": datetime.date.today().isoformat(), "machine": platform.node(), "cores": os.cpu_count(),
-            "busy_loops": busy, "wall_s": round(wall, 1), "cpu_s": round(after.ru_utime - before.ru_utime, 1),
-            "exit": p.returncode, "stderr_tail": p.stderr[-400:],
-            "variants": {v["name"]: [v["verdict"], v.get("proofs")] for v in variants}}
+            "busy_loops": busy, "load_avg_1min": {"mean": round(sum(loads) / max(1, len(loads)), 2),
+                                                  "max": round(max(loads, default=0.0), 2)},
+            "wall_s": round(wall, 1), "cpu_s": round(after.ru_utime - before.ru_utime, 1),
+            "exit": p.returncode, "stderr_tail": err[-400:],
+            "variants": {v["name"]: [v["verdict"], v.get("proofs")] for v in variants},
+            "stage_seconds": {v["name"]: v.get("stage_seconds") for v in variants}}
 
 
 def main() -> None:
