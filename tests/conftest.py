@@ -1,6 +1,5 @@
 """Shared fixtures: an isolated KREG_HOME per test session, the gpu marker's skip, the session's folder of
-results shared by the pytest-xdist workers (helpers/session.py), whose PTX cache they share too, and the order
-tests start in (helpers/schedule.py)."""
+results shared by the pytest-xdist workers (helpers/session.py) and the order tests start in (helpers/schedule.py)."""
 import os
 import shutil
 import tempfile
@@ -46,7 +45,6 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(autouse=True, scope="session")
 def kreg_home(tmp_path_factory):
     home = tmp_path_factory.mktemp("kreg_home")
-    _share_ptx_cache(home)
     old = os.environ.get("KREG_HOME")
     os.environ["KREG_HOME"] = str(home)
     yield home
@@ -55,17 +53,3 @@ def kreg_home(tmp_path_factory):
     else:
         os.environ["KREG_HOME"] = old
     shutil.rmtree(home, ignore_errors=True)
-
-
-def _share_ptx_cache(home) -> None:
-    """$KREG_HOME/cache/ptx of every pytest-xdist worker is one folder of the session's, so that a registry
-    kernel is compiled (and assembled to its sm_90 cubin) once per session, not once per worker. Entries are
-    content-keyed and written atomically (checker/ptx/cache.py), so workers may share them; a test that needs a
-    cache of its own sets a KREG_HOME of its own (tests/checker/ptx/test_ptx_cache.py)."""
-    folder = os.environ.get("KREG_TEST_PROOFS")
-    if not folder:
-        return
-    shared = os.path.join(folder, "ptx-cache")
-    os.makedirs(shared, exist_ok=True)
-    (home / "cache").mkdir()
-    (home / "cache" / "ptx").symlink_to(shared, target_is_directory=True)
