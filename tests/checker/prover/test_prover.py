@@ -166,14 +166,9 @@ def test_isolated_and_in_process_proofs_agree():
 # is never a verdict (checker/prover/solving.py). On every machine they stop the same way (bench/results/
 # prover_determinism.txt, prover017_records_f16_h200_2026-12-01.jsonl); `kreg verify` reports them as not decided
 # (exit 3) rather than as safe or rejected. prover-0.17 decides attention_prefill_f16_safe (proven, 0.248 of its budget).
-NOT_DECIDED = {"attention_decode_f16_rs_nm"}
-
-
 def _safe_registry():
     cat = load_catalog()
-    return [pytest.param(e.variant, cat.ops[e.variant.op], id=e.name,
-                         marks=[pytest.mark.xfail(run=False, reason="not decided by this checker: uncounted z3 work")]
-                         if e.name in NOT_DECIDED else [])
+    return [pytest.param(e.variant, cat.ops[e.variant.op], id=e.name)
             for e in cat.entries if e.variant.safety == "safe"]
 
 
