@@ -10,7 +10,7 @@ solving). The quick checks symbolic execution makes (solving.always: does a fact
 are recorded too, with their outcome: one that did not hold then is not run again (nothing is assumed from
 it), one that held is run again and must hold. If a recorded step no longer closes its query, the replay
 stops (RecordMiss) and the proof runs again in full, saying so. A record made for shipping also holds, per closed
-integer query, an unsat core (solving.unsat_core), and per closed bitvector query one of the launch's constraints
+integer query, an unsat core (solving.unsat_core), and per closed bitvector query a subset of the launch's constraints
 (solving.BvCores): the replay solves those assertions alone, whose unsat is the whole query's, far faster; a core
 that does not close is a miss like any other. The path of a replay
 depends only on the record and the PTX."""

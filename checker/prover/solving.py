@@ -468,7 +468,7 @@ class BvSolver:
                 self.s.pop()
 
 
-def _core_solver(base, ids, query):
+def _fresh_core_solver(base, ids, query):
     """An SMT core in a fresh context on the launch's constraints base[ids] (main-context terms) and the query's
     terms (of any context), each translated on its own, in that order: no term is made in the contexts they come
     from."""
@@ -509,7 +509,7 @@ class BvCores:
             self.s.pop()
         if len(core) == len(self.base):
             return None
-        alone = _core_solver(self.base, core, query)
+        alone = _fresh_core_solver(self.base, core, query)
         alone.set("rlimit", limit // 2)       # the replay solves it in a context of other such checks: a margin
         return ["bv", core] if _guarded(alone, guard_s) == z3.unsat else None
 
