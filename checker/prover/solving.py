@@ -352,10 +352,11 @@ class BvSolver:
 
     In a replay, a query the record shows unsat with a core (BvCores) is solved on that core of the launch's
     constraints and the query by a fresh SMT core (in one context for the launch's such checks), and one the record
-    shows sat whose caller uses only the answer (answer_only: sat then proves no more than unknown, and has no
-    model) is not run again but charged and logged as recorded, like an unknown one. Either is kept (its terms, in
-    that context) and run in the incremental solver, in order, before the next query that is: that solver's answers
-    and models depend on every query it has seen, so it sees what it would have without these shortcuts."""
+    shows unknown, or sat where its caller uses only the answer (answer_only: sat then proves no more than unknown,
+    and has no model), is not run again but charged and logged as recorded. Each is kept (its terms, in that
+    context) and run in the incremental solver, in order, before the next query that is: that solver's answers and
+    models depend on every query it has seen (an unknown one too: a later sat query can come out unknown without
+    it), so it sees what it would have without these shortcuts."""
 
     def __init__(self, base, timeout_ms, budget: Budget):
         self.ctx = z3.Context()
@@ -379,6 +380,7 @@ class BvSolver:
         occ = replay.take(key) if replay is not None else None
         recorded = (occ or {}).get("smt")       # (result, units) in the record, where it has this query
         if recorded is not None and recorded[0] == "unknown":
+            self._park(f, extra, nominal, "unknown")
             self.budget.skip("bv", "smt", *recorded, key)
             return "unknown", None, "solver: not answered within its limit in the recorded proof (not run again)"
         if self.budget.follow("bv", "smt", recorded, key):
@@ -420,11 +422,7 @@ class BvSolver:
     def _aside(self, f, extra, nominal, key, recorded, core):
         """A recorded query answered without the incremental solver: on its core (unsat, else a miss), or as
         recorded (an answer-only sat); kept for _catch_up. The main context sees the calls it would have (into)."""
-        if self.park is None:
-            self.park = z3.Context()
-        rl, _ = step_limit("bv", nominal, self.budget)
-        parked = into(self.park, [f, *extra])
-        self.pending.append((parked, recorded[0], rl, _guard_s(nominal, self.budget)))
+        parked = self._park(f, extra, nominal, recorded[0])
         if core is None:
             self.budget.skip("bv", "smt", *recorded, key)
             return "sat", None, None
@@ -438,6 +436,15 @@ class BvSolver:
         self.budget.replay.replayed += 1
         self.budget.replay.cored += 1
         return "unsat", None, None
+
+    def _park(self, f, extra, nominal, result: str):
+        """The query's terms in park, kept for _catch_up to run in order with its recorded result."""
+        if self.park is None:
+            self.park = z3.Context()
+        rl, _ = step_limit("bv", nominal, self.budget)
+        parked = into(self.park, [f, *extra])
+        self.pending.append((parked, result, rl, _guard_s(nominal, self.budget)))
+        return parked
 
     def _core_solver(self, ids, parked):
         """A fresh SMT core in park on the launch's constraints base[ids] and the parked query (one context for all:

@@ -11,7 +11,7 @@ import pytest
 from kreg.checker.prover.prove import CHECKER_VERSION, PROPS, prove
 from kreg.checker.prover.records import Record, query_key
 
-from helpers.prover_corpus import TIMEOUT_MS, corpus_ops, corpus_ptx, corpus_variant
+from helpers.prover_corpus import TIMEOUT_MS, corpus_budget, corpus_ops, corpus_ptx, corpus_variant
 
 
 def _prove(name, record=None, budget_ms=4 * TIMEOUT_MS):
@@ -90,6 +90,22 @@ def test_undecided_property_follows_its_record_and_ends_undecided(full):
     again = _prove("tc_tile", proof.record, budget_ms=1000)
     assert _statuses(again) == _statuses(proof) and again.work["digest"] == proof.work["digest"]
     assert "fell_back" not in again.work["replay"] and again.work["replay"]["followed"] > 0
+
+
+def test_bitvector_query_left_unknown_is_kept_in_order_and_the_replay_does_not_fall_back():
+    """bug_wide_late's record (tests/data/records, a full search on the lent H200) has bitvector queries left
+    unknown before a sat one whose model the prover uses: the replay does not run them where they are, but its
+    incremental solver must see them before that sat query (without them it came out unknown: a miss, and the full
+    search again). The replay, in a fresh process as kreg verify runs it, follows the record: its digest."""
+    from helpers.recorded import prove_recorded, record_path
+    from kreg.checker.prover import records
+    v, ptx = corpus_variant("bug_wide_late"), corpus_ptx("bug_wide_late")
+    op, budget = corpus_ops()[v.op], corpus_budget("bug_wide_late")
+    rec = records.load(record_path(v, op, ptx, TIMEOUT_MS, budget))
+    assert rec is not None and any(c[0] == "bv" and c[2] == "unknown" for c in rec.calls)
+    got = prove_recorded(v, op, ptx, timeout_ms=TIMEOUT_MS, budget_ms=budget)
+    assert "fell_back" not in got.work["replay"], got.work["replay"]
+    assert got.work["digest"] == rec.work["digest"]
 
 
 @pytest.mark.parametrize("name", ["matmul_tiled", "bug_off_by_one", "bug_two_per_index"])
