@@ -55,3 +55,12 @@ def test_a_corrupted_shared_entry_is_recompiled_not_used(tmp_path, monkeypatch):
     assert not again.cached and again.ptx == good
     _no_nvrtc(monkeypatch)
     assert C.compile_cuda(*source[0]).cached        # the bad copy replaced by this worker's own compile
+
+
+def test_the_registry_sources_are_every_distinct_compile_of_the_registry():
+    from kreg.registry.catalog import load_catalog
+    from helpers.ptx_cache import registry_sources
+    cat = load_catalog()
+    got = registry_sources()
+    want = {(e.variant.source_path.name, tuple(e.variant.options)) for e in cat.entries if not e.variant.library}
+    assert len(got) == len(want) == len({(n, o) for _, n, o in got}) and {(n, o) for _, n, o in got} == want

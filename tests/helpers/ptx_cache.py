@@ -23,8 +23,10 @@ def registry_sources() -> list[tuple[str, str, tuple]]:
     seen, out = set(), []
     for e in load_catalog().entries:
         v = e.variant
+        if v.library:             # a vendor routine: no source of kreg's
+            continue
         key = (v.source_path, tuple(v.options))
-        if v.library or key in seen:
+        if key in seen:
             continue
         seen.add(key)
         out.append((v.source_path.read_text(), v.source_path.name, tuple(v.options)))
