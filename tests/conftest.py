@@ -8,7 +8,7 @@ import tempfile
 import pytest
 
 from helpers import schedule
-from helpers.ptx_cache import share_compiles
+from helpers.ptx_cache import EVERY_COMPILE, share_compiles
 
 
 def _has_gpu() -> bool:
@@ -49,8 +49,9 @@ def kreg_home(tmp_path_factory, request):
     home = tmp_path_factory.mktemp("kreg_home")
     old = os.environ.get("KREG_HOME")
     os.environ["KREG_HOME"] = str(home)
-    if int(getattr(request.config, "workerinput", {}).get("workercount", 1)) > 1 and "KREG_TEST_PROOFS" in os.environ:
-        share_compiles(os.environ["KREG_TEST_PROOFS"])      # each worker would compile them all again
+    if (int(getattr(request.config, "workerinput", {}).get("workercount", 1)) > 1 and "KREG_TEST_PROOFS" in os.environ
+            and any(it.name == EVERY_COMPILE for it in request.session.items)):
+        share_compiles(os.environ["KREG_TEST_PROOFS"])   # that test and the workers' proofs would compile them all again
     yield home
     if old is None:
         os.environ.pop("KREG_HOME", None)

@@ -64,3 +64,10 @@ def test_the_registry_sources_are_every_distinct_compile_of_the_registry():
     got = registry_sources()
     want = {(e.variant.source_path.name, tuple(e.variant.options)) for e in cat.entries if not e.variant.library}
     assert len(got) == len(want) == len({(n, o) for _, n, o in got}) and {(n, o) for _, n, o in got} == want
+
+
+def test_the_test_that_triggers_the_sharing_exists():
+    from helpers.paths import ROOT
+    from helpers.ptx_cache import EVERY_COMPILE
+    text = (ROOT / "tests" / "checker" / "ptx" / "test_toolchain_hazards.py").read_text()
+    assert f"def {EVERY_COMPILE}(" in text and "assembled_hazards" in text

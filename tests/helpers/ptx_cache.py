@@ -16,6 +16,9 @@ from kreg.checker.ptx import compile as C
 from kreg.checker.ptx.cache import PtxCache, exact_path
 from kreg.checker.ptx.digest import ptx_digest
 
+EVERY_COMPILE = "test_no_shipped_kernel_has_a_hazard"     # a test that compiles and assembles every registry source:
+                                                          # sessions that run it share the compiles (tests/conftest.py)
+
 
 def registry_sources() -> list[tuple[str, str, tuple]]:
     """(source text, file name, options) of every distinct compile of the registry, in catalog order."""
