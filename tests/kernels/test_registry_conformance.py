@@ -27,7 +27,7 @@ def registry_verdicts(request):
         return {}
     require_device()
     workers = int(getattr(request.config, "workerinput", {}).get("workercount", 1))
-    jobs = max(1, (os.cpu_count() or 1) // workers)            # the session's workers share the cores
+    jobs = int(os.environ.get("KREG_JOBS", 0)) or max(1, (os.cpu_count() or 1) // workers)   # workers share the cores
     with verify_pool(jobs) as pool:
         return once_each(f"registry conformance {OPTS} ", keys, lambda k: submit_verify(pool, k, OPTS), jobs,
                          dump=lambda r: r.to_json(), load=VariantReport.from_json)
