@@ -29,26 +29,41 @@ def verify_all(opts: Options, isolate: bool = True, keys=None) -> dict[str, dict
     limits)."""
     entries = [e for k, e in zip(KEYS, ENTRIES) if keys is None or k in keys]
     names = [f"{e.op}/{e.name}" for e in entries]
+    require_device()
+    jobs = int(os.environ.get("KREG_JOBS", 0)) or (1 if DEVICE == "gpu" else os.cpu_count() or 1)
+    timeout = float(os.environ.get("KREG_TIMEOUT", 300))
+    if not isolate:
+        with verify_pool(jobs) as pool:
+            futures = [submit_verify(pool, name, opts) for name in names]
+            return dict(zip(names, (f.result() for f in futures)))
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        results = list(pool.map(lambda e: verify_variant(e, CATALOG.ops[e.op], DEVICE, replace(opts, timeout_s=timeout)),
+                                entries))
+    return dict(zip(names, results))
+
+
+def require_device() -> None:
+    """Skip (the emulator cannot be opened here) rather than fail every variant."""
     from kreg.conformance.harness import open_harness
     if DEVICE == "cpu":
         try:
             open_harness("cpu")
         except RuntimeError as e:
             pytest.skip(str(e))
-    jobs = int(os.environ.get("KREG_JOBS", 0)) or (1 if DEVICE == "gpu" else os.cpu_count() or 1)
-    timeout = float(os.environ.get("KREG_TIMEOUT", 300))
-    if not isolate:
-        import multiprocessing as mp
-        from concurrent.futures import ProcessPoolExecutor
 
-        from kreg.pipeline import verify_in_process
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn")) as pool:
-            futures = [pool.submit(verify_in_process, e, CATALOG.ops[e.op], DEVICE, opts) for e in entries]
-            return dict(zip(names, (f.result() for f in futures)))
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        results = list(pool.map(lambda e: verify_variant(e, CATALOG.ops[e.op], DEVICE, replace(opts, timeout_s=timeout)),
-                                entries))
-    return dict(zip(names, results))
+
+def verify_pool(jobs: int):
+    """A pool of jobs long-lived worker processes for submit_verify (spawned: safe with threads and CUDA)."""
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+    return ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn"))
+
+
+def submit_verify(pool, key: str, opts: Options):
+    """The Future of one variant's VariantReport (key: op/name) on DEVICE, every stage in a worker of pool."""
+    from kreg.pipeline import verify_in_process
+    entry = CATALOG.find(key)
+    return pool.submit(verify_in_process, entry, CATALOG.ops[entry.op], DEVICE, opts)
 
 
 def selected_keys(request) -> set[str]:

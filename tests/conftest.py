@@ -1,5 +1,6 @@
 """Shared fixtures: an isolated KREG_HOME per test session, the gpu marker's skip, the session's folder of
-results shared by the pytest-xdist workers (helpers/session.py) and the order tests start in (helpers/schedule.py)."""
+results shared by the pytest-xdist workers (helpers/session.py), the registry's compiles made once for all of them
+(helpers/ptx_cache.py) and the order tests start in (helpers/schedule.py)."""
 import os
 import shutil
 import tempfile
@@ -7,6 +8,7 @@ import tempfile
 import pytest
 
 from helpers import schedule
+from helpers.ptx_cache import EVERY_COMPILE, share_compiles
 
 
 def _has_gpu() -> bool:
@@ -43,10 +45,13 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(autouse=True, scope="session")
-def kreg_home(tmp_path_factory):
+def kreg_home(tmp_path_factory, request):
     home = tmp_path_factory.mktemp("kreg_home")
     old = os.environ.get("KREG_HOME")
     os.environ["KREG_HOME"] = str(home)
+    if (int(getattr(request.config, "workerinput", {}).get("workercount", 1)) > 1 and "KREG_TEST_PROOFS" in os.environ
+            and any(it.name == EVERY_COMPILE for it in request.session.items)):
+        share_compiles(os.environ["KREG_TEST_PROOFS"])   # that test and the workers' proofs would compile them all again
     yield home
     if old is None:
         os.environ.pop("KREG_HOME", None)

@@ -87,8 +87,8 @@ def round_exact(s, e, fmt: str, mode: str = "rn") -> np.ndarray:
     s = np.asarray(s, np.float64)
     e = np.broadcast_to(np.asarray(e, np.float64), s.shape)
     r = from_f64_rn(s, fmt)
-    if mode == "rn" and not e.any():
-        return r                     # s is exact: one rounding
+    if mode == "rn" and (not e.any() or not maybe_halfway(s, fmt)):
+        return r                     # s is exact, or no s is halfway: one rounding
     with np.errstate(invalid="ignore", over="ignore"):
         r64 = to_f64(r, fmt)
         finite = np.isfinite(s) & np.isfinite(r64)
@@ -135,11 +135,35 @@ def two_sum(a, b):
     return s, e
 
 
+# Round to nearest of s = fl64(x) gives x's fmt rounding unless s is exactly halfway between two fmt values (no
+# float64 lies strictly between x and s, and every fmt midpoint is a float64), which in fmt's normal range means
+# the float64 fraction bits below fmt's last one are 100...0: (mask, half) per fmt, and the magnitudes
+# [lo, hi) where that test alone says it (outside: subnormal, near overflow, inf, NaN, always looked at; a zero s
+# is the exact value, so nothing to fix).
+_MIDPOINT = {"f32": ((1 << 29) - 1, 1 << 28, 2.0 ** -126, 2.0 ** 127),
+             "f16": ((1 << 42) - 1, 1 << 41, 2.0 ** -14, 2.0 ** 15),
+             "bf16": ((1 << 45) - 1, 1 << 44, 2.0 ** -126, 2.0 ** 127)}
+
+
+def maybe_halfway(s: np.ndarray, fmt: str) -> bool:
+    """False only if no float64 of s is halfway between two fmt values (nor outside fmt's normal range): then
+    rounding s to nearest is the exact value's rounding, whatever its error term."""
+    mask, half, lo, hi = _MIDPOINT[fmt]
+    a = np.abs(s)
+    return bool((((s.view(np.uint64) & np.uint64(mask)) == np.uint64(half)) | ~(((a >= lo) | (a == 0)) & (a < hi)))
+                .any())
+
+
 def fma_exact(a, b, c, fmt: str, mode: str = "rn") -> np.ndarray:
     """fma of float64-held fmt values (the product is exact in float64); returns fmt bit patterns."""
     with np.errstate(invalid="ignore", over="ignore"):
         p = np.asarray(a, np.float64) * np.asarray(b, np.float64)
-        s, e = two_sum(p, np.asarray(c, np.float64))
+        c = np.asarray(c, np.float64)
+        if mode == "rn":
+            s = p + c
+            if not maybe_halfway(np.asarray(s), fmt):
+                return from_f64_rn(s, fmt)       # what round_exact gives: its only fix is at a halfway s
+        s, e = two_sum(p, c)
         e = np.where(np.isfinite(e), e, 0.0)
     return round_exact(s, e, fmt, mode)
 

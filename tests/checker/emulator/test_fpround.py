@@ -90,3 +90,44 @@ def test_bf16_rounding_and_nan():
     x = np.array([1.0, 1.00390625, 1.01171875, -3.0e38, np.inf, np.nan, 1e-40], np.float32)
     bits = F.f32_to_bf16_rn(x)
     assert bits.tolist() == [0x3F80, 0x3F80, 0x3F82, 0xFF62, 0x7F80, 0x7FFF, 0x0001]
+
+
+@settings(max_examples=300, deadline=None)
+@given(fmt=st.sampled_from(["f32", "f16", "bf16"]), m=st.integers(0, 2**24), k=st.integers(-140, 140),
+       sign=st.sampled_from([1.0, -1.0]))
+def test_every_halfway_point_is_seen_by_the_quick_check(fmt, m, k, sign):
+    # the midpoint of two adjacent fmt values (any binade, its edges, subnormal, near overflow) must never be
+    # ruled out: fma_exact and round_exact skip the double-rounding fix only where maybe_halfway says no
+    p, emin, emax = FORMATS[fmt]
+    k = max(min(k, emax), emin)
+    m %= 2 ** (p - 1) - (k == emax)      # the top binade's last midpoint has no finite upper neighbour
+    normal = np.float64(sign * (2 ** p + 2 * m + 1) * 2.0 ** (k - p))      # in [2^k, 2^(k+1)): binade k
+    subnormal = np.float64(sign * (2 * m + 1) * 2.0 ** (emin - p))       # below 2^emin
+    for s in (normal, subnormal):
+        q = Fraction(float(s))
+        assert round_rational(q, fmt, "rz") != round_rational(q, fmt, "rp" if sign > 0 else "rm")   # not a value
+        assert abs(Fraction(round_rational(q, fmt, "rz")) - q) == abs(
+            Fraction(round_rational(q, fmt, "rp" if sign > 0 else "rm")) - q)                   # but halfway
+        assert F.maybe_halfway(np.asarray([s]), fmt)
+        assert F.maybe_halfway(np.asarray([1.25, 3.0, s]), fmt)
+
+
+@settings(max_examples=200, deadline=None)
+@given(a=st.lists(finite32, min_size=1, max_size=8), b=finite32, c=finite32, tie=st.integers(1, 2**23))
+def test_fma_arrays_with_and_without_a_halfway_element_are_correctly_rounded(a, b, c, tie):
+    # a batch with no halfway float64 sum takes the quick path, one with a tie the full one: both exact
+    for extra in ([], [(2 * tie + 1) * 2.0 ** -30]):
+        xs = np.asarray(a + extra, np.float32)
+        ys = np.asarray([b] * len(a) + [2.0 ** -24] * len(extra), np.float32)
+        zs = np.asarray([c] * len(a) + [2.0 ** -120] * len(extra), np.float32)
+        got = F.to_f64(F.fma_exact(xs, ys, zs, "f32"), "f32")
+        for g, x, y, z in zip(got, xs, ys, zs):
+            want = round_rational(Fraction(float(x)) * Fraction(float(y)) + Fraction(float(z)), "f32", "rn")
+            assert g == want or (g == want == 0)
+
+
+def test_the_quick_check_rules_out_ordinary_sums():
+    assert not F.maybe_halfway(np.asarray([1.0 + 2.0 ** -30, 3.25, -7.0 + 2.0 ** -40]), "f32")
+    assert F.maybe_halfway(np.asarray([1.0 + 2.0 ** -24]), "f32")          # halfway between 1 and 1 + 2^-23
+    assert not F.maybe_halfway(np.asarray([0.0, -0.0, 1.5]), "f32")                 # zero: the exact value
+    assert F.maybe_halfway(np.asarray([np.nan]), "bf16") and F.maybe_halfway(np.asarray([1e-40]), "f32")
