@@ -45,6 +45,8 @@ attention_prefill_wg_dev_2026-11-24.txt): the layout exact, 99.5% of the registe
 94% in f16 (the fit is bf16's), the rest within the bound."""
 from __future__ import annotations
 
+from functools import cache
+
 import numpy as np
 
 from kreg.checker.emulator import sync as emu_sync
@@ -113,12 +115,15 @@ def _read_operand(self, ins, desc: int, rows: int, fmt: str, thread: int, mn_maj
     return F.to_f64(bits.astype(np.uint32), fmt).reshape(rows, 16)
 
 
+@cache
 def _fragment(n: int):
-    """(row, column) [128 threads][n / 2 registers] of the m64nNk16 accumulator fragment."""
+    """(row, column) [128 threads][n / 2 registers] of the m64nNk16 accumulator fragment (read-only)."""
     t = np.arange(128)[:, None]
     i = np.arange(n // 2)[None, :]
     w, lane, j, h = t // 32, t % 32, i // 4, i % 4
-    return 16 * w + lane // 4 + 8 * (h // 2), 8 * j + 2 * (lane % 4) + h % 2
+    rows, cols = 16 * w + lane // 4 + 8 * (h // 2), 8 * j + 2 * (lane % 4) + h % 2
+    rows.flags.writeable = cols.flags.writeable = False
+    return rows, cols
 
 
 def _a_fragment():
@@ -161,19 +166,22 @@ def _mma_async(self, ins, ready):
     db = np.broadcast_to(np.asarray(self.get(ins.args[2], "b64")), (self.N,)).astype(np.uint64)
     sd = np.broadcast_to(np.asarray(self.get(ins.args[3], "pred")), (self.N,))
     names = tuple(r.name for r in d.items)
-    for g in np.unique(self.wg_of[ready]):
-        threads = np.flatnonzero(self.wg_of == g)                   # in thread order: position = wg_pos
+    groups = np.unique(self.wg_of[ready])
+    members = [np.flatnonzero(self.wg_of == g) for g in groups]    # in thread order: position = wg_pos
+    every = np.concatenate(members)                                 # the groups' threads are disjoint: read at once
+    Cs = np.split(np.stack([np.asarray(self.get(r, "f32"))[every] for r in d.items], axis=1).astype(np.float32),
+                  np.cumsum([len(m) for m in members])[:-1])
+    for g, threads, C in zip(groups, members, Cs):
         pend = self.wg_pending.setdefault(int(g), [])
         chained = any(p["names"] == names for p in pend)
-        C = np.stack([np.asarray(self.get(r, "f32"))[threads] for r in d.items], axis=1).astype(np.float32)
         pend.append({"names": names, "items": d.items, "n": n, "fmt": ts[1], "ins": ins, "threads": threads,
                      "a": ins.args[1].items if rs else int(_uniform(self, da, threads, "A descriptor")),
                      "b": int(_uniform(self, db, threads, "B descriptor")), "trans": trans,
                      "scale_d": bool(_uniform(self, sd, threads, "scale-d")), "scales": scales,
                      "chained": chained, "C": C, "group": int(self.wg_commits[g])})
-        undefined = np.full(len(threads), np.nan, np.float32)        # (put_at never keeps the array it is given)
-        for r in d.items:                                            # undefined until retired
-            self.put_at(r, threads, undefined, "f32")
+    undefined = np.full(len(every), np.nan, np.float32)              # (put_at never keeps the array it is given)
+    for r in d.items:                                                # undefined until retired
+        self.put_at(r, every, undefined, "f32")
 
 
 def _fused_sum(terms: np.ndarray) -> np.ndarray:
@@ -183,14 +191,15 @@ def _fused_sum(terms: np.ndarray) -> np.ndarray:
     zero to f32. (The aligned terms are integers times one power of two, below 2^31 in all: their sum is
     exact in any order.)"""
     with np.errstate(all="ignore"):
-        big = np.abs(terms).max(axis=0)                  # inf or NaN where any term is (max keeps NaN)
+        big = np.maximum(terms.max(axis=0), -terms.min(axis=0))   # |largest|: inf or NaN where any term is
         finite = np.isfinite(big)
         e = np.frexp(np.where(finite, big, 1.0))[1].astype(np.int64)      # big < 2^e
         scale = np.ldexp(1.0, ALIGN_BITS - e)
+        ieee = None if finite.all() else terms.sum(axis=0)                # inf / NaN as IEEE sums
         aligned = np.multiply(terms, scale)
         exact = np.trunc(aligned, out=aligned).sum(axis=0) / scale
-        if not finite.all():
-            exact = np.where(finite, exact, terms.sum(axis=0))                        # inf / NaN as IEEE sums
+        if ieee is not None:
+            exact = np.where(finite, exact, ieee)
         r = exact.astype(np.float32)
         over = np.isfinite(exact) & (np.abs(r.astype(np.float64)) > np.abs(exact))
         return np.where(over, np.nextafter(r, np.float32(0)), r)
