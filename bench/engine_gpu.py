@@ -19,6 +19,10 @@ and the torch peers alike (`--no-disk` asks for that at any shape). `--yarn 4 --
 --prefill-len 32768 --rows kreg,prefill` runs the Qwen3 model cards' long-context recipe (YaRN, factor 4
 over 32768, max_position_embeddings 131072) with a 32768-token prompt.
 
+Each kreg decode row prints what bounds its step: per kernel group (the per-kernel profile, each group
+replayed in a graph of its own) the bytes it must move per step, the share of the copy bandwidth its time
+achieves and its time above the copy-rate time, and the launch floor (launches x the shortest per-launch time).
+
 The kreg rows need verify results for this GPU in $KREG_HOME (`kreg verify --device gpu`); a row that
 cannot run is written with its reason."""
 from __future__ import annotations
@@ -34,6 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from kreg.engine import Engine, EngineError, Sampling
+from kreg.engine import kernel_profile as KP
 from kreg.conformance.rope import Yarn, rope_tables
 from kreg.engine.config import load_config
 from kreg.engine.random_model import RandomCheckpoint, make_random_model, shape_config
@@ -119,7 +124,36 @@ def kreg_row(m, profile, prompt, new, runs, device, pdl=True):
     except EngineError as e:
         print(f"kernel profile of {profile} not taken: {e}", file=sys.stderr)
         kp = []
-    return statistics.median(rates), rates, eng.plan.report(), kp, g.tokens
+    nbytes = KP.step_bytes(eng) if kp else {}
+    return statistics.median(rates), rates, eng.plan.report(), kp, g.tokens, nbytes
+
+
+def bound_rows(kp, nbytes, step_us, bw) -> list[str]:
+    """What bounds the decode step, from the per-kernel profile: per (op, variant), its time, the bytes it
+    must move per step (engine/kernel_profile.py's step_bytes) and the share of the copy bandwidth that
+    time achieves, the time above its copy-rate time; the launch floor (launches per step x the shortest
+    per-launch time measured); the step's bytes at the copy bandwidth against the measured step."""
+    by: dict[tuple, list] = {}
+    for k in kp:
+        t = by.setdefault((k["op"], k["variant"]), [0.0, 0])
+        t[0] += k["us_per_step"]
+        t[1] += k["launches_per_step"]
+    rows, above = [], []
+    for (op, v), (us, n) in sorted(by.items(), key=lambda kv: -kv[1][0]):
+        b = nbytes.get((op, v), 0)
+        copy_us = 1e6 * b / bw
+        above.append((us - copy_us, op))
+        rows.append(f"  {op:<20} {v:<30} {us:8.1f} us/step ({n} launches) = {copy_us / us:4.0%} of copy bandwidth "
+                    f"({b / 1e6:.1f} MB, {b / us / 1e6:.2f} TB/s; {us - copy_us:.1f} us above its copy-rate time)")
+    launches = sum(n for _, n in by.values())
+    per, op_min = min((us / n, op) for (op, _), (us, n) in by.items())
+    floor, total = launches * per, sum(nbytes.values())
+    rows.append(f"  launch floor: {launches} launches x {per:.2f} us (the shortest per-launch time, {op_min}) = "
+                f"{floor:.1f} us/step ({floor / step_us:.0%} of the measured step)")
+    rows.append(f"  the step moves {total / 1e9:.3f} GB: {1e6 * total / bw:.1f} us at the copy bandwidth, "
+                f"{1e6 * total / bw / step_us:.0%} of the measured {step_us:.1f} us; most time above the copy rate: "
+                + ", ".join(f"{op} {t:.1f} us" for t, op in sorted(above, reverse=True)[:3]))
+    return rows
 
 
 def torch_peer_row(m, prompt, new, runs):
@@ -391,7 +425,8 @@ def main(argv=None) -> int:
     if "kreg" in rows:
         for profile in profiles:
             try:
-                med, rates, variants, kp, tokens[profile] = kreg_row(m, profile, prompt, a.new, a.runs, a.device)
+                med, rates, variants, kp, tokens[profile], nbytes = kreg_row(m, profile, prompt, a.new, a.runs,
+                                                                             a.device)
                 rep.row(f"kreg {profile}: {med:.1f} tok/s (runs {', '.join(f'{r:.1f}' for r in rates)})")
                 rep.row("  variants: " + ", ".join(f"{v['op']}={v['variant']}" + ("+PDL" if v["pdl"] else "")
                                                    for v in variants))
@@ -404,9 +439,8 @@ def main(argv=None) -> int:
                     total = sum(k["us_per_step"] for k in kp)
                     rep.row(f"  per-kernel profile (each kernel group in a graph of its own): sum {total:.1f} us/step, "
                             f"measured step {step[0]['us_per_step']:.1f} us ({total / step[0]['us_per_step']:.3f}x)")
-                for k in sorted(kp, key=lambda k: -k["us_per_step"])[:8]:
-                    rep.row(f"  {k['op']:<20} {k['variant']:<28} {k['us_per_step']:9.1f} us/step "
-                            f"({k['launches_per_step']} launches)")
+                    for line in bound_rows(kp, nbytes, step[0]["us_per_step"], bw):
+                        rep.row(line)
             except EngineError as e:
                 rep.row(f"kreg {profile}: not run: {e}".replace("\n", " "))
             except Exception as e:                   # a failing row must not lose the others
