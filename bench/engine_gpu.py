@@ -22,6 +22,8 @@ over 32768, max_position_embeddings 131072) with a 32768-token prompt.
 Each kreg decode row prints what bounds its step: per kernel group (the per-kernel profile, each group
 replayed in a graph of its own) the bytes it must move per step, the share of the copy bandwidth its time
 achieves and its time above the copy-rate time, and the launch floor (launches x the shortest per-launch time).
+Each prefill row prints its kernels of one more pass (CUDA events around each kreg launch; torch.profiler's
+device time per kernel for the eager peer) summed per class, gemm, attention and other, kreg against torch.
 
 The kreg rows need verify results for this GPU in $KREG_HOME (`kreg verify --device gpu`); a row that
 cannot run is written with its reason."""
@@ -254,7 +256,41 @@ def kreg_prefill_row(m, profile, prompt, runs):
         eng.dev.sync()
         if r:
             times.append(time.perf_counter() - t0)
-    return len(prompt) / statistics.median(times), eng.token()
+    tok = eng.token()
+    return len(prompt) / statistics.median(times), tok, prefill_kernel_seconds(eng, prompt)
+
+
+def prefill_kernel_seconds(eng, prompt) -> dict[tuple[str, str], float]:
+    """Seconds per (op, variant) of one more prefill of the prompt: CUDA events around each launch (a
+    prefill's kernels take 10 us to ms each, against a few us of launch cost)."""
+    from kreg.engine import launches as L
+    cp, s, out = eng.dev.cp, eng.dev.default_stream, {}
+    eng.pos = 0
+    for lo in range(0, len(prompt), eng.prefill_chunk):
+        ids = prompt[lo:lo + eng.prefill_chunk]
+        eng.m.act("pf.ids", len(ids), "i32").copy_from(np.asarray(ids, dtype=np.int32))
+        marks = []
+        for ln in L.prefill(eng.plan, eng.m, len(ids), eng.pos, False):
+            a, b = cp.cuda.Event(), cp.cuda.Event()
+            a.record(s.handle)
+            ln.run()
+            b.record(s.handle)
+            marks.append((ln.op, ln.variant, a, b))
+        marks[-1][3].synchronize()
+        for op, v, a, b in marks:
+            out[(op, v)] = out.get((op, v), 0.0) + cp.cuda.get_elapsed_time(a, b) / 1e3
+        eng.pos += len(ids)
+    return out
+
+
+PREFILL_CLASSES = (("gemm", ("gemm", "gemv", "xmma", "cutlass", "nvjet", "cublas", "sm90_", "wgmma")),
+                   ("attention", ("flash", "fmha", "attention", "efficient", "sdpa", "cudnn")))
+
+
+def prefill_class(name: str) -> str:
+    """gemm, attention or other (norms, RoPE, element-wise, the embedding) for a kreg op or a CUDA kernel name."""
+    n = name.lower()
+    return next((c for c, keys in PREFILL_CLASSES if any(k in n for k in keys)), "other")
 
 
 def torch_prefill_row(m, prompt, runs):
@@ -320,7 +356,26 @@ def torch_prefill_row(m, prompt, runs):
             torch.cuda.synchronize()
             if r:
                 times.append(time.perf_counter() - t0)
-    return T / statistics.median(times), int(tok.item()), "GQA by enable_gqa" if gqa[0] else "K/V repeated per query head"
+        kernels = torch_kernel_seconds(torch, forward)
+    return (T / statistics.median(times), int(tok.item()), "GQA by enable_gqa" if gqa[0] else "K/V repeated per query head",
+            kernels)
+
+
+def torch_kernel_seconds(torch, fn) -> dict[str, float]:
+    """Seconds per CUDA kernel name of one fn() under torch.profiler (device time of each kernel)."""
+    from torch.profiler import ProfilerActivity, profile
+    try:                      # the breakdown is extra: the row stands without it
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            fn()
+            torch.cuda.synchronize()
+    except Exception as e:
+        print(f"torch.profiler not taken: {type(e).__name__}: {e}", file=sys.stderr)
+        return {}
+    out: dict[str, float] = {}
+    for e in prof.events():
+        if e.device_type == torch.autograd.DeviceType.CUDA:
+            out[e.name] = out.get(e.name, 0.0) + e.time_range.elapsed_us() / 1e6        # the kernel's span, us
+    return out
 
 
 def hf_row(m, prompt, new, runs):
@@ -361,10 +416,10 @@ def prefill_rows(rep, m, n, profiles, runs) -> None:
     """The prefill rows at an n-token prompt: kreg's engine per profile, then eager torch beside them."""
     cfg = m.cfg
     prompt = [int(t) for t in np.random.default_rng(1).integers(0, min(cfg.vocab_size, 150000), n)]
-    tokens, rates = {}, {}
+    tokens, rates, kernels = {}, {}, {}
     for profile in profiles:
         try:
-            rates[profile], tokens[profile] = kreg_prefill_row(m, profile, prompt, runs)
+            rates[profile], tokens[profile], kernels[profile] = kreg_prefill_row(m, profile, prompt, runs)
             rep.row(f"kreg {profile} prefill of {n} tokens: {rates[profile]:.0f} tok/s")
         except EngineError as e:
             rep.row(f"kreg {profile} prefill of {n} tokens: not run: {e}".replace("\n", " "))
@@ -373,14 +428,32 @@ def prefill_rows(rep, m, n, profiles, runs) -> None:
             traceback.print_exc()
     free_cupy_pool()
     try:
-        rate, tok, how = torch_prefill_row(m, prompt, runs)
+        rate, tok, how, peer = torch_prefill_row(m, prompt, runs)
         ratios = "; ".join(f"kreg {p} {rates[p] / rate:.2f}x, {'same' if t == tok else 'another'} next token"
                            for p, t in tokens.items())
         rep.row(f"torch eager prefill (cuBLAS F.linear + SDPA, {how}) of {n} tokens: {rate:.0f} tok/s"
                 + (f" ({ratios})" if ratios else ""))
+        for p, ks in kernels.items() if peer else ():
+            for line in prefill_kernel_rows(p, ks, peer):
+                rep.row(line)
     except Exception as e:
         rep.row(f"torch eager prefill of {n} tokens: failed: {type(e).__name__}: {e}")
         traceback.print_exc()
+
+
+def prefill_kernel_rows(profile, kreg: dict, peer: dict) -> list[str]:
+    """kreg's prefill kernels (per op and variant) against the eager peer's (per CUDA kernel name), one pass
+    each, summed per class (gemm, attention, other): which kernels a ratio comes from."""
+    rows = [f"  prefill kernels, one pass (CUDA events per kreg launch; torch.profiler for the peer), kreg {profile}:"]
+    for cls in ("gemm", "attention", "other"):
+        ks = {k: t for k, t in kreg.items() if prefill_class(k[0]) == cls}
+        ps = {k: t for k, t in peer.items() if prefill_class(k) == cls}
+        a, b = sum(ks.values()), sum(ps.values())
+        top = lambda d, name: ", ".join(f"{name(k)} {1e3 * t:.2f} ms" for k, t in sorted(d.items(), key=lambda kv: -kv[1])[:3])  # noqa: E731
+        rows.append(f"    {cls:<9} kreg {1e3 * a:8.2f} ms, torch {1e3 * b:8.2f} ms"
+                    + (f" (kreg/torch {a / b:.2f}x)" if a and b else "")
+                    + f"; kreg: {top(ks, lambda k: f'{k[0]} {k[1]}') or '-'}; torch: {top(ps, lambda k: k[:60]) or '-'}")
+    return rows
 
 
 def main(argv=None) -> int:
