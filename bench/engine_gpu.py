@@ -126,7 +126,11 @@ def kreg_row(m, profile, prompt, new, runs, device, pdl=True):
     except EngineError as e:
         print(f"kernel profile of {profile} not taken: {e}", file=sys.stderr)
         kp = []
-    nbytes = KP.step_bytes(eng) if kp else {}
+    try:                       # the bytes per kernel group are extra too
+        nbytes = KP.step_bytes(eng) if kp else {}
+    except Exception as e:
+        print(f"step bytes of {profile} not taken: {type(e).__name__}: {e}", file=sys.stderr)
+        nbytes = {}
     return statistics.median(rates), rates, eng.plan.report(), kp, g.tokens, nbytes
 
 
