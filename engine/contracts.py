@@ -20,9 +20,9 @@ class _Buf:
 class _Model:
     """What the launch builders read of a Resident, with stand-in buffers."""
 
-    def __init__(self, cfg: Qwen3Config, dtype: str, S: int):
+    def __init__(self, cfg: Qwen3Config, dtype: str, S: int, layers: int | None = None):
         self.cfg, self.dtype, self.S = cfg, dtype, S
-        layers = min(cfg.num_hidden_layers, 2)          # every layer launches the same dims
+        layers = layers or min(cfg.num_hidden_layers, 2)          # every layer launches the same dims
         self.w = defaultdict(_Buf)
         self.layers = [defaultdict(_Buf) for _ in range(layers)]
         self.cache = [(_Buf(), _Buf()) for _ in range(layers)]
@@ -71,3 +71,10 @@ def contract_problem(plan: Plan, cfg: Qwen3Config, dtype: str, S: int, splits: i
             return (f"op {name} does not take {', '.join(f'{k}={v}' for k, v in dims.items())}: "
                     f"{'; '.join(why)} (nothing was loaded)")
     return None
+
+
+def decode_calls(plan: Plan, cfg: Qwen3Config, dtype: str, S: int, splits: int) -> list[tuple]:
+    """Every op call of one decode step, every layer, in step order: (op name, Op, dims)."""
+    rec = _Recorder(plan)
+    L.decode(rec, _Model(cfg, dtype, S, layers=cfg.num_hidden_layers), splits)
+    return rec.seen

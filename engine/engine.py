@@ -45,9 +45,16 @@ class Generation:
 
 
 class Engine:
-    def __init__(self, model_dir, device: str = "gpu", profile: str = "safe-only", dtype: str | None = None,
-                 max_seq: int | None = None, plan: P.Plan | None = None, pdl: bool = True, lock=None):
-        self.cfg = cfg = load_config(model_dir)
+    def __init__(self, model_dir=None, device: str = "gpu", profile: str = "safe-only", dtype: str | None = None,
+                 max_seq: int | None = None, plan: P.Plan | None = None, pdl: bool = True, lock=None,
+                 checkpoint=None):
+        """model_dir: a Hugging Face model folder (config.json, safetensors); or, instead, checkpoint: an
+        object that offers what weights.Checkpoint offers (`in`, check, get) and the model's `config`
+        (e.g. random_model.RandomCheckpoint: random weights made on demand, no folder)."""
+        if (model_dir is None) == (checkpoint is None):
+            raise EngineError("give the engine a model folder or a checkpoint object, one of them")
+        self.cfg = cfg = checkpoint.config if checkpoint is not None else load_config(model_dir)
+        where = f"{model_dir}/config.json" if checkpoint is None else getattr(checkpoint, "where", "the checkpoint")
         self.dtype = dtype or cfg.dtype
         if self.dtype not in ("bf16", "f16"):
             raise EngineError(f"dtype {self.dtype!r} is not supported (bf16, f16)")
@@ -56,7 +63,7 @@ class Engine:
                                                                           if device == "cpu" else {}))
         except Exception as e:
             raise EngineError(f"cannot open --device {device}: {type(e).__name__}: {e}", exit_code=3) from None
-        ck = Checkpoint(model_dir)                  # file problems surface before any kernel is compiled
+        ck = checkpoint or Checkpoint(model_dir)    # file problems surface before any kernel is compiled
         ck.check(cfg)                               # every tensor's dtype and shape, before any is loaded
         self.plan = plan or (P.from_lock(lock, self.dev, self.dtype) if lock is not None
                              else P.from_profile(profile, self.dev, self.dtype))
@@ -64,7 +71,7 @@ class Engine:
         self.P = self._splits()
         why = contract_problem(self.plan, cfg, self.dtype, self.S, self.P)   # before any weight is uploaded
         if why:
-            raise EngineError(f"{model_dir}/config.json: the model cannot run on the plan's kernels: {why}")
+            raise EngineError(f"{where}: the model cannot run on the plan's kernels: {why}")
         self.m = Resident(self.dev, ck, cfg, self.dtype, self.S, vocab_rows=L.argmax_width(self.plan, cfg.vocab_size))
         self.pos, self.device_pos = 0, None       # the next position; what the device's pos holds
         # the most tokens one prefill pass takes: the smallest T range of the prefill ops

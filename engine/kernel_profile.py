@@ -70,6 +70,20 @@ def profile(eng, replays: int = 20) -> list[dict]:
     return out
 
 
+def step_bytes(eng) -> dict[tuple[str, str], int]:
+    """Bytes each (op, variant) of the decode step must move per step: the op's traffic_bytes (every input
+    read once, outputs written once; gathers and KV writes their rows) at each launch's dims, summed over
+    the layers: weights, activations, and the KV cache attention_decode reads up to the engine's position
+    (the n = pos + 1 rows it attends over, not the cache's S)."""
+    from .contracts import decode_calls
+    out: dict[tuple[str, str], int] = {}
+    for name, op, dims in decode_calls(eng.plan, eng.cfg, eng.dtype, eng.S, eng.P):
+        v = eng.plan[name].at(dims).entry.variant
+        moved = dims | {"S": min(dims["S"], eng.pos + 1)} if name == "attention_decode" else dims
+        out[(name, v.name)] = out.get((name, v.name), 0) + op.traffic_bytes(moved, v.types)
+    return out
+
+
 def step_seconds(eng, replays: int = 20) -> float:
     """The decode step's measured time: its captured graph replayed back to back (each replay a real step:
     the position moves on and is restored after)."""

@@ -6,23 +6,29 @@ and benchmarks; no network.
 
 Weights are scaled so that activations stay O(1) and the logits spread widely (std about 6), which
 gives greedy decoding clear top-2 margins. Tensors larger than a random pool are tiled from it at a
-random offset (fast for the large shapes; the values repeat, which a benchmark does not mind)."""
+random offset (fast for the large shapes; the values repeat, which a benchmark does not mind). Each
+tensor's bits come from the seed and its name alone: RandomCheckpoint makes them on demand, the same
+bits as the folder, for a model whose folder the disk cannot hold (a random Qwen3-32B is 65.5 GB)."""
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import os
 import shutil
 import struct
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
-from kreg.conformance.dtypes import encode
+from kreg.conformance.dtypes import decode, encode
 from kreg.conformance.rope import Yarn
 
 from .config import Qwen3Config
-from .weights import layer_names
+from .errors import EngineError
+from .weights import expected_shapes, layer_names
 
 V = 151936
 SHAPES = {   # hidden, intermediate, layers, q heads, kv heads, tied (Hugging Face's Qwen3 configs)
@@ -53,57 +59,116 @@ def tokenizer_dir() -> Path:
     return Path(list(spec.submodule_search_locations)[0]) / "tokenizer_files"
 
 
+def tensor_rng(seed: int, name: str) -> np.random.Generator:
+    """The generator of one tensor: from the seed and the tensor's name only, so any tensor can be made
+    alone, in any order (RandomCheckpoint), and is the same bits as in a folder written whole."""
+    return np.random.default_rng([seed, int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "little")])
+
+
 class _Random:
     """Random bits of the model's dtype: fresh normals for tensors up to POOL elements; larger ones
-    tiled from one pool of normals (encoded once per scale) at random offsets, a plain copy."""
+    tiled from one pool of normals of the seed (encoded once per scale) at random offsets, a plain copy."""
 
     def __init__(self, seed: int, dtype: str):
-        self.rng, self.dtype, self.base, self.pools = np.random.default_rng(seed), dtype, None, {}
+        self.seed, self.dtype, self.base, self.pools = seed, dtype, None, {}
 
-    def bits(self, n: int, scale: float = 1.0, offset: float = 0.0) -> np.ndarray:
+    def bits(self, name: str, n: int, scale: float = 1.0, offset: float = 0.0) -> np.ndarray:
+        rng = tensor_rng(self.seed, name)
         if n <= POOL:
-            return encode(offset + np.float32(scale) * self.rng.standard_normal(n, dtype=np.float32), self.dtype)
+            return encode(offset + np.float32(scale) * rng.standard_normal(n, dtype=np.float32), self.dtype)
         if self.base is None:
-            self.base = self.rng.standard_normal(POOL + (1 << 20), dtype=np.float32)
+            self.base = tensor_rng(self.seed, "(pool)").standard_normal(POOL + (1 << 20), dtype=np.float32)
         pool = self.pools.get((scale, offset))
         if pool is None:
             pool = self.pools[(scale, offset)] = encode(offset + np.float32(scale) * self.base, self.dtype)
-        offs = self.rng.integers(0, 1 << 20, size=-(-n // POOL))
-        return np.concatenate([pool[o:o + POOL] for o in offs])[:n]
+        offs = rng.integers(0, 1 << 20, size=-(-n // POOL))
+        out = np.empty(n, dtype=pool.dtype)
+
+        def tile(k):                       # numpy copies without the GIL: the tiles fill in parallel
+            lo = k * POOL
+            out[lo:lo + POOL] = pool[offs[k]:offs[k] + min(POOL, n - lo)]
+        with ThreadPoolExecutor(min(8, os.cpu_count() or 1)) as ex:
+            list(ex.map(tile, range(len(offs))))
+        return out
+
+
+def tensor_specs(cfg: Qwen3Config, lm_head_copy: bool = False) -> dict[str, tuple[tuple[int, ...], float, float, str]]:
+    """Each tensor of the random checkpoint in checkpoint order: (shape, scale, offset, the name its bits
+    are made under: the embedding's for an lm_head that copies the tied embedding)."""
+    H, D, I = cfg.hidden_size, cfg.head_dim, cfg.intermediate_size
+
+    def lin(rows, cols, gain=1.0):
+        return (rows, cols), gain / np.sqrt(cols), 0.0
+
+    norm = lambda n: ((n,), 0.1, 1.0)           # noqa: E731
+    embed = "model.embed_tokens.weight"
+    out = {embed: ((cfg.vocab_size, H), 6 / np.sqrt(H) if cfg.tie_word_embeddings else 1.0, 0.0)}
+    for i in range(cfg.num_hidden_layers):
+        n = layer_names(i)
+        out |= {n["q"]: lin(cfg.q_heads * D, H), n["k"]: lin(cfg.kv_heads * D, H), n["v"]: lin(cfg.kv_heads * D, H),
+                n["o"]: lin(H, cfg.q_heads * D), n["q_norm"]: norm(D), n["k_norm"]: norm(D), n["gate"]: lin(I, H),
+                n["up"]: lin(I, H), n["down"]: lin(H, I), n["in_norm"]: norm(H), n["post_norm"]: norm(H)}
+    out["model.norm.weight"] = norm(H)
+    if not cfg.tie_word_embeddings:
+        out["lm_head.weight"] = lin(cfg.vocab_size, H, gain=6.0)
+    elif lm_head_copy:
+        out["lm_head.weight"] = out[embed]
+    return {k: (*v, embed if k == "lm_head.weight" and cfg.tie_word_embeddings else k) for k, v in out.items()}
 
 
 def random_tensors(cfg: Qwen3Config, seed: int = 0, lm_head_copy: bool = False):
     """(name, bits of cfg.dtype) in checkpoint order; lm_head_copy adds an lm_head equal to the tied
     embedding."""
     r = _Random(seed, cfg.dtype)
-    H, D, I = cfg.hidden_size, cfg.head_dim, cfg.intermediate_size
+    for name, (shape, scale, offset, source) in tensor_specs(cfg, lm_head_copy).items():
+        yield name, r.bits(source, int(np.prod(shape)), scale, offset).reshape(shape)
 
-    def lin(rows, cols, gain=1.0):
-        return r.bits(rows * cols, gain / np.sqrt(cols)).reshape(rows, cols)
 
-    def norm(n):
-        return r.bits(n, 0.1, 1.0)
+class RandomCheckpoint:
+    """The random checkpoint of a config made on demand, tensor by tensor (nothing on disk, host memory
+    bounded by the largest tensor and the pools): the same bits as make_random_model's folder of the same
+    config and seed, offered as weights.Checkpoint offers a folder's (`in`, check, get), with the config
+    and the tokenizer folder a model folder would give (Engine(checkpoint=...))."""
 
-    embed = r.bits(cfg.vocab_size * H, 6 / np.sqrt(H) if cfg.tie_word_embeddings else 1.0).reshape(cfg.vocab_size, H)
-    yield "model.embed_tokens.weight", embed
-    for i in range(cfg.num_hidden_layers):
-        n = layer_names(i)
-        yield n["q"], lin(cfg.q_heads * D, H)
-        yield n["k"], lin(cfg.kv_heads * D, H)
-        yield n["v"], lin(cfg.kv_heads * D, H)
-        yield n["o"], lin(H, cfg.q_heads * D)
-        yield n["q_norm"], norm(D)
-        yield n["k_norm"], norm(D)
-        yield n["gate"], lin(I, H)
-        yield n["up"], lin(I, H)
-        yield n["down"], lin(H, I)
-        yield n["in_norm"], norm(H)
-        yield n["post_norm"], norm(H)
-    yield "model.norm.weight", norm(H)
-    if not cfg.tie_word_embeddings:
-        yield "lm_head.weight", lin(cfg.vocab_size, H, gain=6.0)
-    elif lm_head_copy:
-        yield "lm_head.weight", embed
+    def __init__(self, cfg: Qwen3Config, seed: int = 0, lm_head_copy: bool = False):
+        self.config, self.seed = cfg, seed
+        self.specs = tensor_specs(cfg, lm_head_copy)
+        self.where = f"the random checkpoint of seed {seed}"
+        self._random = _Random(seed, cfg.dtype)
+
+    @property
+    def tokenizer_dir(self) -> Path:
+        return tokenizer_dir()
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.specs
+
+    def names(self) -> list[str]:
+        return list(self.specs)
+
+    def shape(self, name: str) -> tuple[int, ...]:
+        return self.specs[name][0]
+
+    def check(self, cfg: Qwen3Config) -> None:
+        """As Checkpoint.check: every tensor the engine loads present and of the shape cfg implies."""
+        for name, shape in expected_shapes(cfg).items():
+            if name not in self.specs:
+                if name == "lm_head.weight":
+                    raise EngineError("lm_head.weight is missing and tie_word_embeddings is false")
+                raise EngineError(f"weight {name} is missing from the checkpoint")
+            if self.shape(name) != shape:
+                raise EngineError(f"{self.where}: tensor {name} has shape {list(self.shape(name))}, the config "
+                                  f"implies {list(shape)}")
+
+    def get(self, name: str, dtype: str, shape: tuple[int, ...]) -> np.ndarray:
+        """The tensor's bits in `dtype` (bf16/f16 as uint16), made now, checked against `shape`."""
+        if name not in self.specs:
+            raise EngineError(f"weight {name} is missing from the checkpoint")
+        have, scale, offset, source = self.specs[name]
+        if have != tuple(shape):
+            raise EngineError(f"{self.where}: tensor {name} has shape {list(have)}, the config implies {list(shape)}")
+        bits = self._random.bits(source, int(np.prod(have)), scale, offset).reshape(have)
+        return bits if dtype == self.config.dtype else encode(decode(bits, self.config.dtype), dtype)
 
 
 def write_safetensors(path: Path, tensors: list[tuple[str, str, tuple, bytes]]) -> None:

@@ -12,7 +12,9 @@ import pytest
 from kreg import runtime
 from kreg.engine import Engine, Sampling
 from kreg.engine import plan as P
-from kreg.engine.random_model import make_random_model, shape_config
+from kreg.engine.config import load_config
+from kreg.engine.errors import EngineError
+from kreg.engine.random_model import RandomCheckpoint, make_random_model, shape_config
 from kreg.engine.reference import Reference
 
 # name: (hidden, intermediate, layers, q heads, kv heads, tied)
@@ -156,3 +158,14 @@ def test_the_fused_decode_step_matches_the_unfused_one(tmp_path_factory):
         got, base = fused.logits(), plain.logits()
         assert np.max(np.abs(got - base)) <= tolerance(want)
         assert np.max(np.abs(got - want)) <= tolerance(want)
+
+
+def test_engine_from_a_random_checkpoint_runs_as_from_its_folder(tmp_path_factory, cpu_plan):
+    """Engine(checkpoint=RandomCheckpoint(cfg)) (no folder) computes the folder's logits bit for bit."""
+    d = model(tmp_path_factory, "untied-gqa1-h128", seed=2)
+    ck = RandomCheckpoint(load_config(d), seed=2)
+    want = Engine(d, plan=cpu_plan, max_seq=16).prefill(PROMPT, all_logits=True)
+    got = Engine(checkpoint=ck, plan=cpu_plan, max_seq=16).prefill(PROMPT, all_logits=True)
+    assert np.array_equal(got, want)
+    with pytest.raises(EngineError, match="a model folder or a checkpoint object"):
+        Engine(d, checkpoint=ck, plan=cpu_plan)

@@ -1,6 +1,7 @@
 """The engine's model I/O: config.json parsing and its refusals, safetensors loading (one file or
 sharded with an index, tied embeddings with or without an lm_head copy), the tokenizer and the Qwen3
-chat template, the random model maker's round trip, and the float64 reference forward (against Hugging
+chat template, the random model maker's round trip, the on-demand random checkpoint (the folder's bits
+without the folder), and the float64 reference forward (against Hugging
 Face transformers where torch is installed)."""
 import json
 
@@ -9,7 +10,9 @@ import pytest
 
 from kreg.engine.config import generation_defaults, load_config, parse_config
 from kreg.engine.errors import EngineError
-from kreg.engine.random_model import make_random_model, random_tensors, shape_config, write_safetensors
+from kreg.engine import random_model
+from kreg.engine.random_model import (RandomCheckpoint, make_random_model, random_tensors, shape_config,
+                                       write_safetensors)
 from kreg.engine.reference import Reference, causal_attention
 from kreg.engine.tokenizer import StreamDecoder, Tokenizer, chat_prompt
 from kreg.engine.weights import Checkpoint, load_globals, load_layer
@@ -84,6 +87,44 @@ def test_random_model_round_trip_sharded_and_tied(tmp_path, tied, copy, shard):
     # f16 from a bf16 checkpoint: converted on load
     assert load_layer(ck, cfg, 0, "f16")["down"].dtype == np.uint16
     assert generation_defaults(d)["eos_token_id"] == [151643, 151645]
+
+
+@pytest.mark.parametrize("tied, copy, pool", [(False, False, None), (True, True, None), (True, False, 4096),
+                                              (False, False, 4096)])
+def test_random_checkpoint_gives_the_folders_bits(tmp_path, monkeypatch, tied, copy, pool):
+    """Every tensor made on demand, in any order, is byte-identical to make_random_model's folder of the
+    same seed; pool: a small POOL so that the tensors larger than it take the tiled path."""
+    if pool:
+        monkeypatch.setattr(random_model, "POOL", pool)
+    cfg = shape_config("tiny", **TINY, tie_word_embeddings=tied)
+    folder = Checkpoint(make_random_model(tmp_path, cfg, seed=5, lm_head_copy=copy))
+    ck = RandomCheckpoint(cfg, seed=5, lm_head_copy=copy)
+    assert sorted(ck.names()) == sorted(folder.where)
+    for name in reversed(ck.names()):                        # another order than the folder was written in
+        shape = folder.where[name].shape(name)
+        assert np.array_equal(ck.get(name, "bf16", shape), folder.get(name, "bf16", shape)), name
+        assert np.array_equal(ck.get(name, "f16", shape), folder.get(name, "f16", shape)), name
+    other = RandomCheckpoint(cfg, seed=6).get("model.norm.weight", "bf16", (cfg.hidden_size,))
+    assert not np.array_equal(other, folder.get("model.norm.weight", "bf16", (cfg.hidden_size,)))
+    ck.check(cfg)
+    for part in ("embed", "norm", "lm_head"):
+        assert np.array_equal(load_globals(ck, cfg, "bf16")[part], load_globals(folder, cfg, "bf16")[part])
+
+
+def test_random_checkpoint_refuses_bad_names_and_shapes_as_a_folder_does():
+    cfg = shape_config("tiny", **TINY)
+    ck = RandomCheckpoint(cfg)
+    with pytest.raises(EngineError, match="weight model.layers.9.mlp.up_proj.weight is missing"):
+        ck.get("model.layers.9.mlp.up_proj.weight", "bf16", (96, 64))
+    with pytest.raises(EngineError, match=r"has shape \[96, 64\], the config implies \[64, 96\]"):
+        ck.get("model.layers.0.mlp.up_proj.weight", "bf16", (64, 96))
+    with pytest.raises(EngineError, match="weight model.layers.2.self_attn.q_proj.weight is missing"):
+        ck.check(shape_config("tiny", **TINY | {"num_hidden_layers": 3}))
+    with pytest.raises(EngineError, match=r"layers.0.mlp.gate_proj.weight has shape \[96, 64\], the config implies \[128, 64\]"):
+        ck.check(shape_config("tiny", **TINY | {"intermediate_size": 128}))
+    with pytest.raises(EngineError, match="lm_head.weight is missing and tie_word_embeddings is false"):
+        ck.check(shape_config("tiny", **TINY, tie_word_embeddings=False))
+    assert "lm_head.weight" not in ck and "model.norm.weight" in ck
 
 
 def test_safetensors_files_are_read_by_the_safetensors_library(tmp_path):

@@ -52,3 +52,22 @@ def test_profiling_keeps_the_position_inside_the_cache(tiny, plan):
     eng.generate(PROMPT, 1, Sampling(), eos=())          # pos 4: decode_advance may take 3 steps
     eng.kernel_profile()
     assert int(eng.m.read(eng.m.bufs["pos"], 1, "i32")[0]) == eng.pos == 4
+
+
+def test_step_bytes_cover_every_weight_and_the_attended_kv_rows(tiny, plan):
+    """Each (op, variant) of the step gets the bytes it moves; the gemvs' sum holds every weight matrix once
+    (the lm_head the tied embedding) and attention_decode reads the pos + 1 cached rows of each layer."""
+    from kreg.engine.config import load_config
+    cfg = load_config(tiny)
+    eng = Engine(tiny, plan=plan, max_seq=32)
+    eng.generate(PROMPT, 4, Sampling(), eos=())
+    got = KP.step_bytes(eng)
+    assert {op for op, _ in got} == set(P.decode_ops(eng.plan))
+    assert {(op, v) for op, v, _ in KP.groups(eng.step)} == set(got)
+    H, I, D = cfg.hidden_size, cfg.intermediate_size, 128
+    weights = 2 * cfg.num_hidden_layers * (cfg.qkv_rows * H + H * cfg.q_heads * D + 3 * I * H) + 2 * cfg.vocab_size * H
+    linear = sum(b for (op, _), b in got.items() if op.startswith(("gemv", "rms_norm_gemv")))
+    assert weights < linear < weights * 1.05
+    kv = sum(b for (op, _), b in got.items() if op == "attention_decode")
+    assert kv >= cfg.num_hidden_layers * 2 * (eng.pos + 1) * cfg.kv_heads * D * 2
+    assert kv < cfg.num_hidden_layers * 2 * eng.S * cfg.kv_heads * D * 2
