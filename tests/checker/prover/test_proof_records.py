@@ -50,14 +50,17 @@ def test_record_claiming_every_query_closed_falls_back_and_never_proves_a_bug(fu
 
 def test_record_claiming_nothing_closed_never_proves_a_bug(full):
     """Skipped queries leave the prover to its fallbacks (other encodings, smaller groups, named cases), each
-    solved for real: the verdicts may differ from the full search's, but a bug is never proven."""
+    solved for real: the verdicts may differ from the full search's, but a bug is never proven. (A bitvector query
+    the forged record shows unknown is still run in order in the incremental solver before the next query that
+    needs it: one that closes there is a miss, and the full search follows.)"""
     from helpers.prover_corpus import LABELS
     for name in ("bug_off_by_one", "bug_two_per_index", "matmul_tiled"):
         forged = copy.deepcopy(full[name].record)
         forged.calls = [[k, s, "unknown", u, key] for k, s, _, u, key in forged.calls]
         forged.facts = [[key, False] for key, _ in forged.facts]
         again = _prove(name, forged)
-        assert again.work["replay"]["skipped"] > 0
+        replay = again.work["replay"]       # queries skipped, or a bitvector one kept in order closed: a miss
+        assert replay.get("skipped", 0) > 0 or "gave" in replay.get("fell_back", ""), replay
         if name in LABELS and LABELS[name].get("breaks"):
             assert again.verdicts[LABELS[name]["breaks"]].status != "proven"
         else:
