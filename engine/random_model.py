@@ -28,7 +28,7 @@ from kreg.conformance.rope import Yarn
 
 from .config import Qwen3Config
 from .errors import EngineError
-from .weights import expected_shapes, layer_names
+from .weights import expected_shapes, layer_names, missing
 
 V = 151936
 SHAPES = {   # hidden, intermediate, layers, q heads, kv heads, tied (Hugging Face's Qwen3 configs)
@@ -153,9 +153,7 @@ class RandomCheckpoint:
         """As Checkpoint.check: every tensor the engine loads present and of the shape cfg implies."""
         for name, shape in expected_shapes(cfg).items():
             if name not in self.specs:
-                if name == "lm_head.weight":
-                    raise EngineError("lm_head.weight is missing and tie_word_embeddings is false")
-                raise EngineError(f"weight {name} is missing from the checkpoint")
+                raise missing(name)
             if self.shape(name) != shape:
                 raise EngineError(f"{self.where}: tensor {name} has shape {list(self.shape(name))}, the config "
                                   f"implies {list(shape)}")
@@ -163,7 +161,7 @@ class RandomCheckpoint:
     def get(self, name: str, dtype: str, shape: tuple[int, ...]) -> np.ndarray:
         """The tensor's bits in `dtype` (bf16/f16 as uint16), made now, checked against `shape`."""
         if name not in self.specs:
-            raise EngineError(f"weight {name} is missing from the checkpoint")
+            raise missing(name)
         have, scale, offset, source = self.specs[name]
         if have != tuple(shape):
             raise EngineError(f"{self.where}: tensor {name} has shape {list(have)}, the config implies {list(shape)}")

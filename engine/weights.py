@@ -129,9 +129,7 @@ class Checkpoint:
         for name, shape in expected_shapes(cfg).items():
             f = self.where.get(name)
             if f is None:
-                if name == "lm_head.weight":
-                    raise EngineError("lm_head.weight is missing and tie_word_embeddings is false")
-                raise EngineError(f"weight {name} is missing from the checkpoint")
+                raise missing(name)
             if f.dtype(name) not in ST_DTYPES:
                 raise EngineError(f"{f.path}: tensor {name} has dtype {f.dtype(name)}; supported: BF16, F16, F32")
             if f.shape(name) != shape:
@@ -142,11 +140,18 @@ class Checkpoint:
         """The tensor's bits in `dtype` (bf16/f16 as uint16), checked against the shape the config gives."""
         f = self.where.get(name)
         if f is None:
-            raise EngineError(f"weight {name} is missing from the checkpoint")
+            raise missing(name)
         if f.shape(name) != tuple(shape):
             raise EngineError(f"{f.path}: tensor {name} has shape {list(f.shape(name))}, the config implies {list(shape)}")
         bits, dt = f.bits(name)
         return bits if dt == dtype else encode(decode(bits, dt), dtype)
+
+
+def missing(name: str) -> EngineError:
+    """The error for a tensor the engine loads that a checkpoint does not have."""
+    if name == "lm_head.weight":
+        return EngineError("lm_head.weight is missing and tie_word_embeddings is false")
+    return EngineError(f"weight {name} is missing from the checkpoint")
 
 
 def expected_shapes(cfg: Qwen3Config) -> dict[str, tuple[int, ...]]:

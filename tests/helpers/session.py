@@ -24,10 +24,15 @@ def once(key: str, make, dump=lambda x: x, load=lambda x: x):
         if path.is_file():
             return load(json.loads(path.read_text()))
         got = make()
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(dump(got), default=str))
-        tmp.replace(path)
+        _store(path, dump(got))
         return got
+
+
+def _store(path: Path, data) -> None:
+    """data as JSON at path, written whole then renamed (a reader never sees half of it)."""
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, default=str))
+    tmp.replace(path)
 
 
 def once_each(prefix: str, keys, submit, jobs: int, dump=lambda x: x, load=lambda x: x) -> dict:
@@ -44,9 +49,7 @@ def once_each(prefix: str, keys, submit, jobs: int, dump=lambda x: x, load=lambd
     def finish(k):
         lock, fut = held.pop(k)
         got[k] = fut.result()
-        tmp = paths[k].with_suffix(".tmp")
-        tmp.write_text(json.dumps(dump(got[k]), default=str))
-        tmp.replace(paths[k])
+        _store(paths[k], dump(got[k]))
         lock.close()                     # releases the lock: the value is there for the others
 
     def finish_first():
