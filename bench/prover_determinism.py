@@ -12,10 +12,14 @@ built-in registry (kernels/proofs) and the YAML figures are made again after a c
     python bench/prover_determinism.py --unsafe --jobs 16 --records kernels/proofs --out unsafe.jsonl
     python bench/prover_determinism.py gemm_wgs_bf16_safe --replay     # then the re-check by its record (CPU s)
     python bench/prover_determinism.py --all --jobs 16 --records kernels/proofs --add-cores --out cores.jsonl
+    python bench/prover_determinism.py --all --jobs 2 --records kernels/proofs --carry --out carry.jsonl
 
 Records (--records) are made with each closed query's unsat core (solving.unsat_core, BvCores; not with --no-cores), which makes their replays fast;
 --add-cores adds them to the records already in --records DIR by replaying each (no full search; the work must
-come out the same).
+come out the same). --carry makes the records in --records DIR again after a checker version that keeps the solving
+of the one they were made by (checker/prover/prove.py CARRIES_FROM): each is replayed and kept, stamped with the new
+version, where the replay reproduces it exactly (then it is the new version's full search), else the full search
+runs; each line's work["carried"] says which.
 """
 from __future__ import annotations
 
@@ -32,7 +36,7 @@ import time
 
 
 def prove_one(name: str, budget_ms: int | None, replay: bool = False, follow: str | None = None,
-              cores: bool = False) -> dict:
+              cores: bool = False, carry: bool = False) -> dict:
     from kreg.checker.prover.prove import prove
     from kreg.checker.ptx.compile import compile_cuda
     from kreg.registry.catalog import load_catalog
@@ -43,13 +47,13 @@ def prove_one(name: str, budget_ms: int | None, replay: bool = False, follow: st
     budget = budget_ms or v.proof_budget_ms
     from kreg.checker.prover.records import load
     known = load(pathlib.Path(follow) / f"{name}.json") if follow else None
-    if follow and known is None:
+    if follow and known is None and not carry:      # carrying: no record, the full search
         return {"name": name, "op": v.op, "ptx_sha256": ptx.sha256, "budget_ms": budget, "record": None,
                 "verdicts": {"stopped": f"no record in {follow}"}, "reasons": {}, "work": {}, "cpu_s": 0.0}
     try:
         r = prove(v, cat.ops[v.op], ptx.ptx, timeout_ms=10_000, budget_ms=budget, isolate=False, record=known,
-                  cores=cores)
-        if known is not None and ("replay" not in r.work or "fell_back" in r.work["replay"]
+                  cores=cores, carry=carry)
+        if known is not None and not carry and ("replay" not in r.work or "fell_back" in r.work["replay"]
                                   or r.work["digest"] != known.work.get("digest")):
             raise RuntimeError(f"the record in {follow} did not replay to its own work: {r.work.get('replay')}")
         verdicts = {p: [str(x.status), x.scope] for p, x in r.verdicts.items()}
@@ -125,6 +129,9 @@ def main() -> int:
                     help="records without unsat cores (a search that finding them would make too long; --add-cores later)")
     ap.add_argument("--add-cores", action="store_true",
                     help="replay each variant's record in --records DIR, adding its unsat cores (no full search)")
+    ap.add_argument("--carry", action="store_true",
+                    help="with --records DIR: carry its records over to this checker version (CARRIES_FROM) where a "
+                         "replay reproduces them exactly, else the full search")
     ap.add_argument("--out", help="JSON lines file (default: stdout)")
     ap.add_argument("--compare", nargs=2, metavar=("A", "B"))
     a = ap.parse_args()
@@ -143,8 +150,8 @@ def main() -> int:
         print(json.dumps({"machine": machine(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                           "jobs": a.jobs, "busy": a.busy, "variants": len(names)}), file=out, flush=True)
         with mp.get_context("fork").Pool(a.jobs, maxtasksperchild=1) as pool:
-            follow = a.records if a.add_cores else None
-            jobs = [(n, a.budget_ms, a.replay, follow, bool(a.records) and not a.no_cores) for n in names]
+            follow = a.records if a.add_cores or a.carry else None
+            jobs = [(n, a.budget_ms, a.replay, follow, bool(a.records) and not a.no_cores, a.carry) for n in names]
             for r in pool.imap_unordered(_worker, jobs):
                 record = r.pop("record")
                 print(json.dumps(r), file=out, flush=True)
@@ -156,7 +163,8 @@ def main() -> int:
                              if isinstance(v, list)) and "stopped" not in r["verdicts"]
                 if a.yaml and r["name"] in safe and proven and not a.budget_ms:
                     write_used(r["name"], r["work"]["budget_used"])
-                print(f"{r['name']:<40} {r['cpu_s']:>7.1f} s  used {r['work'].get('budget_used')}  "
+                carried = {True: "  carried", False: "  full search"}.get(r["work"].get("carried", {}).get("exact"), "")
+                print(f"{r['name']:<40} {r['cpu_s']:>7.1f} s  used {r['work'].get('budget_used')}{carried}  "
                       f"{' '.join(v[0] if isinstance(v, list) else v for v in r['verdicts'].values())}", file=sys.stderr)
         print(json.dumps({"wall_s": round(time.monotonic() - t0, 1)}), file=out, flush=True)
     finally:

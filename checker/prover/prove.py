@@ -48,6 +48,11 @@ CHECKER_VERSION = "prover-0.17"  # 0.17: an integer query is built from its goal
                                  # 0.5: counters copied back by mov, steps recomputed in loops; queries combined per buffer
                                  # 0.4: per-query z3 resource limits (deterministic), wall clock only a guard
                                  # 0.3: address-based buffer attribution, early exits, __syncwarp, ...
+# Earlier checker versions whose solving this one keeps unchanged (INT_STEPS and the bitvector solver, their
+# limits, query keys, cores): a change that only alters which queries are built lists the version before it here,
+# and that version's records carry over where a replay reproduces them exactly (carry=True, see _carried); a
+# change to solving empties it.
+CARRIES_FROM: tuple[str, ...] = ()
 ASSUMPTIONS = ("pointer params are distinct, non-overlapping buffers of the sizes their shapes give, "
                "256-byte aligned (module and shared variables as their .align declares; extern shared arrays all alias the dynamic shared memory; with wgmma, a block's shared "
                "addresses lie below 2^18, as on sm_90); launch geometry "
@@ -106,7 +111,7 @@ def prove_variant(variant: Variant, op: Op, ptx: str, *, timeout_ms: int = 10000
 
 
 def prove(variant: Variant, op: Op, ptx: str, *, timeout_ms: int = 10000, budget_ms: int | None = None,
-          isolate: bool = True, record: Record | None = None, cores: bool = False) -> Proof:
+          isolate: bool = True, record: Record | None = None, cores: bool = False, carry: bool = False) -> Proof:
     """The four verdicts for a variant and the work they took. timeout_ms is the nominal budget of one solver
     query (the all-dims attempt gets a fraction of it, each named case half); budget_ms (default timeout_ms)
     bounds the whole variant: both count solver work in deterministic units, so a query left unanswered when
@@ -118,11 +123,13 @@ def prove(variant: Variant, op: Op, ptx: str, *, timeout_ms: int = 10000, budget
     the same verdicts, faster; one that does not fit is ignored, one that no longer closes falls back. With
     cores, the proof's record also gets each closed integer query's unsat core (solving.unsat_core), which its
     replays then solve instead of the whole query: for records made to be shipped (more work now, less in every
-    re-check; the verdicts and the work log are the same either way)."""
+    re-check; the verdicts and the work log are the same either way). With carry, a record of an earlier checker
+    whose solving this one keeps (CARRIES_FROM) is followed too, and kept only where it is reproduced exactly
+    (_carried; work["carried"] says which): how records are made again after a change to what queries are built."""
     if not isolate:
-        return _prove_here(variant, op, ptx, timeout_ms, budget_ms, record, cores)
+        return _prove_here(variant, op, ptx, timeout_ms, budget_ms, record, cores, carry)
     limit_s = hard_limit_s(budget_ms or timeout_ms) * (1 + CORE_UNITS if cores else 1)
-    got = isolation.run(prove_json, variant, op, ptx, timeout_ms, budget_ms, record, cores, timeout_s=limit_s,
+    got = isolation.run(prove_json, variant, op, ptx, timeout_ms, budget_ms, record, cores, carry, timeout_s=limit_s,
                         memory_mb=MEMORY_MB, start=START, address_limit=True)
     if got.ok and "undecided" in got.value:
         raise WallClockStop(got.value["undecided"])
@@ -134,12 +141,13 @@ def prove(variant: Variant, op: Op, ptx: str, *, timeout_ms: int = 10000, budget
     return Proof(_stamp({p: PropertyVerdict(Status.UNKNOWN, None, why) for p in PROPS}, ptx_digest(ptx)), {})
 
 
-def prove_json(variant, op, ptx, timeout_ms, budget_ms, record: Record | None = None, cores: bool = False) -> dict:
+def prove_json(variant, op, ptx, timeout_ms, budget_ms, record: Record | None = None, cores: bool = False,
+               carry: bool = False) -> dict:
     """{"verdicts": the four verdicts as plain data, "work": the work summary, "record": the proof's record},
     proved in this process (a witness may hold numbers of any kind), or {"undecided": why} when a wall-clock
     guard stopped it: what a caller that isolates the proof itself (the verify pipeline's child) runs."""
     try:
-        return _prove_here(variant, op, ptx, timeout_ms, budget_ms, record, cores).to_json()
+        return _prove_here(variant, op, ptx, timeout_ms, budget_ms, record, cores, carry).to_json()
     except WallClockStop as e:
         return {"undecided": str(e)}
 
@@ -152,8 +160,10 @@ def _stamp(verdicts: dict[str, PropertyVerdict], sha: str) -> dict[str, Property
 
 
 def _prove_here(variant: Variant, op: Op, ptx: str, timeout_ms: int, budget_ms: int | None,
-                record: Record | None = None, cores: bool = False) -> Proof:
+                record: Record | None = None, cores: bool = False, carry: bool = False) -> Proof:
     sha = ptx_digest(ptx)
+    if carry and record is not None and record.checker_version in CARRIES_FROM:
+        return _carried(variant, op, ptx, sha, timeout_ms, budget_ms or timeout_ms, record, cores)
     if record is None or not record.fits(sha, CHECKER_VERSION, budget_ms or timeout_ms):
         return _prove_once(variant, op, ptx, sha, timeout_ms, Budget(budget_ms or timeout_ms, cores=cores))
     try:
@@ -163,6 +173,33 @@ def _prove_here(variant: Variant, op: Op, ptx: str, timeout_ms: int, budget_ms: 
         got = _prove_once(variant, op, ptx, sha, timeout_ms, Budget(budget_ms or timeout_ms, cores=cores))
         got.work["replay"] = {"fell_back": str(e)}
         return got
+
+
+def _carried(variant: Variant, op: Op, ptx: str, sha: str, timeout_ms: int, budget_ms: int, record: Record,
+             cores: bool) -> Proof:
+    """The proof of a record of an earlier checker that solves as this one does (CARRIES_FROM), followed: where the
+    replay reproduces every call (kind, step, result, units, key), quick check and undecided property of the record
+    in order, this checker built the same queries in the same order, so its full search would have run each with the
+    same text, solver history and limit and got the same answers: the replay's record, stamped with this version,
+    is the full search's. Anything else (a miss, one call more or less) is the full search itself."""
+    old = record.checker_version
+    if record.fits(sha, old, budget_ms):
+        try:
+            got = _prove_once(variant, op, ptx, sha, timeout_ms, Budget(budget_ms, Replay(record), cores=cores))
+            new = got.record
+            if new is not None and (new.calls, new.facts or [], new.undecided or []) == (
+                    [list(c) for c in record.calls], [list(f) for f in record.facts or []],
+                    [list(u) for u in record.undecided or []]):
+                got.work["carried"] = {"from": old, "exact": True}
+                return got
+            why = "the replay's calls differ from the record's"
+        except RecordMiss as e:
+            why = str(e)
+    else:
+        why = "the record is of another PTX or budget"
+    got = _prove_once(variant, op, ptx, sha, timeout_ms, Budget(budget_ms, cores=cores))
+    got.work["carried"] = {"from": old, "exact": False, "why": why}
+    return got
 
 
 def _prove_once(variant: Variant, op: Op, ptx: str, sha: str, timeout_ms: int, budget: Budget) -> Proof:

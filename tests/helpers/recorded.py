@@ -8,7 +8,9 @@ runs in full. After a checker change, remake them all (each proof then runs in f
 
 (KREG_REMAKE_RECORDS=missing makes only those that are missing or no longer fit; =cores adds the closed queries'
 unsat cores (solving.unsat_core, solving.BvCores) to the records that fit, by replaying them: the same calls, a
-faster replay.)
+faster replay; =carry, after a checker version that keeps the solving of the one that made them (prove.CARRIES_FROM),
+replays each and keeps it, stamped with the new version, where the replay reproduces it exactly, else runs the full
+search: the records of a change to what queries are built, for the replays' cost.)
 
 A proof asked for by several tests runs once per test session, whichever pytest-xdist worker asks first
 (helpers/session.py: the others wait for it and read it back rather than prove it again).
@@ -54,7 +56,7 @@ def _prove_recorded(variant, op, ptx: str, timeout_ms: int, budget_ms: int) -> P
         remake = "1"
     if remake:
         got = prove(variant, op, ptx, timeout_ms=timeout_ms, budget_ms=budget_ms, cores=True,
-                    record=known if remake == "cores" else None)
+                    record=known if remake in ("cores", "carry") else None, carry=remake == "carry")
         if remake == "cores":       # the same work, whether the replay followed the record or fell back
             assert got.record is not None and got.record.work.get("digest") == known.work.get("digest"), path
         if got.record is not None:
