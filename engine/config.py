@@ -68,8 +68,8 @@ def _fail(path, why: str):
 
 # what transformers' Qwen3Config assumes where config.json leaves a key out (a shape key is refused instead)
 HF_DEFAULTS = {"vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 22016, "num_hidden_layers": 32,
-               "num_attention_heads": 32, "head_dim": 128, "rms_norm_eps": 1e-6, "rope_theta": 10000.0,
-               "tie_word_embeddings": False, "max_position_embeddings": 32768}
+               "num_attention_heads": 32, "num_key_value_heads": 32, "head_dim": 128, "rms_norm_eps": 1e-6,
+               "rope_theta": 10000.0, "tie_word_embeddings": False, "max_position_embeddings": 32768}
 SHAPE_KEYS = ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads")
 
 
@@ -98,17 +98,17 @@ YARN_KEYS = {"rope_type", "type", "factor", "original_max_position_embeddings", 
              "beta_fast", "beta_slow", "mscale", "mscale_all_dim", "truncate"}      # transformers' required + optional
 
 
-def _yarn(block: dict, where: str) -> Yarn:
-    """YaRN's parameters, each checked (transformers' _validate_yarn_rope_parameters, refusing what it warns of)."""
+def _yarn(block: dict, where: str, max_positions: int) -> Yarn:
+    """YaRN's parameters, each checked (transformers' _validate_yarn_rope_parameters, refusing what it warns of);
+    original_max_position_embeddings, where left out, is max_position_embeddings (transformers'
+    standardize_rope_params)."""
     extra = sorted(set(block) - YARN_KEYS)
     if extra:
         _fail(where, f"YaRN does not take {', '.join(map(repr, extra))} (it takes {', '.join(sorted(YARN_KEYS))})")
     factor = _number(block, "factor", where, 0.0)
     if factor < 1:
         _fail(where, f"key 'factor': YaRN needs a number >= 1, got {block.get('factor')!r}")
-    orig = _int(block, "original_max_position_embeddings", where, default=0)
-    if not orig:
-        _fail(where, "key 'original_max_position_embeddings' is missing (YaRN needs the pretrained context)")
+    orig = _int(block, "original_max_position_embeddings", where, default=max_positions)
     opt = {k: _number(block, k, where, 0.0) if block.get(k) is not None else None
            for k in ("beta_fast", "beta_slow", "attention_factor", "mscale", "mscale_all_dim")}
     if (opt["beta_fast"] or 32) < (opt["beta_slow"] or 1):
@@ -119,28 +119,50 @@ def _yarn(block: dict, where: str) -> Yarn:
     return Yarn(factor=factor, original_max_position_embeddings=orig, truncate=truncate, **opt)
 
 
-def _rope(raw: dict, path) -> tuple[float, Yarn | None]:
-    """theta from the top-level `rope_theta` or the newer `rope_parameters` (transformers' 10000 where
-    neither gives it), and YaRN's parameters where `rope_scaling` or `rope_parameters` asks for YaRN;
-    any other scaling is refused."""
-    blocks, yarn = {}, None
-    for key in ("rope_parameters", "rope_scaling"):
+def _rope_block(block: dict, where: str, theta: float, max_positions: int) -> tuple[float, Yarn | None]:
+    """(theta, YaRN or None) of one RoPE mapping: its own rope_theta, else `theta` (the top level's)."""
+    kind = block.get("rope_type", block.get("type", "default"))
+    own = _number(block, "rope_theta", where, theta)
+    if kind == "yarn":
+        return own, _yarn(block, where, max_positions)
+    if kind not in ("default", None):
+        _fail(where, f"RoPE scaling {kind!r} is not supported (the default RoPE, or YaRN)")
+    return own, None
+
+
+def _rope(raw: dict, path, max_positions: int) -> tuple[float, Yarn | None]:
+    """theta and YaRN's parameters as transformers reads them (convert_rope_params_to_dict): the
+    `rope_scaling` mapping where config.json gives a non-empty one, else the newer `rope_parameters`;
+    theta from that mapping's rope_theta, else the top-level rope_theta, else 10000. Where both mappings
+    are given and imply different RoPE, refused (transformers would silently take rope_scaling's);
+    any scaling but YaRN is refused."""
+    top = _number(raw, "rope_theta", path, HF_DEFAULTS["rope_theta"])
+    read = {}
+    for key in ("rope_scaling", "rope_parameters"):
         b = raw.get(key)
         if b is not None and not isinstance(b, dict):
             _fail(path, f"key {key!r}: expected a mapping (rope_type, ...) or null, got {b!r}")
-        blocks[key] = b or {}
-    for key, block in blocks.items():
-        kind = block.get("rope_type", block.get("type", "default"))
-        if kind == "yarn":
-            y = _yarn(block, f"{path}: {key}")
-            if yarn is not None and y != yarn:
-                _fail(path, "rope_parameters and rope_scaling give different YaRN parameters")
-            yarn = y
-        elif kind not in ("default", None):
-            _fail(path, f"{key}: RoPE scaling {kind!r} is not supported (the default RoPE, or YaRN)")
-    if blocks["rope_parameters"].get("rope_theta") is not None:
-        return _number(blocks["rope_parameters"], "rope_theta", f"{path}: rope_parameters", 0.0), yarn
-    return _number(raw, "rope_theta", path, HF_DEFAULTS["rope_theta"]), yarn
+        if b:
+            read[key] = _rope_block(b, f"{path}: {key}", top, max_positions)
+    if len(set(read.values())) > 1:
+        (ta, ya), (tb, yb) = read["rope_scaling"], read["rope_parameters"]
+        _fail(path, f"rope_scaling (theta {ta}, {'YaRN' if ya else 'no scaling'}) and rope_parameters (theta {tb}, "
+                    f"{'YaRN' if yb else 'no scaling'}) give different RoPE (transformers would take rope_scaling's "
+                    "alone): give one")
+    return next(iter(read.values()), (top, None))
+
+
+def _kv_heads(raw: dict, heads: int, path) -> int:
+    """num_key_value_heads as transformers' Qwen3Config reads it: null means as many as the attention
+    heads; left out, its default 32 (refused where 32 does not divide num_attention_heads: transformers
+    could not load such a checkpoint)."""
+    if "num_key_value_heads" not in raw:
+        if heads % HF_DEFAULTS["num_key_value_heads"]:
+            _fail(path, f"key 'num_key_value_heads' is missing (transformers would assume "
+                        f"{HF_DEFAULTS['num_key_value_heads']}, which does not divide num_attention_heads {heads}: "
+                        "give it)")
+        return HF_DEFAULTS["num_key_value_heads"]
+    return _int(raw, "num_key_value_heads", path, default=heads)
 
 
 def parse_config(raw: dict, path="config.json") -> Qwen3Config:
@@ -163,7 +185,7 @@ def parse_config(raw: dict, path="config.json") -> Qwen3Config:
     if raw.get("hidden_act", "silu") != "silu":
         _fail(path, f"activation {raw['hidden_act']!r} is not supported (Qwen3 uses silu)")
     vocab, hidden, inter, layers, heads = (_int(raw, k, path) for k in SHAPE_KEYS)
-    kv = _int(raw, "num_key_value_heads", path, default=heads)      # transformers: as many as the heads
+    kv = _kv_heads(raw, heads, path)
     head_dim = _int(raw, "head_dim", path, default=HF_DEFAULTS["head_dim"])
     if head_dim != HEAD_DIM:
         _fail(path, f"head_dim {head_dim} is not supported: the attention kernels take head_dim {HEAD_DIM}")
@@ -175,14 +197,14 @@ def parse_config(raw: dict, path="config.json") -> Qwen3Config:
     for k, n in (("hidden_size", hidden), ("intermediate_size", inter)):
         if n % 8:
             _fail(path, f"{k} {n} is not a multiple of 8 (the kernels' 16-byte vectors)")
-    theta, yarn = _rope(raw, path)
+    max_positions = _int(raw, "max_position_embeddings", path, default=HF_DEFAULTS["max_position_embeddings"])
+    theta, yarn = _rope(raw, path, max_positions)
     return Qwen3Config(
         vocab_size=vocab, hidden_size=hidden, intermediate_size=inter, num_hidden_layers=layers,
         num_attention_heads=heads, num_key_value_heads=kv, head_dim=head_dim,
         rms_norm_eps=_number(raw, "rms_norm_eps", path, HF_DEFAULTS["rms_norm_eps"]),
         rope_theta=theta, yarn=yarn, tie_word_embeddings=bool(raw.get("tie_word_embeddings", False)),
-        max_position_embeddings=_int(raw, "max_position_embeddings", path,
-                                     default=HF_DEFAULTS["max_position_embeddings"]),
+        max_position_embeddings=max_positions,
         dtype=DTYPES.get(dt, "bf16"))
 
 

@@ -227,8 +227,13 @@ def test_config_json_problems_are_sentences_naming_the_key(over, words):
 
 
 def test_absent_config_keys_take_transformers_qwen3_defaults():
-    c = parse_config(hf(head_dim=..., rope_theta=..., max_position_embeddings=..., num_key_value_heads=...))
+    c = parse_config(hf(head_dim=..., rope_theta=..., max_position_embeddings=..., num_key_value_heads=None))
     assert (c.head_dim, c.rope_theta, c.max_position_embeddings, c.kv_heads) == (128, 10000.0, 32768, 2)
+    # left out (not null), num_key_value_heads is transformers' default 32, not the number of heads
+    assert parse_config(hf(num_attention_heads=64, num_key_value_heads=...)).kv_heads == 32
+    with pytest.raises(EngineError, match="'num_key_value_heads' is missing .*assume 32, which does not divide "
+                                          "num_attention_heads 2"):
+        parse_config(hf(num_key_value_heads=...))
 
 
 @pytest.mark.parametrize("gen, words", [
