@@ -176,7 +176,8 @@ def torch_peer_row(m, prompt, new, runs):
     Hq, Hkv, D, eps = cfg.q_heads, cfg.kv_heads, 128, cfg.rms_norm_eps
     kc = torch.zeros(len(L), S, Hkv, D, dtype=torch.bfloat16, device=dev)
     vc = torch.zeros_like(kc)
-    cos, sin = (torch.from_numpy(t.astype(np.float32)).to(dev) for t in rope_tables(S, cfg.rope_theta, yarn=cfg.yarn))
+    cos, sin = (torch.from_numpy(t.astype(np.float32)).to(dev)
+                for t in rope_tables(S, cfg.rope_theta, yarn=cfg.yarn, scaling=cfg.scaling))
     ar = torch.arange(S, device=dev)
 
     def rms(x, w):
@@ -311,7 +312,7 @@ def torch_prefill_row(m, prompt, runs):
     L = [{k: tt(v) for k, v in load_layer(ck, cfg, i, "bf16").items()} for i in range(cfg.num_hidden_layers)]
     Hq, Hkv, D, eps, I = cfg.q_heads, cfg.kv_heads, 128, cfg.rms_norm_eps, cfg.intermediate_size
     cos, sin = (torch.from_numpy(t.astype(np.float32)).to(dev)[:, None]          # [T, 1, D/2]
-                for t in rope_tables(T, cfg.rope_theta, yarn=cfg.yarn))
+                for t in rope_tables(T, cfg.rope_theta, yarn=cfg.yarn, scaling=cfg.scaling))
     ids = torch.tensor(prompt, device=dev)
 
     def rms(x, w):

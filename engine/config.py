@@ -1,13 +1,14 @@
 """Qwen3Config: the shape of a Qwen3 dense model, read from a Hugging Face config.json. Refuses, with
 a sentence, what the engine cannot run: another architecture, MoE, sliding-window attention, RoPE
-scaling other than YaRN, attention biases, a head_dim other than 128 (the kernels' contract)."""
+scaling other than YaRN, linear, llama3 and dynamic, attention biases, a head_dim other than 128 (the
+kernels' contract)."""
 from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from kreg.conformance.rope import Yarn
+from kreg.conformance.rope import Scaling, Yarn
 
 from .errors import EngineError
 
@@ -30,6 +31,7 @@ class Qwen3Config:
     max_position_embeddings: int = 32768
     dtype: str = "bf16"            # the checkpoint's dtype as kreg names it (bf16 / f16)
     yarn: Yarn | None = None       # YaRN RoPE scaling (rope_scaling / rope_parameters rope_type "yarn")
+    scaling: Scaling | None = None  # rope_type linear, llama3 or dynamic
 
     @property
     def context(self) -> int:
@@ -54,11 +56,12 @@ class Qwen3Config:
         d = asdict(self)
         d.pop("dtype")
         d.pop("yarn")
+        d.pop("scaling")
         return {"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", **d,
                 "torch_dtype": {"bf16": "bfloat16", "f16": "float16"}[self.dtype], "attention_bias": False,
                 "attention_dropout": 0.0, "hidden_act": "silu", "use_sliding_window": False,
                 "sliding_window": None, "max_window_layers": self.num_hidden_layers,
-                "rope_scaling": self.yarn.to_hf() if self.yarn else None,
+                "rope_scaling": self.yarn.to_hf() if self.yarn else self.scaling.to_hf() if self.scaling else None,
                 "bos_token_id": 151643, "eos_token_id": 151645, "initializer_range": 0.02, "use_cache": True}
 
 
@@ -119,23 +122,50 @@ def _yarn(block: dict, where: str, max_positions: int) -> Yarn:
     return Yarn(factor=factor, original_max_position_embeddings=orig, truncate=truncate, **opt)
 
 
-def _rope_block(block: dict, where: str, theta: float, max_positions: int) -> tuple[float, Yarn | None]:
-    """(theta, YaRN or None) of one RoPE mapping: its own rope_theta, else `theta` (the top level's)."""
+SCALING_KEYS = {"linear": {"factor"}, "dynamic": {"factor"},
+                "llama3": {"factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"}}
+
+
+def _scaling(kind: str, block: dict, where: str, max_positions: int) -> Scaling:
+    """A linear, dynamic or llama3 scaling's parameters, each checked (transformers' validators, refusing
+    what they warn of); llama3's original_max_position_embeddings, where left out, is max_position_embeddings."""
+    extra = sorted(set(block) - SCALING_KEYS[kind] - {"rope_type", "type", "rope_theta"})
+    if extra:
+        _fail(where, f"RoPE scaling {kind!r} does not take {', '.join(map(repr, extra))} (it takes "
+                     f"{', '.join(sorted(SCALING_KEYS[kind] | {'rope_theta'}))})")
+    factor = _number(block, "factor", where, 0.0)
+    if factor < 1:
+        _fail(where, f"key 'factor': RoPE scaling {kind!r} needs a number >= 1, got {block.get('factor')!r}")
+    if kind != "llama3":
+        return Scaling(kind, factor)
+    low, high = (_number(block, k, where, 0.0) for k in ("low_freq_factor", "high_freq_factor"))
+    if not 0 < low < high:
+        _fail(where, f"llama3 needs 0 < low_freq_factor < high_freq_factor, got {block.get('low_freq_factor')!r} "
+                     f"and {block.get('high_freq_factor')!r}")
+    orig = _int(block, "original_max_position_embeddings", where, default=max_positions)
+    return Scaling(kind, factor, low, high, orig)
+
+
+def _rope_block(block: dict, where: str, theta: float, max_positions: int) -> tuple:
+    """(theta, YaRN or None, another Scaling or None) of one RoPE mapping: its own rope_theta, else
+    `theta` (the top level's)."""
     kind = block.get("rope_type", block.get("type", "default"))
     own = _number(block, "rope_theta", where, theta)
     if kind == "yarn":
-        return own, _yarn(block, where, max_positions)
+        return own, _yarn(block, where, max_positions), None
+    if kind in SCALING_KEYS:
+        return own, None, _scaling(kind, block, where, max_positions)
     if kind not in ("default", None):
-        _fail(where, f"RoPE scaling {kind!r} is not supported (the default RoPE, or YaRN)")
-    return own, None
+        _fail(where, f"RoPE scaling {kind!r} is not supported (the default RoPE, yarn, linear, llama3 or dynamic)")
+    return own, None, None
 
 
-def _rope(raw: dict, path, max_positions: int) -> tuple[float, Yarn | None]:
-    """theta and YaRN's parameters as transformers reads them (convert_rope_params_to_dict): the
-    `rope_scaling` mapping where config.json gives a non-empty one, else the newer `rope_parameters`;
-    theta from that mapping's rope_theta, else the top-level rope_theta, else 10000. Where both mappings
-    are given and imply different RoPE, refused (transformers would silently take rope_scaling's);
-    any scaling but YaRN is refused."""
+def _rope(raw: dict, path, max_positions: int) -> tuple:
+    """theta, YaRN's parameters and another scaling's as transformers reads them
+    (convert_rope_params_to_dict): the `rope_scaling` mapping where config.json gives a non-empty one,
+    else the newer `rope_parameters`; theta from that mapping's rope_theta, else the top-level
+    rope_theta, else 10000. Where both mappings are given and imply different RoPE, refused
+    (transformers would silently take rope_scaling's); longrope and the rest are refused."""
     top = _number(raw, "rope_theta", path, HF_DEFAULTS["rope_theta"])
     read = {}
     for key in ("rope_scaling", "rope_parameters"):
@@ -145,11 +175,12 @@ def _rope(raw: dict, path, max_positions: int) -> tuple[float, Yarn | None]:
         if b:
             read[key] = _rope_block(b, f"{path}: {key}", top, max_positions)
     if len(set(read.values())) > 1:
-        (ta, ya), (tb, yb) = read["rope_scaling"], read["rope_parameters"]
-        _fail(path, f"rope_scaling (theta {ta}, {'YaRN' if ya else 'no scaling'}) and rope_parameters (theta {tb}, "
-                    f"{'YaRN' if yb else 'no scaling'}) give different RoPE (transformers would take rope_scaling's "
+        def what(t):
+            return f"theta {t[0]}, " + ("YaRN" if t[1] else t[2].rope_type if t[2] else "no scaling")
+        _fail(path, f"rope_scaling ({what(read['rope_scaling'])}) and rope_parameters "
+                    f"({what(read['rope_parameters'])}) give different RoPE (transformers would take rope_scaling's "
                     "alone): give one")
-    return next(iter(read.values()), (top, None))
+    return next(iter(read.values()), (top, None, None))
 
 
 def _kv_heads(raw: dict, heads: int, path) -> int:
@@ -198,12 +229,12 @@ def parse_config(raw: dict, path="config.json") -> Qwen3Config:
         if n % 8:
             _fail(path, f"{k} {n} is not a multiple of 8 (the kernels' 16-byte vectors)")
     max_positions = _int(raw, "max_position_embeddings", path, default=HF_DEFAULTS["max_position_embeddings"])
-    theta, yarn = _rope(raw, path, max_positions)
+    theta, yarn, scaling = _rope(raw, path, max_positions)
     return Qwen3Config(
         vocab_size=vocab, hidden_size=hidden, intermediate_size=inter, num_hidden_layers=layers,
         num_attention_heads=heads, num_key_value_heads=kv, head_dim=head_dim,
         rms_norm_eps=_number(raw, "rms_norm_eps", path, HF_DEFAULTS["rms_norm_eps"]),
-        rope_theta=theta, yarn=yarn, tie_word_embeddings=bool(raw.get("tie_word_embeddings", False)),
+        rope_theta=theta, yarn=yarn, scaling=scaling, tie_word_embeddings=bool(raw.get("tie_word_embeddings", False)),
         max_position_embeddings=max_positions,
         dtype=DTYPES.get(dt, "bf16"))
 

@@ -50,7 +50,7 @@ class Reference:
         c, R = self.cfg, REFERENCES
         ids = np.asarray(ids, dtype=np.int64)
         T, H, Hq, Hkv, eps = len(ids), c.hidden_size, c.q_heads, c.kv_heads, c.rms_norm_eps
-        cos, sin = rope_tables(T, c.rope_theta, yarn=c.yarn)
+        cos, sin = rope_tables(T, c.rope_theta, yarn=c.yarn, scaling=c.scaling)
         x = R["embedding"](table=self.globals["embed"], ids=ids)["out"]          # the residual stream
         for w in self.layers:
             h = R["rms_norm"](x=x, w=w["in_norm"], eps=eps)["y"]

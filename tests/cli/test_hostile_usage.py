@@ -211,7 +211,12 @@ def hf(**over):
 @pytest.mark.parametrize("over, words", [
     ({"rope_scaling": "yarn"}, "key 'rope_scaling': expected a mapping"),
     ({"rope_parameters": [1, 2]}, "key 'rope_parameters': expected a mapping"),
-    ({"rope_scaling": {"rope_type": "llama3"}}, "RoPE scaling 'llama3' is not supported"),
+    ({"rope_scaling": {"rope_type": "longrope"}}, "RoPE scaling 'longrope' is not supported"),
+    ({"rope_scaling": {"rope_type": "llama3"}}, "key 'factor': RoPE scaling 'llama3' needs a number >= 1, got None"),
+    ({"rope_scaling": {"rope_type": "llama3", "factor": 8, "low_freq_factor": 4, "high_freq_factor": 1}},
+     "llama3 needs 0 < low_freq_factor < high_freq_factor, got 4 and 1"),
+    ({"rope_scaling": {"rope_type": "linear", "factor": 2, "beta_fast": 1}}, "RoPE scaling 'linear' does not take "
+                                                                               "'beta_fast'"),
     ({"rope_scaling": {"rope_type": "yarn"}}, "rope_scaling: key 'factor': YaRN needs a number >= 1, got None"),
     ({"num_key_value_heads": "1"}, "key 'num_key_value_heads': expected a positive integer, got '1'"),
     ({"hidden_size": True}, "key 'hidden_size': expected a positive integer"),

@@ -41,7 +41,7 @@ def test_config_reads_rope_theta_top_level_or_rope_parameters():
     ({"torch_dtype": "float8_e4m3fn"}, "dtype"),
     ({"head_dim": 64}, "head_dim 64"),
     ({"num_key_value_heads": 3}, "not a multiple"),
-    ({"rope_scaling": {"rope_type": "dynamic", "factor": 4.0}}, "RoPE scaling 'dynamic'"),
+    ({"rope_scaling": {"rope_type": "longrope", "factor": 4.0}}, "RoPE scaling 'longrope'"),
     ({"hidden_size": None}, "hidden_size"),
 ])
 def test_config_refuses_what_the_engine_cannot_run(over, words):
