@@ -234,7 +234,8 @@ def parse_config(raw: dict, path="config.json") -> Qwen3Config:
         vocab_size=vocab, hidden_size=hidden, intermediate_size=inter, num_hidden_layers=layers,
         num_attention_heads=heads, num_key_value_heads=kv, head_dim=head_dim,
         rms_norm_eps=_number(raw, "rms_norm_eps", path, HF_DEFAULTS["rms_norm_eps"]),
-        rope_theta=theta, yarn=yarn, scaling=scaling, tie_word_embeddings=bool(raw.get("tie_word_embeddings", False)),
+        rope_theta=theta, yarn=yarn, scaling=scaling,
+        tie_word_embeddings=bool(raw.get("tie_word_embeddings", False)),
         max_position_embeddings=max_positions,
         dtype=DTYPES.get(dt, "bf16"))
 

@@ -194,13 +194,22 @@ def load_layer(ck: Checkpoint, cfg: Qwen3Config, i: int, dtype: str) -> dict[str
 
 
 def load_globals(ck: Checkpoint, cfg: Qwen3Config, dtype: str) -> dict[str, np.ndarray]:
-    """embed [V, H], final norm [H], lm_head [V, H] (the embedding itself when tied)."""
+    """embed [V, H], final norm [H], lm_head [V, H]: the embedding itself when tied, unless the checkpoint
+    also stores an lm_head of other values, which transformers (5.x PreTrainedModel.tie_weights) then
+    keeps, untied, and so does the engine."""
     V, H = cfg.vocab_size, cfg.hidden_size
     embed = ck.get("model.embed_tokens.weight", dtype, (V, H))
-    if cfg.tie_word_embeddings:                  # as transformers does: a stored copy is ignored
-        lm_head = embed
-    elif "lm_head.weight" in ck:
+    if "lm_head.weight" in ck:
         lm_head = ck.get("lm_head.weight", dtype, (V, H))
+        if cfg.tie_word_embeddings and _equal(lm_head, embed):
+            lm_head = embed                      # a stored copy: one tensor (one upload)
+    elif cfg.tie_word_embeddings:
+        lm_head = embed
     else:
         raise EngineError("lm_head.weight is missing and tie_word_embeddings is false")
     return {"embed": embed, "norm": ck.get("model.norm.weight", dtype, (H,)), "lm_head": lm_head}
+
+
+def _equal(a: np.ndarray, b: np.ndarray, rows: int = 4096) -> bool:
+    """Bit for bit, a block of rows at a time (no [V, H] temporary)."""
+    return all(np.array_equal(a[i:i + rows], b[i:i + rows]) for i in range(0, len(a), rows))

@@ -190,13 +190,38 @@ def test_reference_forward_is_causal_and_deterministic(tmp_path):
     assert np.std(a) > 2                         # the logits spread (clear greedy margins)
 
 
-@pytest.mark.parametrize("tied, hkv", [(True, 1), (False, 2)])
-def test_reference_forward_matches_transformers(tmp_path, tied, hkv):
+def _with_other_lm_head(d, cfg, seed):
+    """The tied model folder d rewritten with an lm_head.weight of other values than the embedding's."""
+    out = []
+    for name, bits in random_tensors(cfg, seed, lm_head_copy=True):
+        if name == "lm_head.weight":
+            bits = np.ascontiguousarray(bits[::-1])                   # the embedding's rows, reversed
+        out.append((name, "BF16", bits.shape, bits.tobytes()))
+    write_safetensors(d / "model.safetensors", out)
+    return d
+
+
+def test_a_tied_checkpoint_with_another_lm_head_keeps_it(tmp_path):
+    """tie_word_embeddings true, but the checkpoint stores an lm_head of other values: transformers 5
+    keeps both, untied (PreTrainedModel.tie_weights); so does the engine (it used the embedding: logits
+    122% of the largest off). A stored copy of the same values is still the embedding itself."""
+    cfg = shape_config("tiny", **TINY, tie_word_embeddings=True)
+    d = _with_other_lm_head(make_random_model(tmp_path, cfg, seed=1), cfg, 1)
+    g = load_globals(Checkpoint(d), cfg, "bf16")
+    assert g["lm_head"] is not g["embed"] and np.array_equal(g["lm_head"], g["embed"][::-1])
+    copy = load_globals(Checkpoint(make_random_model(tmp_path / "copy", cfg, seed=1, lm_head_copy=True)), cfg, "bf16")
+    assert copy["lm_head"] is copy["embed"]
+
+
+@pytest.mark.parametrize("tied, hkv, other_lm_head", [(True, 1, False), (False, 2, False), (True, 1, True)])
+def test_reference_forward_matches_transformers(tmp_path, tied, hkv, other_lm_head):
     torch = pytest.importorskip("torch", reason="torch is not installed (CI need not install it; the H100 "
                                                 "machine has it): the transformers comparison is skipped")
     transformers = pytest.importorskip("transformers")
     cfg = shape_config("tiny", **(TINY | {"num_key_value_heads": hkv, "tie_word_embeddings": tied}))
     d = make_random_model(tmp_path, cfg, seed=1)
+    if other_lm_head:
+        _with_other_lm_head(d, cfg, 1)
     model = transformers.Qwen3ForCausalLM.from_pretrained(d, torch_dtype=torch.float32).double().eval()
     ids = [3, 14, 15, 92, 65, 35]
     with torch.no_grad():
