@@ -1,7 +1,7 @@
 """Qwen3Config: the shape of a Qwen3 dense model, read from a Hugging Face config.json. Refuses, with
-a sentence, what the engine cannot run: another architecture, MoE, sliding-window attention, RoPE
-scaling other than YaRN, linear, llama3 and dynamic, attention biases, a head_dim other than 128 (the
-kernels' contract)."""
+a sentence, what the engine cannot run: another architecture, MoE, RoPE scaling other than YaRN,
+linear, llama3 and dynamic, attention biases, a head_dim other than 128 (the kernels' contract).
+Sliding-window layers limit the context to the window (within it they attend to every position)."""
 from __future__ import annotations
 
 import json
@@ -32,12 +32,16 @@ class Qwen3Config:
     dtype: str = "bf16"            # the checkpoint's dtype as kreg names it (bf16 / f16)
     yarn: Yarn | None = None       # YaRN RoPE scaling (rope_scaling / rope_parameters rope_type "yarn")
     scaling: Scaling | None = None  # rope_type linear, llama3 or dynamic
+    attention_window: int | None = None    # sliding_window, where some layer slides (transformers' layer_types)
 
     @property
     def context(self) -> int:
         """The positions the model serves: max_position_embeddings, or with YaRN factor x the original
-        context where that is more (the Qwen3 model cards' 131072 for factor 4 over 32768)."""
-        return max(self.max_position_embeddings, self.yarn.context if self.yarn else 0)
+        context where that is more (the Qwen3 model cards' 131072 for factor 4 over 32768); no more than
+        the attention window where a layer slides (within it a sliding layer attends to every position,
+        as a full one does: the engine's kernels)."""
+        n = max(self.max_position_embeddings, self.yarn.context if self.yarn else 0)
+        return min(n, self.attention_window) if self.attention_window else n
 
     @property
     def q_heads(self) -> int:
@@ -57,10 +61,11 @@ class Qwen3Config:
         d.pop("dtype")
         d.pop("yarn")
         d.pop("scaling")
+        window = d.pop("attention_window")
         return {"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", **d,
                 "torch_dtype": {"bf16": "bfloat16", "f16": "float16"}[self.dtype], "attention_bias": False,
-                "attention_dropout": 0.0, "hidden_act": "silu", "use_sliding_window": False,
-                "sliding_window": None, "max_window_layers": self.num_hidden_layers,
+                "attention_dropout": 0.0, "hidden_act": "silu", "use_sliding_window": window is not None,
+                "sliding_window": window, "max_window_layers": 0 if window else self.num_hidden_layers,
                 "rope_scaling": self.yarn.to_hf() if self.yarn else self.scaling.to_hf() if self.scaling else None,
                 "bos_token_id": 151643, "eos_token_id": 151645, "initializer_range": 0.02, "use_cache": True}
 
@@ -183,6 +188,32 @@ def _rope(raw: dict, path, max_positions: int) -> tuple:
     return next(iter(read.values()), (top, None, None))
 
 
+LAYER_TYPES = ("full_attention", "sliding_attention")
+
+
+def _window(raw: dict, layers: int, path) -> int | None:
+    """The attention window some layer applies, as transformers' Qwen3Config decides it: sliding_window
+    (default 4096) where use_sliding_window is true and a layer is "sliding_attention" (layer_types, or
+    else every layer from max_window_layers (default 28) on); else None."""
+    types = raw.get("layer_types")
+    if types is not None and (not isinstance(types, list) or len(types) != layers
+                              or not all(t in LAYER_TYPES for t in types)):
+        _fail(path, f"key 'layer_types': expected a list of {layers} of {', '.join(LAYER_TYPES)}, got {types!r:.200}")
+    window = raw.get("sliding_window", 4096) if raw.get("use_sliding_window") else None
+    if window is None:
+        if types and "sliding_attention" in types:
+            _fail(path, "layer_types names sliding_attention layers but use_sliding_window is false or "
+                        "sliding_window null (transformers cannot run that either): give the window")
+        return None
+    window = _int(raw, "sliding_window", path, default=4096)
+    if types is None:
+        first = raw.get("max_window_layers", 28)
+        if isinstance(first, bool) or not isinstance(first, int) or first < 0:
+            _fail(path, f"key 'max_window_layers': expected an integer >= 0, got {first!r}")
+        return window if first < layers else None
+    return window if "sliding_attention" in types else None
+
+
 def _kv_heads(raw: dict, heads: int, path) -> int:
     """num_key_value_heads as transformers' Qwen3Config reads it: null means as many as the attention
     heads; left out, its default 32 (refused where 32 does not divide num_attention_heads: transformers
@@ -209,8 +240,6 @@ def parse_config(raw: dict, path="config.json") -> Qwen3Config:
     for key in ("use_sliding_window", "attention_bias", "tie_word_embeddings"):
         if raw.get(key) is not None and not isinstance(raw[key], bool):
             _fail(path, f"key {key!r}: expected true or false, got {raw[key]!r}")
-    if raw.get("use_sliding_window"):
-        _fail(path, "sliding-window attention (use_sliding_window: true) is not supported")
     if raw.get("attention_bias"):
         _fail(path, "attention biases (attention_bias: true) are not supported")
     if raw.get("hidden_act", "silu") != "silu":
@@ -234,7 +263,7 @@ def parse_config(raw: dict, path="config.json") -> Qwen3Config:
         vocab_size=vocab, hidden_size=hidden, intermediate_size=inter, num_hidden_layers=layers,
         num_attention_heads=heads, num_key_value_heads=kv, head_dim=head_dim,
         rms_norm_eps=_number(raw, "rms_norm_eps", path, HF_DEFAULTS["rms_norm_eps"]),
-        rope_theta=theta, yarn=yarn, scaling=scaling,
+        rope_theta=theta, yarn=yarn, scaling=scaling, attention_window=_window(raw, layers, path),
         tie_word_embeddings=bool(raw.get("tie_word_embeddings", False)),
         max_position_embeddings=max_positions,
         dtype=DTYPES.get(dt, "bf16"))

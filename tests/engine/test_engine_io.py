@@ -37,7 +37,8 @@ def test_config_reads_rope_theta_top_level_or_rope_parameters():
 @pytest.mark.parametrize("over, words", [
     ({"architectures": ["LlamaForCausalLM"], "model_type": "llama"}, "unsupported architecture"),
     ({"model_type": "qwen3_moe", "num_experts": 128}, "mixture-of-experts"),
-    ({"use_sliding_window": True}, "sliding-window"),
+    ({"layer_types": ["sliding_attention"] * 2}, "layer_types names sliding_attention layers but use_sliding"),
+    ({"layer_types": ["full_attention"]}, "key 'layer_types': expected a list of 2"),
     ({"torch_dtype": "float8_e4m3fn"}, "dtype"),
     ({"head_dim": 64}, "head_dim 64"),
     ({"num_key_value_heads": 3}, "not a multiple"),
