@@ -44,6 +44,13 @@ class Qwen3Config:
         return min(n, self.attention_window) if self.attention_window else n
 
     @property
+    def kernel_intermediate(self) -> int:
+        """intermediate_size rounded up to a multiple of 8 (the kernels' 16-byte vectors): the width the
+        MLP launches take; the weights are padded with zero rows (gate, up) and columns (down), which add
+        nothing (silu(0) * 0 = 0)."""
+        return -(-self.intermediate_size // 8) * 8
+
+    @property
     def q_heads(self) -> int:
         return self.num_attention_heads
 
@@ -254,9 +261,8 @@ def parse_config(raw: dict, path="config.json") -> Qwen3Config:
     dt = raw.get("dtype") or raw.get("torch_dtype") or "bfloat16"
     if not isinstance(dt, str) or (dt not in DTYPES and dt != "float32"):
         _fail(path, f"dtype {dt!r} is not supported (bfloat16, float16; float32 weights are converted)")
-    for k, n in (("hidden_size", hidden), ("intermediate_size", inter)):
-        if n % 8:
-            _fail(path, f"{k} {n} is not a multiple of 8 (the kernels' 16-byte vectors)")
+    if hidden % 8:
+        _fail(path, f"hidden_size {hidden} is not a multiple of 8 (the kernels' 16-byte vectors)")
     max_positions = _int(raw, "max_position_embeddings", path, default=HF_DEFAULTS["max_position_embeddings"])
     theta, yarn, scaling = _rope(raw, path, max_positions)
     return Qwen3Config(

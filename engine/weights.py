@@ -179,9 +179,16 @@ def layer_names(i: int) -> dict[str, str]:
 
 def load_layer(ck: Checkpoint, cfg: Qwen3Config, i: int, dtype: str) -> dict[str, np.ndarray]:
     """One decoder layer's weights as the kernels take them: qkv [(Hq+2Hkv)*128, H] and gate_up
-    [2I, H] fused by rows (q, k, v / gate, up), the others as stored."""
+    [2I, H] fused by rows (q, k, v / gate, up), the others as stored; I is cfg.kernel_intermediate, gate
+    and up padded with zero rows to it and down with zero columns where intermediate_size is less."""
     n, H, D, I = layer_names(i), cfg.hidden_size, cfg.head_dim, cfg.intermediate_size
-    g = lambda k, shape: ck.get(n[k], dtype, shape)        # noqa: E731
+    pad = cfg.kernel_intermediate - I
+
+    def g(k, shape):
+        w = ck.get(n[k], dtype, shape)
+        if not pad or k not in ("gate", "up", "down"):
+            return w
+        return np.pad(w, ((0, pad), (0, 0)) if k != "down" else ((0, 0), (0, pad)))
     return {
         "qkv": np.concatenate([g("q", (cfg.q_heads * D, H)), g("k", (cfg.kv_heads * D, H)),
                                g("v", (cfg.kv_heads * D, H))]),
