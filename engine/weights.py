@@ -126,7 +126,7 @@ class Checkpoint:
     def check(self, cfg: Qwen3Config) -> None:
         """Every tensor the engine will load is present, of a dtype it reads, and of the shape the config
         implies: an EngineError naming the file, the tensor and what was expected, before any is loaded."""
-        for name, shape in expected_shapes(cfg).items():
+        for name, shape in expected_shapes(cfg, embed_name(self, cfg)).items():
             f = self.where.get(name)
             if f is None:
                 raise missing(name)
@@ -154,10 +154,17 @@ def missing(name: str) -> EngineError:
     return EngineError(f"weight {name} is missing from the checkpoint")
 
 
-def expected_shapes(cfg: Qwen3Config) -> dict[str, tuple[int, ...]]:
-    """Each tensor the engine loads and the shape the config implies for it."""
+def embed_name(ck, cfg: Qwen3Config) -> str:
+    """The tensor the embedding is read from: model.embed_tokens.weight, or, tied, lm_head.weight where
+    only that is stored (transformers' tie_weights then ties the embedding to it)."""
+    embed, head = "model.embed_tokens.weight", "lm_head.weight"
+    return head if cfg.tie_word_embeddings and embed not in ck and head in ck else embed
+
+
+def expected_shapes(cfg: Qwen3Config, embed: str = "model.embed_tokens.weight") -> dict[str, tuple[int, ...]]:
+    """Each tensor the engine loads (the embedding from `embed`) and the shape the config implies for it."""
     V, H, D, I = cfg.vocab_size, cfg.hidden_size, cfg.head_dim, cfg.intermediate_size
-    out = {"model.embed_tokens.weight": (V, H), "model.norm.weight": (H,)}
+    out = {embed: (V, H), "model.norm.weight": (H,)}
     if not cfg.tie_word_embeddings:
         out["lm_head.weight"] = (V, H)
     shapes = {"q": (cfg.q_heads * D, H), "k": (cfg.kv_heads * D, H), "v": (cfg.kv_heads * D, H),
@@ -203,10 +210,13 @@ def load_layer(ck: Checkpoint, cfg: Qwen3Config, i: int, dtype: str) -> dict[str
 def load_globals(ck: Checkpoint, cfg: Qwen3Config, dtype: str) -> dict[str, np.ndarray]:
     """embed [V, H], final norm [H], lm_head [V, H]: the embedding itself when tied, unless the checkpoint
     also stores an lm_head of other values, which transformers (5.x PreTrainedModel.tie_weights) then
-    keeps, untied, and so does the engine."""
+    keeps, untied, and so does the engine; tied with only an lm_head stored, that one for both (embed_name)."""
     V, H = cfg.vocab_size, cfg.hidden_size
-    embed = ck.get("model.embed_tokens.weight", dtype, (V, H))
-    if "lm_head.weight" in ck:
+    source = embed_name(ck, cfg)
+    embed = ck.get(source, dtype, (V, H))
+    if source == "lm_head.weight":
+        lm_head = embed
+    elif "lm_head.weight" in ck:
         lm_head = ck.get("lm_head.weight", dtype, (V, H))
         if cfg.tie_word_embeddings and _equal(lm_head, embed):
             lm_head = embed                      # a stored copy: one tensor (one upload)

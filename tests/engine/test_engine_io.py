@@ -214,7 +214,30 @@ def test_a_tied_checkpoint_with_another_lm_head_keeps_it(tmp_path):
     assert copy["lm_head"] is copy["embed"]
 
 
-@pytest.mark.parametrize("tied, hkv, other_lm_head", [(True, 1, False), (False, 2, False), (True, 1, True)])
+def _only_lm_head(d, cfg, seed):
+    """The tied model folder d rewritten with the embedding stored as lm_head.weight alone."""
+    out = [("lm_head.weight" if n == "model.embed_tokens.weight" else n, "BF16", b.shape, b.tobytes())
+           for n, b in random_tensors(cfg, seed)]
+    write_safetensors(d / "model.safetensors", out)
+    return d
+
+
+def test_a_tied_checkpoint_with_only_an_lm_head_reads_the_embedding_from_it(tmp_path):
+    """Tied, the checkpoint stores lm_head.weight but no model.embed_tokens.weight: transformers ties the
+    embedding to the lm_head (tie_weights); the engine did refuse ("embed_tokens.weight is missing")."""
+    cfg = shape_config("tiny", **TINY, tie_word_embeddings=True)
+    ck = Checkpoint(_only_lm_head(make_random_model(tmp_path, cfg, seed=2), cfg, 2))
+    assert "model.embed_tokens.weight" not in ck
+    ck.check(cfg)
+    g = load_globals(ck, cfg, "bf16")
+    assert g["lm_head"] is g["embed"] and np.array_equal(g["embed"], dict(random_tensors(cfg, 2))[
+        "model.embed_tokens.weight"])
+    with pytest.raises(EngineError, match="embed_tokens.weight is missing"):     # untied: no stand-in
+        Checkpoint(tmp_path).check(shape_config("tiny", **TINY, tie_word_embeddings=False))
+
+
+@pytest.mark.parametrize("tied, hkv, other_lm_head", [(True, 1, False), (False, 2, False), (True, 1, True),
+                                                      (True, 1, "only")])
 def test_reference_forward_matches_transformers(tmp_path, tied, hkv, other_lm_head):
     torch = pytest.importorskip("torch", reason="torch is not installed (CI need not install it; the H100 "
                                                 "machine has it): the transformers comparison is skipped")
@@ -222,7 +245,7 @@ def test_reference_forward_matches_transformers(tmp_path, tied, hkv, other_lm_he
     cfg = shape_config("tiny", **(TINY | {"num_key_value_heads": hkv, "tie_word_embeddings": tied}))
     d = make_random_model(tmp_path, cfg, seed=1)
     if other_lm_head:
-        _with_other_lm_head(d, cfg, 1)
+        (_only_lm_head if other_lm_head == "only" else _with_other_lm_head)(d, cfg, 1)
     model = transformers.Qwen3ForCausalLM.from_pretrained(d, torch_dtype=torch.float32).double().eval()
     ids = [3, 14, 15, 92, 65, 35]
     with torch.no_grad():
