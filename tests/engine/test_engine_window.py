@@ -12,6 +12,7 @@ from kreg import runtime
 from kreg.engine import Engine
 from kreg.engine import plan as P
 from kreg.engine.config import load_config, parse_config
+from kreg.engine.errors import EngineError
 from kreg.engine.random_model import make_random_model, shape_config
 
 TINY = dict(vocab_size=512, hidden_size=128, intermediate_size=128, num_hidden_layers=2, num_attention_heads=2,
@@ -64,11 +65,12 @@ def test_the_engine_on_a_sliding_model_matches_transformers_within_the_window(tm
     assert eng.S == 8
     got = eng.prefill(ids, all_logits=True)
     assert np.max(np.abs(got - want)) <= 0.02 * np.max(np.abs(want))    # the engine's tolerance (test_engine_cpu)
+    with pytest.raises(EngineError, match="longer than the KV cache \\(8 positions: the model's context"):
+        eng.decode_step()                                  # a 9th position: past the window
 
 
 def test_a_prompt_past_the_window_is_refused_naming_it(tmp_path):
     from kreg.engine import run
-    from kreg.engine.errors import EngineError
     cfg = parse_config(hf(use_sliding_window=True, sliding_window=16, max_window_layers=0))
     d = make_random_model(tmp_path, cfg)
     with pytest.raises(EngineError, match="longer than the model's context of 16 positions \\(sliding_window: the "
