@@ -10,6 +10,8 @@ from pathlib import Path
 
 from kreg.conformance.rope import Scaling, Yarn
 
+from .config_rope import read_rope
+from .config_values import HF_DEFAULTS, SHAPE_KEYS, fail as _fail, integer as _int, number as _number
 from .errors import EngineError
 
 HEAD_DIM = 128                     # fixed by the attention and qk_norm_rope op contracts
@@ -75,124 +77,6 @@ class Qwen3Config:
                 "sliding_window": window, "max_window_layers": 0 if window else self.num_hidden_layers,
                 "rope_scaling": self.yarn.to_hf() if self.yarn else self.scaling.to_hf() if self.scaling else None,
                 "bos_token_id": 151643, "eos_token_id": 151645, "initializer_range": 0.02, "use_cache": True}
-
-
-def _fail(path, why: str):
-    raise EngineError(f"{path}: {why}")
-
-
-# what transformers' Qwen3Config assumes where config.json leaves a key out (a shape key is refused instead)
-HF_DEFAULTS = {"vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 22016, "num_hidden_layers": 32,
-               "num_attention_heads": 32, "num_key_value_heads": 32, "head_dim": 128, "rms_norm_eps": 1e-6,
-               "rope_theta": 10000.0, "tie_word_embeddings": False, "max_position_embeddings": 32768}
-SHAPE_KEYS = ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads")
-
-
-def _int(raw: dict, key: str, path, default=None) -> int:
-    v = raw.get(key)
-    if v is None:
-        if default is None:
-            _fail(path, f"key {key!r} is missing (transformers would assume {HF_DEFAULTS[key]}, which is rarely "
-                        "the checkpoint's: give it)")
-        return default
-    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-        _fail(path, f"key {key!r}: expected a positive integer, got {v!r}")
-    return v
-
-
-def _number(raw: dict, key: str, path, default: float) -> float:
-    v = raw.get(key)
-    if v is None:
-        return default
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < float("inf"):
-        _fail(path, f"key {key!r}: expected a positive number, got {v!r}")
-    return float(v)
-
-
-YARN_KEYS = {"rope_type", "type", "factor", "original_max_position_embeddings", "rope_theta", "attention_factor",
-             "beta_fast", "beta_slow", "mscale", "mscale_all_dim", "truncate"}      # transformers' required + optional
-
-
-def _yarn(block: dict, where: str, max_positions: int) -> Yarn:
-    """YaRN's parameters, each checked (transformers' _validate_yarn_rope_parameters, refusing what it warns of);
-    original_max_position_embeddings, where left out, is max_position_embeddings (transformers'
-    standardize_rope_params)."""
-    extra = sorted(set(block) - YARN_KEYS)
-    if extra:
-        _fail(where, f"YaRN does not take {', '.join(map(repr, extra))} (it takes {', '.join(sorted(YARN_KEYS))})")
-    factor = _number(block, "factor", where, 0.0)
-    if factor < 1:
-        _fail(where, f"key 'factor': YaRN needs a number >= 1, got {block.get('factor')!r}")
-    orig = _int(block, "original_max_position_embeddings", where, default=max_positions)
-    opt = {k: _number(block, k, where, 0.0) if block.get(k) is not None else None
-           for k in ("beta_fast", "beta_slow", "attention_factor", "mscale", "mscale_all_dim")}
-    if (opt["beta_fast"] or 32) < (opt["beta_slow"] or 1):
-        _fail(where, f"beta_fast {opt['beta_fast'] or 32} is below beta_slow {opt['beta_slow'] or 1}")
-    truncate = block.get("truncate", True)
-    if not isinstance(truncate, bool):
-        _fail(where, f"key 'truncate': expected true or false, got {truncate!r}")
-    return Yarn(factor=factor, original_max_position_embeddings=orig, truncate=truncate, **opt)
-
-
-SCALING_KEYS = {"linear": {"factor"}, "dynamic": {"factor"},
-                "llama3": {"factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"}}
-
-
-def _scaling(kind: str, block: dict, where: str, max_positions: int) -> Scaling:
-    """A linear, dynamic or llama3 scaling's parameters, each checked (transformers' validators, refusing
-    what they warn of); llama3's original_max_position_embeddings, where left out, is max_position_embeddings."""
-    extra = sorted(set(block) - SCALING_KEYS[kind] - {"rope_type", "type", "rope_theta"})
-    if extra:
-        _fail(where, f"RoPE scaling {kind!r} does not take {', '.join(map(repr, extra))} (it takes "
-                     f"{', '.join(sorted(SCALING_KEYS[kind] | {'rope_theta'}))})")
-    factor = _number(block, "factor", where, 0.0)
-    if factor < 1:
-        _fail(where, f"key 'factor': RoPE scaling {kind!r} needs a number >= 1, got {block.get('factor')!r}")
-    if kind != "llama3":
-        return Scaling(kind, factor)
-    low, high = (_number(block, k, where, 0.0) for k in ("low_freq_factor", "high_freq_factor"))
-    if not 0 < low < high:
-        _fail(where, f"llama3 needs 0 < low_freq_factor < high_freq_factor, got {block.get('low_freq_factor')!r} "
-                     f"and {block.get('high_freq_factor')!r}")
-    orig = _int(block, "original_max_position_embeddings", where, default=max_positions)
-    return Scaling(kind, factor, low, high, orig)
-
-
-def _rope_block(block: dict, where: str, theta: float, max_positions: int) -> tuple:
-    """(theta, YaRN or None, another Scaling or None) of one RoPE mapping: its own rope_theta, else
-    `theta` (the top level's)."""
-    kind = block.get("rope_type", block.get("type", "default"))
-    own = _number(block, "rope_theta", where, theta)
-    if kind == "yarn":
-        return own, _yarn(block, where, max_positions), None
-    if kind in SCALING_KEYS:
-        return own, None, _scaling(kind, block, where, max_positions)
-    if kind not in ("default", None):
-        _fail(where, f"RoPE scaling {kind!r} is not supported (the default RoPE, yarn, linear, llama3 or dynamic)")
-    return own, None, None
-
-
-def _rope(raw: dict, path, max_positions: int) -> tuple:
-    """theta, YaRN's parameters and another scaling's as transformers reads them
-    (convert_rope_params_to_dict): the `rope_scaling` mapping where config.json gives a non-empty one,
-    else the newer `rope_parameters`; theta from that mapping's rope_theta, else the top-level
-    rope_theta, else 10000. Where both mappings are given and imply different RoPE, refused
-    (transformers would silently take rope_scaling's); longrope and the rest are refused."""
-    top = _number(raw, "rope_theta", path, HF_DEFAULTS["rope_theta"])
-    read = {}
-    for key in ("rope_scaling", "rope_parameters"):
-        b = raw.get(key)
-        if b is not None and not isinstance(b, dict):
-            _fail(path, f"key {key!r}: expected a mapping (rope_type, ...) or null, got {b!r}")
-        if b:
-            read[key] = _rope_block(b, f"{path}: {key}", top, max_positions)
-    if len(set(read.values())) > 1:
-        def what(t):
-            return f"theta {t[0]}, " + ("YaRN" if t[1] else t[2].rope_type if t[2] else "no scaling")
-        _fail(path, f"rope_scaling ({what(read['rope_scaling'])}) and rope_parameters "
-                    f"({what(read['rope_parameters'])}) give different RoPE (transformers would take rope_scaling's "
-                    "alone): give one")
-    return next(iter(read.values()), (top, None, None))
 
 
 LAYER_TYPES = ("full_attention", "sliding_attention")
@@ -264,7 +148,7 @@ def parse_config(raw: dict, path="config.json") -> Qwen3Config:
     if hidden % 8:
         _fail(path, f"hidden_size {hidden} is not a multiple of 8 (the kernels' 16-byte vectors)")
     max_positions = _int(raw, "max_position_embeddings", path, default=HF_DEFAULTS["max_position_embeddings"])
-    theta, yarn, scaling = _rope(raw, path, max_positions)
+    theta, yarn, scaling = read_rope(raw, path, max_positions)
     return Qwen3Config(
         vocab_size=vocab, hidden_size=hidden, intermediate_size=inter, num_hidden_layers=layers,
         num_attention_heads=heads, num_key_value_heads=kv, head_dim=head_dim,

@@ -212,6 +212,7 @@ def hf(**over):
     ({"rope_scaling": "yarn"}, "key 'rope_scaling': expected a mapping"),
     ({"rope_parameters": [1, 2]}, "key 'rope_parameters': expected a mapping"),
     ({"rope_scaling": {"rope_type": "longrope"}}, "RoPE scaling 'longrope' is not supported"),
+    ({"rope_scaling": {"rope_type": ["yarn"]}}, "rope_scaling: key 'rope_type': expected a name"),
     ({"rope_scaling": {"rope_type": "llama3"}}, "key 'factor': RoPE scaling 'llama3' needs a number >= 1, got None"),
     ({"rope_scaling": {"rope_type": "llama3", "factor": 8, "low_freq_factor": 4, "high_freq_factor": 1}},
      "llama3 needs 0 < low_freq_factor < high_freq_factor, got 4 and 1"),
