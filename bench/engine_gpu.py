@@ -176,7 +176,8 @@ def torch_peer_row(m, prompt, new, runs):
     Hq, Hkv, D, eps = cfg.q_heads, cfg.kv_heads, 128, cfg.rms_norm_eps
     kc = torch.zeros(len(L), S, Hkv, D, dtype=torch.bfloat16, device=dev)
     vc = torch.zeros_like(kc)
-    cos, sin = (torch.from_numpy(t.astype(np.float32)).to(dev) for t in rope_tables(S, cfg.rope_theta, yarn=cfg.yarn))
+    cos, sin = (torch.from_numpy(t.astype(np.float32)).to(dev)
+                for t in rope_tables(S, cfg.rope_theta, yarn=cfg.yarn, scaling=cfg.scaling))
     ar = torch.arange(S, device=dev)
 
     def rms(x, w):
@@ -204,7 +205,7 @@ def torch_peer_row(m, prompt, new, runs):
             o = torch.einsum("hgs,shd->hgd", p_, vc[i].float()).to(torch.bfloat16)
             x = x + o.reshape(1, Hq * D) @ w["o"].T
             gu = rms(x, w["post_norm"]) @ w["gate_up"].T
-            x = x + (F.silu(gu[:, :cfg.intermediate_size]) * gu[:, cfg.intermediate_size:]) @ w["down"].T
+            x = x + (F.silu(gu[:, :cfg.kernel_intermediate]) * gu[:, cfg.kernel_intermediate:]) @ w["down"].T
         return (rms(x, g["norm"]) @ g["lm_head"].T).argmax(-1)
 
     # as gpt-fast's module buffers and HF's StaticCache: the weights and caches keep their addresses, so
@@ -309,9 +310,9 @@ def torch_prefill_row(m, prompt, runs):
     tt = lambda b: torch.from_numpy(np.ascontiguousarray(b).view(np.int16)).view(torch.bfloat16).to(dev)  # noqa
     g = {k: tt(v) for k, v in load_globals(ck, cfg, "bf16").items()}
     L = [{k: tt(v) for k, v in load_layer(ck, cfg, i, "bf16").items()} for i in range(cfg.num_hidden_layers)]
-    Hq, Hkv, D, eps, I = cfg.q_heads, cfg.kv_heads, 128, cfg.rms_norm_eps, cfg.intermediate_size
+    Hq, Hkv, D, eps, I = cfg.q_heads, cfg.kv_heads, 128, cfg.rms_norm_eps, cfg.kernel_intermediate
     cos, sin = (torch.from_numpy(t.astype(np.float32)).to(dev)[:, None]          # [T, 1, D/2]
-                for t in rope_tables(T, cfg.rope_theta, yarn=cfg.yarn))
+                for t in rope_tables(T, cfg.rope_theta, yarn=cfg.yarn, scaling=cfg.scaling))
     ids = torch.tensor(prompt, device=dev)
 
     def rms(x, w):

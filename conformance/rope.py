@@ -2,7 +2,8 @@
 recipe of the Qwen3 model cards) as transformers computes it (modeling_rope_utils._compute_yarn_parameters):
 each frequency blended between the original (extrapolation) and the original / factor (interpolation) by a
 linear ramp over the dimensions whose rotations in the original context lie between beta_slow and
-beta_fast, and cos and sin scaled by the attention factor (0.1 ln(factor) + 1 by default)."""
+beta_fast, and cos and sin scaled by the attention factor (0.1 ln(factor) + 1 by default). Also
+transformers' linear, llama3 and dynamic scalings (Scaling)."""
 from __future__ import annotations
 
 import math
@@ -39,6 +40,37 @@ class Yarn:
         return d | ({} if self.truncate else {"truncate": False})
 
 
+@dataclass(frozen=True)
+class Scaling:
+    """transformers' other RoPE scalings that one fixed table serves (its names): linear (every frequency
+    / factor), llama3 (frequencies whose wavelength exceeds original / low_freq_factor divided by factor,
+    those below original / high_freq_factor kept, a smooth blend between), dynamic (NTK-aware: transformers
+    changes the frequencies only for sequences longer than max_position_embeddings, which the engine
+    does not serve, so the default ones)."""
+    rope_type: str                                  # "linear" | "llama3" | "dynamic"
+    factor: float
+    low_freq_factor: float | None = None            # llama3
+    high_freq_factor: float | None = None           # llama3
+    original_max_position_embeddings: int | None = None    # llama3
+
+    def to_hf(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if v is not None}
+
+
+def _scaled(inv: np.ndarray, s: Scaling) -> np.ndarray:
+    """transformers' _compute_linear_scaling_rope_parameters / _compute_llama3_parameters, in float64."""
+    if s.rope_type == "linear":
+        return inv / s.factor
+    if s.rope_type == "dynamic":
+        return inv
+    old = s.original_max_position_embeddings
+    wavelen = 2 * math.pi / inv
+    out = np.where(wavelen > old / s.low_freq_factor, inv / s.factor, inv)
+    smooth = (old / wavelen - s.low_freq_factor) / (s.high_freq_factor - s.low_freq_factor)
+    medium = (wavelen >= old / s.high_freq_factor) & (wavelen <= old / s.low_freq_factor)
+    return np.where(medium, (1 - smooth) * out / s.factor + smooth * out, out)
+
+
 def _mscale(scale: float, mscale: float = 1.0) -> float:
     return 1.0 if scale <= 1 else 0.1 * mscale * math.log(scale) + 1.0
 
@@ -52,10 +84,14 @@ def yarn_attention_factor(y: Yarn) -> float:
     return _mscale(y.factor)
 
 
-def inv_freq(theta: float, head_dim: int = HEAD_DIM, yarn: Yarn | None = None) -> np.ndarray:
-    """The head_dim / 2 rotary frequencies (radians per position), float64."""
+def inv_freq(theta: float, head_dim: int = HEAD_DIM, yarn: Yarn | None = None,
+             scaling: Scaling | None = None) -> np.ndarray:
+    """The head_dim / 2 rotary frequencies (radians per position), float64 (YaRN or another scaling, not both)."""
     if yarn is None:
-        return theta ** (-np.arange(0, head_dim, 2, dtype=np.float64) / head_dim)
+        inv = theta ** (-np.arange(0, head_dim, 2, dtype=np.float64) / head_dim)
+        return inv if scaling is None else _scaled(inv, scaling)
+    if scaling is not None:
+        raise ValueError("YaRN and another RoPE scaling together")
     pos_freqs = theta ** (np.arange(0, head_dim, 2, dtype=np.float64) / head_dim)
     extrapolation = 1.0 / pos_freqs
     interpolation = 1.0 / (yarn.factor * pos_freqs)
@@ -75,9 +111,10 @@ def inv_freq(theta: float, head_dim: int = HEAD_DIM, yarn: Yarn | None = None) -
     return interpolation * (1 - keep) + extrapolation * keep
 
 
-def rope_tables(S: int, theta: float = 1e6, head_dim: int = HEAD_DIM, yarn: Yarn | None = None):
+def rope_tables(S: int, theta: float = 1e6, head_dim: int = HEAD_DIM, yarn: Yarn | None = None,
+                scaling: Scaling | None = None):
     """The cos/sin tables the qk_norm_rope ops take: [S, head_dim/2], cos(p * inv_freq_i) (times YaRN's
     attention factor where scaled), in float64 (round them once to f32 for the kernels)."""
-    ang = np.arange(S, dtype=np.float64)[:, None] * inv_freq(theta, head_dim, yarn)[None, :]
+    ang = np.arange(S, dtype=np.float64)[:, None] * inv_freq(theta, head_dim, yarn, scaling)[None, :]
     scale = yarn_attention_factor(yarn) if yarn is not None else 1.0
     return scale * np.cos(ang), scale * np.sin(ang)

@@ -31,8 +31,8 @@ def run(model_dir, prompt: str, *, device: str = "cpu", profile: str = "safe-onl
     """Generate from a prompt; on_prompt(tokens, context) once the prompt is tokenized (before anything
     is loaded), on_ready(engine) once the engine is loaded, on_prefill(done, total) as the prompt is
     read, on_text(str) with the text as it completes (streaming). The request is checked against the
-    model's context (max_position_embeddings, or YaRN's factor x its original context where more) before
-    the engine is built. lock: a registry.lockfile.Lock whose variants run instead of the profile's (and
+    model's context (max_position_embeddings, or YaRN's factor x its original context where more; at
+    most a sliding layer's window) before the engine is built. lock: a registry.lockfile.Lock whose variants run instead of the profile's (and
     exactly those)."""
     cfg = load_config(model_dir)                        # the directory's problems first
     if not chat and not prompt:
@@ -46,8 +46,10 @@ def run(model_dir, prompt: str, *, device: str = "cpu", profile: str = "safe-onl
     if not ids:
         raise EngineError("the prompt encodes to no tokens: there is nothing to generate from")
     context = cfg.context
-    where = "YaRN's factor x original_max_position_embeddings" if context > cfg.max_position_embeddings \
-        else "max_position_embeddings"
+    where = ("sliding_window: the engine serves no position past a sliding layer's window"
+             if cfg.attention_window and context == cfg.attention_window
+             else "YaRN's factor x original_max_position_embeddings" if context > cfg.max_position_embeddings
+             else "max_position_embeddings")
     if on_prompt:
         on_prompt(len(ids), context)
     if len(ids) >= context:

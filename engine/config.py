@@ -1,14 +1,17 @@
 """Qwen3Config: the shape of a Qwen3 dense model, read from a Hugging Face config.json. Refuses, with
-a sentence, what the engine cannot run: another architecture, MoE, sliding-window attention, RoPE
-scaling other than YaRN, attention biases, a head_dim other than 128 (the kernels' contract)."""
+a sentence, what the engine cannot run: another architecture, MoE, RoPE scaling other than YaRN,
+linear, llama3 and dynamic, attention biases, a head_dim other than 128 (the kernels' contract).
+Sliding-window layers limit the context to the window (within it they attend to every position)."""
 from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from kreg.conformance.rope import Yarn
+from kreg.conformance.rope import Scaling, Yarn
 
+from .config_rope import read_rope
+from .config_values import HF_DEFAULTS, SHAPE_KEYS, fail as _fail, integer as _int, number as _number
 from .errors import EngineError
 
 HEAD_DIM = 128                     # fixed by the attention and qk_norm_rope op contracts
@@ -30,12 +33,24 @@ class Qwen3Config:
     max_position_embeddings: int = 32768
     dtype: str = "bf16"            # the checkpoint's dtype as kreg names it (bf16 / f16)
     yarn: Yarn | None = None       # YaRN RoPE scaling (rope_scaling / rope_parameters rope_type "yarn")
+    scaling: Scaling | None = None  # rope_type linear, llama3 or dynamic
+    attention_window: int | None = None    # sliding_window, where some layer slides (transformers' layer_types)
 
     @property
     def context(self) -> int:
         """The positions the model serves: max_position_embeddings, or with YaRN factor x the original
-        context where that is more (the Qwen3 model cards' 131072 for factor 4 over 32768)."""
-        return max(self.max_position_embeddings, self.yarn.context if self.yarn else 0)
+        context where that is more (the Qwen3 model cards' 131072 for factor 4 over 32768); no more than
+        the attention window where a layer slides (within it a sliding layer attends to every position,
+        as a full one does: the engine's kernels)."""
+        n = max(self.max_position_embeddings, self.yarn.context if self.yarn else 0)
+        return min(n, self.attention_window) if self.attention_window else n
+
+    @property
+    def kernel_intermediate(self) -> int:
+        """intermediate_size rounded up to a multiple of 8 (the kernels' 16-byte vectors): the width the
+        MLP launches take; the weights are padded with zero rows (gate, up) and columns (down), which add
+        nothing (silu(0) * 0 = 0)."""
+        return -(-self.intermediate_size // 8) * 8
 
     @property
     def q_heads(self) -> int:
@@ -54,93 +69,53 @@ class Qwen3Config:
         d = asdict(self)
         d.pop("dtype")
         d.pop("yarn")
+        d.pop("scaling")
+        window = d.pop("attention_window")
         return {"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", **d,
                 "torch_dtype": {"bf16": "bfloat16", "f16": "float16"}[self.dtype], "attention_bias": False,
-                "attention_dropout": 0.0, "hidden_act": "silu", "use_sliding_window": False,
-                "sliding_window": None, "max_window_layers": self.num_hidden_layers,
-                "rope_scaling": self.yarn.to_hf() if self.yarn else None,
+                "attention_dropout": 0.0, "hidden_act": "silu", "use_sliding_window": window is not None,
+                "sliding_window": window, "max_window_layers": 0 if window else self.num_hidden_layers,
+                "rope_scaling": self.yarn.to_hf() if self.yarn else self.scaling.to_hf() if self.scaling else None,
                 "bos_token_id": 151643, "eos_token_id": 151645, "initializer_range": 0.02, "use_cache": True}
 
 
-def _fail(path, why: str):
-    raise EngineError(f"{path}: {why}")
+LAYER_TYPES = ("full_attention", "sliding_attention")
 
 
-# what transformers' Qwen3Config assumes where config.json leaves a key out (a shape key is refused instead)
-HF_DEFAULTS = {"vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 22016, "num_hidden_layers": 32,
-               "num_attention_heads": 32, "head_dim": 128, "rms_norm_eps": 1e-6, "rope_theta": 10000.0,
-               "tie_word_embeddings": False, "max_position_embeddings": 32768}
-SHAPE_KEYS = ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads")
+def _window(raw: dict, layers: int, path) -> int | None:
+    """The attention window some layer applies, as transformers' Qwen3Config decides it: sliding_window
+    (default 4096) where use_sliding_window is true and a layer is "sliding_attention" (layer_types, or
+    else every layer from max_window_layers (default 28) on); else None."""
+    types = raw.get("layer_types")
+    if types is not None and (not isinstance(types, list) or len(types) != layers
+                              or not all(t in LAYER_TYPES for t in types)):
+        _fail(path, f"key 'layer_types': expected a list of {layers} of {', '.join(LAYER_TYPES)}, got {types!r:.200}")
+    window = raw.get("sliding_window", 4096) if raw.get("use_sliding_window") else None
+    if window is None:
+        if types and "sliding_attention" in types:
+            _fail(path, "layer_types names sliding_attention layers but use_sliding_window is false or "
+                        "sliding_window null (transformers cannot run that either): give the window")
+        return None
+    window = _int(raw, "sliding_window", path, default=4096)
+    if types is None:
+        first = raw.get("max_window_layers", 28)
+        if isinstance(first, bool) or not isinstance(first, int) or first < 0:
+            _fail(path, f"key 'max_window_layers': expected an integer >= 0, got {first!r}")
+        return window if first < layers else None
+    return window if "sliding_attention" in types else None
 
 
-def _int(raw: dict, key: str, path, default=None) -> int:
-    v = raw.get(key)
-    if v is None:
-        if default is None:
-            _fail(path, f"key {key!r} is missing (transformers would assume {HF_DEFAULTS[key]}, which is rarely "
-                        "the checkpoint's: give it)")
-        return default
-    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-        _fail(path, f"key {key!r}: expected a positive integer, got {v!r}")
-    return v
-
-
-def _number(raw: dict, key: str, path, default: float) -> float:
-    v = raw.get(key)
-    if v is None:
-        return default
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < float("inf"):
-        _fail(path, f"key {key!r}: expected a positive number, got {v!r}")
-    return float(v)
-
-
-YARN_KEYS = {"rope_type", "type", "factor", "original_max_position_embeddings", "rope_theta", "attention_factor",
-             "beta_fast", "beta_slow", "mscale", "mscale_all_dim", "truncate"}      # transformers' required + optional
-
-
-def _yarn(block: dict, where: str) -> Yarn:
-    """YaRN's parameters, each checked (transformers' _validate_yarn_rope_parameters, refusing what it warns of)."""
-    extra = sorted(set(block) - YARN_KEYS)
-    if extra:
-        _fail(where, f"YaRN does not take {', '.join(map(repr, extra))} (it takes {', '.join(sorted(YARN_KEYS))})")
-    factor = _number(block, "factor", where, 0.0)
-    if factor < 1:
-        _fail(where, f"key 'factor': YaRN needs a number >= 1, got {block.get('factor')!r}")
-    orig = _int(block, "original_max_position_embeddings", where, default=0)
-    if not orig:
-        _fail(where, "key 'original_max_position_embeddings' is missing (YaRN needs the pretrained context)")
-    opt = {k: _number(block, k, where, 0.0) if block.get(k) is not None else None
-           for k in ("beta_fast", "beta_slow", "attention_factor", "mscale", "mscale_all_dim")}
-    if (opt["beta_fast"] or 32) < (opt["beta_slow"] or 1):
-        _fail(where, f"beta_fast {opt['beta_fast'] or 32} is below beta_slow {opt['beta_slow'] or 1}")
-    truncate = block.get("truncate", True)
-    if not isinstance(truncate, bool):
-        _fail(where, f"key 'truncate': expected true or false, got {truncate!r}")
-    return Yarn(factor=factor, original_max_position_embeddings=orig, truncate=truncate, **opt)
-
-
-def _rope(raw: dict, path) -> tuple[float, Yarn | None]:
-    """theta from the top-level `rope_theta` or the newer `rope_parameters` (transformers' 10000 where
-    neither gives it), and YaRN's parameters where `rope_scaling` or `rope_parameters` asks for YaRN;
-    any other scaling is refused."""
-    blocks, yarn = {}, None
-    for key in ("rope_parameters", "rope_scaling"):
-        b = raw.get(key)
-        if b is not None and not isinstance(b, dict):
-            _fail(path, f"key {key!r}: expected a mapping (rope_type, ...) or null, got {b!r}")
-        blocks[key] = b or {}
-    for key, block in blocks.items():
-        kind = block.get("rope_type", block.get("type", "default"))
-        if kind == "yarn":
-            y = _yarn(block, f"{path}: {key}")
-            if yarn is not None and y != yarn:
-                _fail(path, "rope_parameters and rope_scaling give different YaRN parameters")
-            yarn = y
-        elif kind not in ("default", None):
-            _fail(path, f"{key}: RoPE scaling {kind!r} is not supported (the default RoPE, or YaRN)")
-    if blocks["rope_parameters"].get("rope_theta") is not None:
-        return _number(blocks["rope_parameters"], "rope_theta", f"{path}: rope_parameters", 0.0), yarn
-    return _number(raw, "rope_theta", path, HF_DEFAULTS["rope_theta"]), yarn
+def _kv_heads(raw: dict, heads: int, path) -> int:
+    """num_key_value_heads as transformers' Qwen3Config reads it: null means as many as the attention
+    heads; left out, its default 32 (refused where 32 does not divide num_attention_heads: transformers
+    could not load such a checkpoint)."""
+    if "num_key_value_heads" not in raw:
+        if heads % HF_DEFAULTS["num_key_value_heads"]:
+            _fail(path, f"key 'num_key_value_heads' is missing (transformers would assume "
+                        f"{HF_DEFAULTS['num_key_value_heads']}, which does not divide num_attention_heads {heads}: "
+                        "give it)")
+        return HF_DEFAULTS["num_key_value_heads"]
+    return _int(raw, "num_key_value_heads", path, default=heads)
 
 
 def parse_config(raw: dict, path="config.json") -> Qwen3Config:
@@ -156,14 +131,12 @@ def parse_config(raw: dict, path="config.json") -> Qwen3Config:
     for key in ("use_sliding_window", "attention_bias", "tie_word_embeddings"):
         if raw.get(key) is not None and not isinstance(raw[key], bool):
             _fail(path, f"key {key!r}: expected true or false, got {raw[key]!r}")
-    if raw.get("use_sliding_window"):
-        _fail(path, "sliding-window attention (use_sliding_window: true) is not supported")
     if raw.get("attention_bias"):
         _fail(path, "attention biases (attention_bias: true) are not supported")
     if raw.get("hidden_act", "silu") != "silu":
         _fail(path, f"activation {raw['hidden_act']!r} is not supported (Qwen3 uses silu)")
     vocab, hidden, inter, layers, heads = (_int(raw, k, path) for k in SHAPE_KEYS)
-    kv = _int(raw, "num_key_value_heads", path, default=heads)      # transformers: as many as the heads
+    kv = _kv_heads(raw, heads, path)
     head_dim = _int(raw, "head_dim", path, default=HF_DEFAULTS["head_dim"])
     if head_dim != HEAD_DIM:
         _fail(path, f"head_dim {head_dim} is not supported: the attention kernels take head_dim {HEAD_DIM}")
@@ -172,17 +145,17 @@ def parse_config(raw: dict, path="config.json") -> Qwen3Config:
     dt = raw.get("dtype") or raw.get("torch_dtype") or "bfloat16"
     if not isinstance(dt, str) or (dt not in DTYPES and dt != "float32"):
         _fail(path, f"dtype {dt!r} is not supported (bfloat16, float16; float32 weights are converted)")
-    for k, n in (("hidden_size", hidden), ("intermediate_size", inter)):
-        if n % 8:
-            _fail(path, f"{k} {n} is not a multiple of 8 (the kernels' 16-byte vectors)")
-    theta, yarn = _rope(raw, path)
+    if hidden % 8:
+        _fail(path, f"hidden_size {hidden} is not a multiple of 8 (the kernels' 16-byte vectors)")
+    max_positions = _int(raw, "max_position_embeddings", path, default=HF_DEFAULTS["max_position_embeddings"])
+    theta, yarn, scaling = read_rope(raw, path, max_positions)
     return Qwen3Config(
         vocab_size=vocab, hidden_size=hidden, intermediate_size=inter, num_hidden_layers=layers,
         num_attention_heads=heads, num_key_value_heads=kv, head_dim=head_dim,
         rms_norm_eps=_number(raw, "rms_norm_eps", path, HF_DEFAULTS["rms_norm_eps"]),
-        rope_theta=theta, yarn=yarn, tie_word_embeddings=bool(raw.get("tie_word_embeddings", False)),
-        max_position_embeddings=_int(raw, "max_position_embeddings", path,
-                                     default=HF_DEFAULTS["max_position_embeddings"]),
+        rope_theta=theta, yarn=yarn, scaling=scaling, attention_window=_window(raw, layers, path),
+        tie_word_embeddings=bool(raw.get("tie_word_embeddings", False)),
+        max_position_embeddings=max_positions,
         dtype=DTYPES.get(dt, "bf16"))
 
 

@@ -84,6 +84,12 @@ class Engine:
         self.step = [ln.with_pdl() for ln in step] if pdl else step
         self.graph = None
 
+    def _room(self) -> str:
+        """The KV cache's size and what would raise it: --max-seq, or nothing past the model's context."""
+        if self.S >= self.cfg.context:
+            return f"{self.S} positions: the model's context, config.json's limit"
+        return f"{self.S} positions; raise --max-seq (up to {self.cfg.context})"
+
     def _splits(self) -> int:
         """P, the attention_decode splits: on the GPU kreg.conformance.splits.choose_splits (one wave of
         decode blocks over the SMs, as the bench and the named cases use it); on the CPU 4 (so the tests
@@ -102,8 +108,7 @@ class Engine:
         if T < 1:
             raise EngineError("an empty prompt: nothing to prefill")
         if start + T > self.S:
-            raise EngineError(f"the context ({start + T} tokens) is longer than the KV cache ({self.S} positions; "
-                              "raise --max-seq)")
+            raise EngineError(f"the context ({start + T} tokens) is longer than the KV cache ({self._room()})")
         if max(ids) >= V or min(ids) < 0:
             raise EngineError(f"token id {max(ids)} is outside the vocabulary ({V})")
         self.m.act("pf.ids", T, "i32").copy_from(np.asarray(ids, dtype=np.int32))
@@ -116,7 +121,7 @@ class Engine:
         """Refuse a step past the KV cache; write pos and n to the device only where the device's do
         not already hold them (after a prefill: the step's decode_advance keeps them from then on)."""
         if self.pos >= self.S:
-            raise EngineError(f"the context is longer than the KV cache ({self.S} positions; raise --max-seq)")
+            raise EngineError(f"the context is longer than the KV cache ({self._room()})")
         if self.device_pos != self.pos:
             self.m.write_i32("pos", self.pos)
             self.m.write_i32("n", self.pos + 1)
@@ -167,7 +172,7 @@ class Engine:
         pass (progress on a long prompt)."""
         if len(prompt_ids) + max_new_tokens > self.S + 1:
             raise EngineError(f"the prompt ({len(prompt_ids)} tokens) plus --max-new-tokens {max_new_tokens} is "
-                              f"longer than the KV cache ({self.S} positions; raise --max-seq)")
+                              f"longer than the KV cache ({self._room()})")
         rng = np.random.default_rng(sampling.seed)
         g = Generation(len(prompt_ids))
         self.pos = 0

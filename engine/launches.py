@@ -28,7 +28,7 @@ def layers(p: Plan, m: Resident, T: int, a: dict, start: int | None, splits: int
     """The input norm of layer 0, then every layer; ends with the final norm of the residual in a["h"]
     (a: the activation buffers by role; start None for a decode step)."""
     c, out = m.cfg, []
-    H, I, Hq, Hkv, S, eps = c.hidden_size, c.intermediate_size, c.q_heads, c.kv_heads, m.S, c.rms_norm_eps
+    H, I, Hq, Hkv, S, eps = c.hidden_size, c.kernel_intermediate, c.q_heads, c.kv_heads, m.S, c.rms_norm_eps
     decode = start is None
 
     def lin(W, x, y, N, K):
@@ -74,7 +74,7 @@ def fused_layers(p: Plan, m: Resident, a: dict, splits: int) -> list[Launch]:
     and updated by gemv_residual: [rms_norm_gemv qkv] [qk_norm_rope_kv] [attention_decode]
     [attention_merge] [gemv_residual o] [rms_norm_gemv_swiglu gate_up] [gemv_residual down]."""
     c, out = m.cfg, []
-    H, I, Hq, Hkv, S, eps = c.hidden_size, c.intermediate_size, c.q_heads, c.kv_heads, m.S, c.rms_norm_eps
+    H, I, Hq, Hkv, S, eps = c.hidden_size, c.kernel_intermediate, c.q_heads, c.kv_heads, m.S, c.rms_norm_eps
     for i, w in enumerate(m.layers):
         kc, vc = m.cache[i]
         out += p["rms_norm_gemv"].launches({"N": c.qkv_rows, "K": H}, {"W": w["qkv"], "x": a["resid"],
@@ -101,8 +101,8 @@ def decode_buffers(m: Resident, splits: int, logits_width: int) -> dict:
     spec = (("ids", 1, "i32"), ("pos", 1, "i32"), ("n", 1, "i32"), ("resid", c.hidden_size, None),
             ("h", c.hidden_size, None), ("qkv", c.qkv_rows, None), ("q", c.q_heads * 128, None),
             ("o_part", splits * c.q_heads * 128, "f32"), ("lse", splits * c.q_heads, "f32"),
-            ("attn", c.q_heads * 128, None), ("o", c.hidden_size, None), ("gu", 2 * c.intermediate_size, None),
-            ("act", c.intermediate_size, None), ("mlp", c.hidden_size, None))
+            ("attn", c.q_heads * 128, None), ("o", c.hidden_size, None), ("gu", 2 * c.kernel_intermediate, None),
+            ("act", c.kernel_intermediate, None), ("mlp", c.hidden_size, None))
     return {name: m.act(name, n, dt) for name, n, dt in spec} | {"logits": m.act("logits", logits_width)}
 
 
@@ -134,8 +134,8 @@ def prefill(p: Plan, m: Resident, T: int, start: int, all_logits: bool) -> list[
     c = m.cfg
     H, V = c.hidden_size, c.vocab_size
     a = {k: m.act(f"pf.{k}", T * n) for k, n in (("resid", H), ("h", H), ("qkv", c.qkv_rows), ("q", c.q_heads * 128),
-                                                 ("attn", c.q_heads * 128), ("o", H), ("gu", 2 * c.intermediate_size),
-                                                 ("act", c.intermediate_size), ("mlp", H))}
+                                                 ("attn", c.q_heads * 128), ("o", H), ("gu", 2 * c.kernel_intermediate),
+                                                 ("act", c.kernel_intermediate), ("mlp", H))}
     out = p["embedding"].launches({"T": T, "V": argmax_width(p, V), "H": H},
                                   {"table": m.w["embed"], "ids": m.bufs["pf.ids"], "out": a["resid"]})
     out += layers(p, m, T, a, start, 1)

@@ -28,7 +28,7 @@ from kreg.conformance.rope import Yarn
 
 from .config import Qwen3Config
 from .errors import EngineError
-from .weights import expected_shapes, layer_names, missing
+from .weights import embed_name, expected_shapes, layer_names, missing
 
 V = 151936
 SHAPES = {   # hidden, intermediate, layers, q heads, kv heads, tied (Hugging Face's Qwen3 configs)
@@ -151,7 +151,7 @@ class RandomCheckpoint:
 
     def check(self, cfg: Qwen3Config) -> None:
         """As Checkpoint.check: every tensor the engine loads present and of the shape cfg implies."""
-        for name, shape in expected_shapes(cfg).items():
+        for name, shape in expected_shapes(cfg, embed_name(self, cfg)).items():
             if name not in self.specs:
                 raise missing(name)
             if self.shape(name) != shape:

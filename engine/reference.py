@@ -50,7 +50,7 @@ class Reference:
         c, R = self.cfg, REFERENCES
         ids = np.asarray(ids, dtype=np.int64)
         T, H, Hq, Hkv, eps = len(ids), c.hidden_size, c.q_heads, c.kv_heads, c.rms_norm_eps
-        cos, sin = rope_tables(T, c.rope_theta, yarn=c.yarn)
+        cos, sin = rope_tables(T, c.rope_theta, yarn=c.yarn, scaling=c.scaling)
         x = R["embedding"](table=self.globals["embed"], ids=ids)["out"]          # the residual stream
         for w in self.layers:
             h = R["rms_norm"](x=x, w=w["in_norm"], eps=eps)["y"]
@@ -62,7 +62,7 @@ class Reference:
             attn = causal_attention(r["q_out"], r["k_cache"], r["v_cache"], 0).reshape(T, Hq * 128)
             r = R["add_rms_norm"](x=attn @ w["o"].T, residual=x, w=w["post_norm"], eps=eps)
             x = r["residual"]
-            act = R["silu_mul"](gate_up=r["y"] @ w["gate_up"].T, I=c.intermediate_size)["out"]
+            act = R["silu_mul"](gate_up=r["y"] @ w["gate_up"].T, I=c.kernel_intermediate)["out"]
             x = x + act @ w["down"].T
         h = R["rms_norm"](x=x, w=self.globals["norm"], eps=eps)["y"]
         return h @ self.globals["lm_head"].T

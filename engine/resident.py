@@ -27,7 +27,8 @@ class Resident:
         self.w["lm_head"] = self.w["embed"] if g["lm_head"] is g["embed"] else self.upload("w.lm_head", g["lm_head"])
         self.layers = [{k: self.upload(f"l{i}.{k}", v) for k, v in load_layer(ck, cfg, i, dtype).items()}
                        for i in range(cfg.num_hidden_layers)]
-        cos, sin = rope_tables(S, cfg.rope_theta, yarn=cfg.yarn)     # float64, rounded once to f32
+        # float64, rounded once to f32
+        cos, sin = rope_tables(S, cfg.rope_theta, yarn=cfg.yarn, scaling=cfg.scaling)
         self.rope = {"rope_cos": self.upload("rope_cos", cos.astype(np.float32)),
                      "rope_sin": self.upload("rope_sin", sin.astype(np.float32))}
         kv = S * cfg.kv_heads * 128 * NBYTES[dtype]

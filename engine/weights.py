@@ -126,7 +126,7 @@ class Checkpoint:
     def check(self, cfg: Qwen3Config) -> None:
         """Every tensor the engine will load is present, of a dtype it reads, and of the shape the config
         implies: an EngineError naming the file, the tensor and what was expected, before any is loaded."""
-        for name, shape in expected_shapes(cfg).items():
+        for name, shape in expected_shapes(cfg, embed_name(self, cfg)).items():
             f = self.where.get(name)
             if f is None:
                 raise missing(name)
@@ -154,10 +154,17 @@ def missing(name: str) -> EngineError:
     return EngineError(f"weight {name} is missing from the checkpoint")
 
 
-def expected_shapes(cfg: Qwen3Config) -> dict[str, tuple[int, ...]]:
-    """Each tensor the engine loads and the shape the config implies for it."""
+def embed_name(ck, cfg: Qwen3Config) -> str:
+    """The tensor the embedding is read from: model.embed_tokens.weight, or, tied, lm_head.weight where
+    only that is stored (transformers' tie_weights then ties the embedding to it)."""
+    embed, head = "model.embed_tokens.weight", "lm_head.weight"
+    return head if cfg.tie_word_embeddings and embed not in ck and head in ck else embed
+
+
+def expected_shapes(cfg: Qwen3Config, embed: str = "model.embed_tokens.weight") -> dict[str, tuple[int, ...]]:
+    """Each tensor the engine loads (the embedding from `embed`) and the shape the config implies for it."""
     V, H, D, I = cfg.vocab_size, cfg.hidden_size, cfg.head_dim, cfg.intermediate_size
-    out = {"model.embed_tokens.weight": (V, H), "model.norm.weight": (H,)}
+    out = {embed: (V, H), "model.norm.weight": (H,)}
     if not cfg.tie_word_embeddings:
         out["lm_head.weight"] = (V, H)
     shapes = {"q": (cfg.q_heads * D, H), "k": (cfg.kv_heads * D, H), "v": (cfg.kv_heads * D, H),
@@ -179,9 +186,16 @@ def layer_names(i: int) -> dict[str, str]:
 
 def load_layer(ck: Checkpoint, cfg: Qwen3Config, i: int, dtype: str) -> dict[str, np.ndarray]:
     """One decoder layer's weights as the kernels take them: qkv [(Hq+2Hkv)*128, H] and gate_up
-    [2I, H] fused by rows (q, k, v / gate, up), the others as stored."""
+    [2I, H] fused by rows (q, k, v / gate, up), the others as stored; I is cfg.kernel_intermediate, gate
+    and up padded with zero rows to it and down with zero columns where intermediate_size is less."""
     n, H, D, I = layer_names(i), cfg.hidden_size, cfg.head_dim, cfg.intermediate_size
-    g = lambda k, shape: ck.get(n[k], dtype, shape)        # noqa: E731
+    pad = cfg.kernel_intermediate - I
+
+    def g(k, shape):
+        w = ck.get(n[k], dtype, shape)
+        if not pad or k not in ("gate", "up", "down"):
+            return w
+        return np.pad(w, ((0, pad), (0, 0)) if k != "down" else ((0, 0), (0, pad)))
     return {
         "qkv": np.concatenate([g("q", (cfg.q_heads * D, H)), g("k", (cfg.kv_heads * D, H)),
                                g("v", (cfg.kv_heads * D, H))]),
@@ -194,13 +208,25 @@ def load_layer(ck: Checkpoint, cfg: Qwen3Config, i: int, dtype: str) -> dict[str
 
 
 def load_globals(ck: Checkpoint, cfg: Qwen3Config, dtype: str) -> dict[str, np.ndarray]:
-    """embed [V, H], final norm [H], lm_head [V, H] (the embedding itself when tied)."""
+    """embed [V, H], final norm [H], lm_head [V, H]: the embedding itself when tied, unless the checkpoint
+    also stores an lm_head of other values, which transformers (5.x PreTrainedModel.tie_weights) then
+    keeps, untied, and so does the engine; tied with only an lm_head stored, that one for both (embed_name)."""
     V, H = cfg.vocab_size, cfg.hidden_size
-    embed = ck.get("model.embed_tokens.weight", dtype, (V, H))
-    if cfg.tie_word_embeddings:                  # as transformers does: a stored copy is ignored
+    source = embed_name(ck, cfg)
+    embed = ck.get(source, dtype, (V, H))
+    if source == "lm_head.weight":
         lm_head = embed
     elif "lm_head.weight" in ck:
         lm_head = ck.get("lm_head.weight", dtype, (V, H))
+        if cfg.tie_word_embeddings and _equal(lm_head, embed):
+            lm_head = embed                      # a stored copy: one tensor (one upload)
+    elif cfg.tie_word_embeddings:
+        lm_head = embed
     else:
         raise EngineError("lm_head.weight is missing and tie_word_embeddings is false")
     return {"embed": embed, "norm": ck.get("model.norm.weight", dtype, (H,)), "lm_head": lm_head}
+
+
+def _equal(a: np.ndarray, b: np.ndarray, rows: int = 4096) -> bool:
+    """Bit for bit, a block of rows at a time (no [V, H] temporary)."""
+    return all(np.array_equal(a[i:i + rows], b[i:i + rows]) for i in range(0, len(a), rows))

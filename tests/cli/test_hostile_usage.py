@@ -211,7 +211,13 @@ def hf(**over):
 @pytest.mark.parametrize("over, words", [
     ({"rope_scaling": "yarn"}, "key 'rope_scaling': expected a mapping"),
     ({"rope_parameters": [1, 2]}, "key 'rope_parameters': expected a mapping"),
-    ({"rope_scaling": {"rope_type": "llama3"}}, "RoPE scaling 'llama3' is not supported"),
+    ({"rope_scaling": {"rope_type": "longrope"}}, "RoPE scaling 'longrope' is not supported"),
+    ({"rope_scaling": {"rope_type": ["yarn"]}}, "rope_scaling: key 'rope_type': expected a name"),
+    ({"rope_scaling": {"rope_type": "llama3"}}, "key 'factor': RoPE scaling 'llama3' needs a number >= 1, got None"),
+    ({"rope_scaling": {"rope_type": "llama3", "factor": 8, "low_freq_factor": 4, "high_freq_factor": 1}},
+     "llama3 needs 0 < low_freq_factor < high_freq_factor, got 4 and 1"),
+    ({"rope_scaling": {"rope_type": "linear", "factor": 2, "beta_fast": 1}}, "RoPE scaling 'linear' does not take "
+                                                                               "'beta_fast'"),
     ({"rope_scaling": {"rope_type": "yarn"}}, "rope_scaling: key 'factor': YaRN needs a number >= 1, got None"),
     ({"num_key_value_heads": "1"}, "key 'num_key_value_heads': expected a positive integer, got '1'"),
     ({"hidden_size": True}, "key 'hidden_size': expected a positive integer"),
@@ -227,8 +233,13 @@ def test_config_json_problems_are_sentences_naming_the_key(over, words):
 
 
 def test_absent_config_keys_take_transformers_qwen3_defaults():
-    c = parse_config(hf(head_dim=..., rope_theta=..., max_position_embeddings=..., num_key_value_heads=...))
+    c = parse_config(hf(head_dim=..., rope_theta=..., max_position_embeddings=..., num_key_value_heads=None))
     assert (c.head_dim, c.rope_theta, c.max_position_embeddings, c.kv_heads) == (128, 10000.0, 32768, 2)
+    # left out (not null), num_key_value_heads is transformers' default 32, not the number of heads
+    assert parse_config(hf(num_attention_heads=64, num_key_value_heads=...)).kv_heads == 32
+    with pytest.raises(EngineError, match="'num_key_value_heads' is missing .*assume 32, which does not divide "
+                                          "num_attention_heads 2"):
+        parse_config(hf(num_key_value_heads=...))
 
 
 @pytest.mark.parametrize("gen, words", [

@@ -100,9 +100,44 @@ def test_config_reads_yarn_from_rope_scaling_or_rope_parameters():
     assert parse_config(json.loads(json.dumps(a.to_hf()))) == a                 # written back as it was read
 
 
+def test_yarn_without_an_original_context_takes_max_position_embeddings():
+    """As transformers' standardize_rope_params: original_max_position_embeddings left out is the model's
+    max_position_embeddings (so the context is factor x that)."""
+    raw = shape_config("tiny").to_hf() | {"rope_scaling": {"rope_type": "yarn", "factor": 4.0},
+                                           "max_position_embeddings": 2048}
+    cfg = parse_config(raw)
+    assert cfg.yarn == Yarn(4.0, 2048) and cfg.context == 8192
+    transformers = pytest.importorskip("transformers")
+    assert transformers.Qwen3Config(**raw).rope_parameters["original_max_position_embeddings"] == 2048
+
+
+def test_rope_theta_inside_rope_scaling_is_read():
+    """transformers reads rope_theta from the RoPE mapping first (then the top level, then 10000): a
+    rope_scaling block that carries it and no top-level rope_theta is theta 1e6, not 10000."""
+    raw = shape_config("tiny").to_hf() | {"rope_scaling": CARD | {"rope_theta": 1e6}}
+    del raw["rope_theta"]
+    cfg = parse_config(raw)
+    assert cfg.rope_theta == 1e6 and cfg.yarn == Yarn(4.0, 32768)
+    assert parse_config(raw | {"rope_theta": 5e5}).rope_theta == 1e6        # the mapping's, over the top level
+    transformers = pytest.importorskip("transformers")
+    assert transformers.Qwen3Config(**raw).rope_parameters["rope_theta"] == 1e6
+
+
+def test_rope_scaling_and_rope_parameters_that_disagree_are_refused():
+    """transformers takes rope_scaling alone where both are given (rope_parameters' theta dropped):
+    where the two imply different RoPE the engine refuses rather than follow either silently."""
+    raw = shape_config("tiny").to_hf() | {"rope_scaling": CARD, "rope_parameters": {"rope_type": "default",
+                                                                                    "rope_theta": 1e6}}
+    del raw["rope_theta"]
+    with pytest.raises(EngineError, match="rope_scaling .* and rope_parameters .* give different RoPE"):
+        parse_config(raw)
+    same = raw | {"rope_parameters": CARD | {"rope_theta": 1e6}, "rope_theta": 1e6}
+    assert parse_config(same).yarn == Yarn(4.0, 32768) and parse_config(same).rope_theta == 1e6
+
+
 @pytest.mark.parametrize("block, why", [
     ({"rope_type": "longrope", "factor": 4.0}, "RoPE scaling 'longrope' is not supported"),
-    ({"rope_type": "yarn", "factor": 4.0}, "'original_max_position_embeddings' is missing"),
+    ({"rope_type": "yarn", "original_max_position_embeddings": 32768}, "key 'factor': YaRN needs a number >= 1"),
     (CARD | {"factor": 0.5}, "YaRN needs a number >= 1"),
     (CARD | {"partial_rotary_factor": 0.5}, "YaRN does not take 'partial_rotary_factor'"),
     (CARD | {"beta_fast": 1, "beta_slow": 4}, "beta_fast 1.0 is below beta_slow 4.0"),

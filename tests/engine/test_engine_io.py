@@ -37,11 +37,12 @@ def test_config_reads_rope_theta_top_level_or_rope_parameters():
 @pytest.mark.parametrize("over, words", [
     ({"architectures": ["LlamaForCausalLM"], "model_type": "llama"}, "unsupported architecture"),
     ({"model_type": "qwen3_moe", "num_experts": 128}, "mixture-of-experts"),
-    ({"use_sliding_window": True}, "sliding-window"),
+    ({"layer_types": ["sliding_attention"] * 2}, "layer_types names sliding_attention layers but use_sliding"),
+    ({"layer_types": ["full_attention"]}, "key 'layer_types': expected a list of 2"),
     ({"torch_dtype": "float8_e4m3fn"}, "dtype"),
     ({"head_dim": 64}, "head_dim 64"),
     ({"num_key_value_heads": 3}, "not a multiple"),
-    ({"rope_scaling": {"rope_type": "dynamic", "factor": 4.0}}, "RoPE scaling 'dynamic'"),
+    ({"rope_scaling": {"rope_type": "longrope", "factor": 4.0}}, "RoPE scaling 'longrope'"),
     ({"hidden_size": None}, "hidden_size"),
 ])
 def test_config_refuses_what_the_engine_cannot_run(over, words):
@@ -190,13 +191,61 @@ def test_reference_forward_is_causal_and_deterministic(tmp_path):
     assert np.std(a) > 2                         # the logits spread (clear greedy margins)
 
 
-@pytest.mark.parametrize("tied, hkv", [(True, 1), (False, 2)])
-def test_reference_forward_matches_transformers(tmp_path, tied, hkv):
+def _with_other_lm_head(d, cfg, seed):
+    """The tied model folder d rewritten with an lm_head.weight of other values than the embedding's."""
+    out = []
+    for name, bits in random_tensors(cfg, seed, lm_head_copy=True):
+        if name == "lm_head.weight":
+            bits = np.ascontiguousarray(bits[::-1])                   # the embedding's rows, reversed
+        out.append((name, "BF16", bits.shape, bits.tobytes()))
+    write_safetensors(d / "model.safetensors", out)
+    return d
+
+
+def test_a_tied_checkpoint_with_another_lm_head_keeps_it(tmp_path):
+    """tie_word_embeddings true, but the checkpoint stores an lm_head of other values: transformers 5
+    keeps both, untied (PreTrainedModel.tie_weights); so does the engine (it used the embedding: logits
+    122% of the largest off). A stored copy of the same values is still the embedding itself."""
+    cfg = shape_config("tiny", **TINY, tie_word_embeddings=True)
+    d = _with_other_lm_head(make_random_model(tmp_path, cfg, seed=1), cfg, 1)
+    g = load_globals(Checkpoint(d), cfg, "bf16")
+    assert g["lm_head"] is not g["embed"] and np.array_equal(g["lm_head"], g["embed"][::-1])
+    copy = load_globals(Checkpoint(make_random_model(tmp_path / "copy", cfg, seed=1, lm_head_copy=True)), cfg, "bf16")
+    assert copy["lm_head"] is copy["embed"]
+
+
+def _only_lm_head(d, cfg, seed):
+    """The tied model folder d rewritten with the embedding stored as lm_head.weight alone."""
+    out = [("lm_head.weight" if n == "model.embed_tokens.weight" else n, "BF16", b.shape, b.tobytes())
+           for n, b in random_tensors(cfg, seed)]
+    write_safetensors(d / "model.safetensors", out)
+    return d
+
+
+def test_a_tied_checkpoint_with_only_an_lm_head_reads_the_embedding_from_it(tmp_path):
+    """Tied, the checkpoint stores lm_head.weight but no model.embed_tokens.weight: transformers ties the
+    embedding to the lm_head (tie_weights); the engine did refuse ("embed_tokens.weight is missing")."""
+    cfg = shape_config("tiny", **TINY, tie_word_embeddings=True)
+    ck = Checkpoint(_only_lm_head(make_random_model(tmp_path, cfg, seed=2), cfg, 2))
+    assert "model.embed_tokens.weight" not in ck
+    ck.check(cfg)
+    g = load_globals(ck, cfg, "bf16")
+    assert g["lm_head"] is g["embed"] and np.array_equal(g["embed"], dict(random_tensors(cfg, 2))[
+        "model.embed_tokens.weight"])
+    with pytest.raises(EngineError, match="embed_tokens.weight is missing"):     # untied: no stand-in
+        Checkpoint(tmp_path).check(shape_config("tiny", **TINY, tie_word_embeddings=False))
+
+
+@pytest.mark.parametrize("tied, hkv, other_lm_head", [(True, 1, False), (False, 2, False), (True, 1, True),
+                                                      (True, 1, "only")])
+def test_reference_forward_matches_transformers(tmp_path, tied, hkv, other_lm_head):
     torch = pytest.importorskip("torch", reason="torch is not installed (CI need not install it; the H100 "
                                                 "machine has it): the transformers comparison is skipped")
     transformers = pytest.importorskip("transformers")
     cfg = shape_config("tiny", **(TINY | {"num_key_value_heads": hkv, "tie_word_embeddings": tied}))
     d = make_random_model(tmp_path, cfg, seed=1)
+    if other_lm_head:
+        (_only_lm_head if other_lm_head == "only" else _with_other_lm_head)(d, cfg, 1)
     model = transformers.Qwen3ForCausalLM.from_pretrained(d, torch_dtype=torch.float32).double().eval()
     ids = [3, 14, 15, 92, 65, 35]
     with torch.no_grad():
