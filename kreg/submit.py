@@ -31,11 +31,11 @@ from kreg.registry.catalog import Catalog, Entry, confined, home, load_catalog, 
 from kreg.registry.intake import Intake, IntakeError, take
 from kreg.registry.limits import SOURCE_MAX_BYTES
 from kreg.registry.results import PROPS, VariantReport
-from kreg.registry.schema import SchemaError, load_variant
+from kreg.registry.schema import VARIANT_NAME_RE, SchemaError, load_variant
 from kreg.registry.store import Store
 from kreg.registry.yamlsafe import YamlRefused, load_metadata
 
-NAME_OK = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")     # matched whole (fullmatch)
+NAME_OK = re.compile(VARIANT_NAME_RE)   # the schema's own rule (bounded length): matched whole (fullmatch)
 PROVENANCE_KEYS = ("generator", "prompt_hash", "parent", "submitter")
 PTX_NOT_SUPPORTED = ("PTX sources are not supported: submit the CUDA C++ source (.cu); kreg proves and tests "
                      "the PTX its pinned NVRTC emits from it")

@@ -87,6 +87,14 @@ def test_a_name_ending_in_a_newline_is_refused(home, tmp_path):
     assert "expected an identifier" in r.stderr and "hadd_nl" not in r.stdout
 
 
+def test_a_name_too_long_for_a_file_name_is_refused_not_a_crash(home, tmp_path):
+    """A 300-character name was staged as <name>.cu before the schema saw it: ENAMETOOLONG, a traceback."""
+    r = kreg(home, "submit", str(candidate(tmp_path / "c", "a" * 300)), "--no-prove")
+    assert "Traceback" not in r.stderr, r.stderr[-2000:]
+    assert r.returncode == 1 and "name: expected an identifier" in r.stdout, r.stdout + r.stderr
+    assert user_files(home) == []
+
+
 def test_a_submission_cannot_take_a_built_in_name_under_any_op(home, tmp_path):
     """An hadd candidate named as the built-in add variant: refused before any stage runs."""
     t = time.monotonic()
