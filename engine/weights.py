@@ -126,6 +126,12 @@ class Checkpoint:
     def check(self, cfg: Qwen3Config) -> None:
         """Every tensor the engine will load is present, of a dtype it reads, and of the shape the config
         implies: an EngineError naming the file, the tensor and what was expected, before any is loaded."""
+        per_layer = len(layer_names(0))
+        if cfg.num_hidden_layers * per_layer > len(self.where):     # a layer count no checkpoint this size holds
+            for i in range(len(self.where) // per_layer + 1):         # (10**12 layers: never list their names)
+                for name in layer_names(i).values():
+                    if name not in self.where:
+                        raise missing(name)
         for name, shape in expected_shapes(cfg, embed_name(self, cfg)).items():
             f = self.where.get(name)
             if f is None:

@@ -324,6 +324,15 @@ def test_a_tensor_of_the_wrong_shape_is_named_before_anything_loads(tmp_path, ti
         ck.check(parse_config(raw))
 
 
+def test_an_absurd_layer_count_is_a_missing_weight_at_once(tiny_model):
+    """num_hidden_layers 10**12 made the shape check list 11 * 10**12 tensor names: kreg run hung."""
+    raw = json.loads((tiny_model / "config.json").read_text()) | {"num_hidden_layers": 10**12}
+    t = time.process_time()
+    with pytest.raises(EngineError, match="weight model.layers.1.self_attn.q_proj.weight is missing"):
+        Checkpoint(tiny_model).check(parse_config(raw))
+    assert time.process_time() - t < 1.0
+
+
 def test_a_kernel_contract_is_checked_against_the_config_before_any_weight(tmp_path, monkeypatch):
     """More query heads than the attention ops take (Hq <= 128): refused with the op and dims before the
     weights are read or uploaded."""
