@@ -26,9 +26,12 @@
 #   records-unsafe the same for the unsafe variants: $OUT/records_unsafe.tar
 #   records-cores  the unsat cores (solving.unsat_core, BvCores) added to every record in kernels/proofs by replaying it
 #                  (bench/prover_determinism.py --all --add-cores: no full search, the same work): $OUT/records_cores.tar
+#   records-carry  every record in kernels/proofs made again after a checker version that keeps the solving of the one
+#                  that made them (prove.CARRIES_FROM; bench/prover_determinism.py --all --carry: a replay each, the
+#                  full search where it does not reproduce): $OUT/records_carry.tar, $OUT/records_carry.jsonl
 #   records-tests  the test records (tests/helpers/recorded.py) made again by the proving tests ($RECORDS_TESTS,
 #                  default tests/checker tests/kernels) with KREG_REMAKE_RECORDS=1 on $RECORDS_JOBS workers:
-#                  ($RECORDS_REMAKE=cores: their cores added by replaying them instead);
+#                  ($RECORDS_REMAKE=cores: their cores added by replaying them instead; =carry: carried, as records-carry);
 #                  $OUT/records_tests.tar holds the records they wrote (delete tests/data/records before unpacking
 #                  every part, so records no test asks for go); $OUT/records-tests.txt the pytest log
 # Usage (device, carry .whl [.kreg-seed]):
@@ -113,6 +116,12 @@ print(" ".join(r["name"] for r in json.load(sys.stdin)
             --skip "${RECORDS_SKIP:-}" --records kernels/proofs --out "$OUT/records_cores.jsonl" 2> "$OUT/records_cores.err"; rc=$?
         find kernels/proofs -type f -newer "$OUT/.records-start" | sort > "$OUT/records_cores.list"
         tar -cf "$OUT/records_cores.tar" -T "$OUT/records_cores.list"; rm -f "$OUT/.records-start" ;;
+    records-carry)
+        touch "$OUT/.records-start"
+        timeout -k 20 "${RECORDS_TIMEOUT:-480}" python3 bench/prover_determinism.py --all --carry --jobs "${RECORDS_JOBS:-16}" \
+            --skip "${RECORDS_SKIP:-}" --records kernels/proofs --out "$OUT/records_carry.jsonl" 2> "$OUT/records_carry.err"; rc=$?
+        find kernels/proofs -type f -newer "$OUT/.records-start" | sort > "$OUT/records_carry.list"
+        tar -cf "$OUT/records_carry.tar" -T "$OUT/records_carry.list"; rm -f "$OUT/.records-start" ;;
     records-tests)
         touch "$OUT/.records-start"
         KREG_REMAKE_RECORDS=${RECORDS_REMAKE:-1} timeout -k 20 "${RECORDS_TIMEOUT:-480}" python3 -m pytest -q -p no:cacheprovider \

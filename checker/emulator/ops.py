@@ -167,8 +167,10 @@ class EmuOpsMixin:
             v = np.uint32(self.wpb)
         elif n == "%warpsize":
             v = np.uint32(32)
-        elif n in ("%smid", "%gridid"):
+        elif n == "%smid":
             v = np.uint32(0)
+        elif n == "%gridid":
+            v = np.uint64(0)
         elif n == "%nsmid":
             v = np.uint32(1)
         elif n in ("%dynamic_smem_size",):
@@ -182,6 +184,8 @@ class EmuOpsMixin:
                  "gt": ~((one << (ln + one)) - one), "ge": ~((one << ln) - one)}[n[10:]].astype(np.uint32)
         elif n in ("%clock", "%clock64", "%globaltimer"):
             return np.uint64(self.steps)
+        elif n in ("%globaltimer_lo", "%globaltimer_hi"):
+            return np.uint32((self.steps >> (32 if n.endswith("hi") else 0)) & 0xFFFFFFFF)
         elif n == "%cluster_ctarank":
             v = self.crank.astype(np.uint32)
         elif n == "%cluster_nctarank":

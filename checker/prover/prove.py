@@ -27,7 +27,8 @@ from kreg.checker.prover.symbolic import Executor
 from kreg.checker.ptx.cfg import exit_ipdom, is_block_barrier, is_block_collective, is_warp_sync, sync_branches
 from kreg.checker.prover.witness import replay
 
-CHECKER_VERSION = "prover-0.17"  # 0.17: an integer query is built from its goal's cone of influence (checker/prover/slicing.py: the launch's own constraints and the facts a fresh symbol of the goal reaches), not every fact of the launch
+CHECKER_VERSION = "prover-0.18"  # 0.18: special registers at their widths (%clock64, %globaltimer, %gridid are 64 bits, were 32 widened: a test on a timer above 2**32 was taken as never true); a clock, timer, %smid or %warpid is a new value at every read
+                                 # 0.17: an integer query is built from its goal's cone of influence (checker/prover/slicing.py: the launch's own constraints and the facts a fresh symbol of the goal reaches), not every fact of the launch
                                  # 0.16: a counted loop's exit test (counter != E) kept by the integer translation (an unsigned remainder of the distance; none for a step of one), also where the test ends the block before a latch that only branches back; only a test every latch makes
                                  # 0.15: atomic tickets (atom.add of a constant outside loops on a counter nothing else touches: distinct values below init + inc x a bound on the threads taking one); popc exact; a full-mask ballot every thread reaches once is one value per warp (its lane bit the thread's predicate); a loop counter widened and narrowed back (cvt) is an induction
                                  # 0.14: deterministic solving (checker/prover/solving.py: rlimit units only, explicit strategies, CPU-time guards that decide nothing); ld.global.nc / ldu of written bytes is a race; instructions of unknown effect Unsupported; a bounded emulator search refutes unknowns; alignment under in_bounds (every access at a multiple of its width, "misaligned ...")
@@ -52,7 +53,7 @@ CHECKER_VERSION = "prover-0.17"  # 0.17: an integer query is built from its goal
 # limits, query keys, cores): a change that only alters which queries are built lists the version before it here,
 # and that version's records carry over where a replay reproduces them exactly (carry=True, see _carried); a
 # change to solving empties it.
-CARRIES_FROM: tuple[str, ...] = ()
+CARRIES_FROM: tuple[str, ...] = ("prover-0.17",)
 ASSUMPTIONS = ("pointer params are distinct, non-overlapping buffers of the sizes their shapes give, "
                "256-byte aligned (module and shared variables as their .align declares; extern shared arrays all alias the dynamic shared memory; with wgmma, a block's shared "
                "addresses lie below 2^18, as on sm_90); launch geometry "

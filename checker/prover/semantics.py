@@ -45,7 +45,7 @@ def _width_of(ex, a, default):
     if isinstance(a, P.Vec):
         return sum(_width_of(ex, x, default // max(len(a.items), 1)) for x in a.items)
     if isinstance(a, P.Special):
-        return 32
+        return P.SPECIAL_BITS.get(a.name, 32)
     return default
 
 

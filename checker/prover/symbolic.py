@@ -246,10 +246,14 @@ class Executor:
         raise Unsupported(f"operand {a!r} not supported")
 
     def special_value(self, s: P.Special):
+        """The register's value at its full width; a volatile one (a clock) is a new value at every read."""
+        bits = P.SPECIAL_BITS.get(s.name, 32)
+        if s.name in P.VOLATILE_SPECIAL:
+            return self.fresh(f"sreg{s.name[1:]}", bits)
         key = s.name + ("." + s.dim if s.dim else "")
         v = self.special.get(key)
         if v is None:
-            v = self.special[key] = self.fresh(f"sreg{s.name[1:]}", 32)
+            v = self.special[key] = self.fresh(f"sreg{s.name[1:]}", bits)
         return v
 
     def write(self, st, dst, val, tag=None, guard=None):

@@ -12,9 +12,13 @@ TYPES = {"pred": 1, "b8": 8, "b16": 16, "b32": 32, "b64": 64, "b128": 128, "u8":
          "f64": 64, "tf32": 32, "e4m3x2": 16, "e5m2x2": 16}
 SPECIAL = {"%tid", "%ntid", "%ctaid", "%nctaid", "%laneid", "%warpid", "%nwarpid", "%smid", "%nsmid",
            "%lanemask_eq", "%lanemask_lt", "%lanemask_le", "%lanemask_gt", "%lanemask_ge", "%clock", "%clock64",
-           "%globaltimer", "%warpsize", "%gridid", "%dynamic_smem_size", "%total_smem_size",
+           "%globaltimer", "%globaltimer_lo", "%globaltimer_hi", "%warpsize", "%gridid", "%dynamic_smem_size", "%total_smem_size",
            "%cluster_ctarank", "%cluster_nctarank", "%clusterid", "%nclusterid", "%cluster_ctaid", "%cluster_nctaid",
            "%is_explicit_cluster"}
+SPECIAL_BITS = {"%clock64": 64, "%globaltimer": 64, "%gridid": 64}   # every other special register is 32 bits
+# Special registers a thread may read twice with two values (PTX ISA): clocks and timers, and %smid and %warpid,
+# which change when a preempted thread is rescheduled.
+VOLATILE_SPECIAL = {"%clock", "%clock64", "%globaltimer", "%globaltimer_lo", "%globaltimer_hi", "%smid", "%warpid"}
 CLUSTER_SPECIAL = {"%cluster_ctarank", "%cluster_nctarank", "%clusterid", "%nclusterid", "%cluster_ctaid",
                    "%cluster_nctaid", "%is_explicit_cluster"}
 # Every opcode the front end accepts. Anything else is a ParseError naming it and its line.
