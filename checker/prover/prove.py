@@ -182,15 +182,17 @@ def _carried(variant: Variant, op: Op, ptx: str, sha: str, timeout_ms: int, budg
     replay reproduces every call (kind, step, result, units, key), quick check and undecided property of the record
     in order, this checker built the same queries in the same order, so its full search would have run each with the
     same text, solver history and limit and got the same answers: the replay's record, stamped with this version,
-    is the full search's. Anything else (a miss, one call more or less) is the full search itself."""
+    is the full search's, with the record's cores as they were (cores made on the way are not added: a replay on a
+    new core is a replay nobody has run). Anything else (a miss, one call more or less) is the full search itself."""
     old = record.checker_version
     if record.fits(sha, old, budget_ms):
         try:
-            got = _prove_once(variant, op, ptx, sha, timeout_ms, Budget(budget_ms, Replay(record), cores=cores))
+            got = _prove_once(variant, op, ptx, sha, timeout_ms, Budget(budget_ms, Replay(record)))
             new = got.record
             if new is not None and (new.calls, new.facts or [], new.undecided or []) == (
                     [list(c) for c in record.calls], [list(f) for f in record.facts or []],
                     [list(u) for u in record.undecided or []]):
+                new.cores = record.cores
                 got.work["carried"] = {"from": old, "exact": True}
                 return got
             why = "the replay's calls differ from the record's"

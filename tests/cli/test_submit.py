@@ -34,6 +34,9 @@ NOT_CANDIDATES = {
                                  "test_submitted_variant_with_markup_is_shown_as_text submits it",
 }
 CANDIDATE_OF = {"markup_in_metadata_verify": "markup"}     # the case verifies a fine variant beside it
+# cases whose variant passes numerics with nothing refuted (the bad write needs one value of a timer the emulator
+# never reads): verify rejects the safe claim; submit, by its rule, accepts it as unsafe, never as safe
+AT_MOST_UNSAFE = {"timer_steered_write_safe"}
 
 
 def kreg(home: Path, *args: str, timeout: int = 300) -> subprocess.CompletedProcess:
@@ -129,6 +132,10 @@ def test_hostile_candidate_is_rejected_and_nothing_enters(case, home, tmp_path):
     doc = json.loads(r.stdout)
     said = "\n".join(doc["reasons"] + doc["why"]) + r.stderr
     assert m["reason"] in said, f"expected {m['reason']!r} in:\n{said[-4000:]}"
+    if case in AT_MOST_UNSAFE:
+        assert r.returncode == 0 and doc["accepted_as"] == "unsafe", said[-3000:]
+        assert not list((home / "kernels" / "safe").rglob(f"{_candidate_name(case, m)}.*"))
+        return
     assert r.returncode == 1 and doc["accepted"] is False and doc["decision"] == "rejected", said[-3000:]
     if m.get("stderr"):
         assert m["stderr"] in r.stderr
