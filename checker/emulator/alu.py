@@ -531,7 +531,13 @@ def _lop3(self, ins, m, *_):
     for i in range(8):
         if lut >> i & 1:
             r |= (a if i & 4 else ~a) & (b if i & 2 else ~b) & (c if i & 1 else ~c)
-    self.put(ins.args[0], r, "b32", m)
+    d = ins.args[0]
+    if isinstance(d, P.PredPair):       # lop3.{or,and}.b32 d|p, a, b, c, immLut, q: p = (d != 0) BoolOp q
+        f = np.logical_and if "and" in ins.mods else np.logical_or
+        self.put(d.a, r, "b32", m)
+        self.put(d.b, f(r != 0, self.get(ins.args[5], "pred")), "pred", m)
+        return
+    self.put(d, r, "b32", m)
 
 
 @op("sad")

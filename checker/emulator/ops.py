@@ -127,6 +127,8 @@ class EmuOpsMixin:
         if v is None:
             if t == "pred":
                 v = np.bool_(bool(a.value))
+            elif a.raw is not None and t in DT and BITS[t] == a.raw[1]:     # the literal's own bits
+                v = (np.uint32 if a.raw[1] == 32 else np.uint64)(a.raw[0]).view(DT[t])
             elif a.is_float:
                 if t in ("f32", "f64"):
                     v = DT[t](a.value)

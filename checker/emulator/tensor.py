@@ -20,6 +20,7 @@ import numpy as np
 
 from kreg.checker.emulator import fpround as F
 from kreg.checker.emulator.ops import op
+from kreg.checker.ptx import parse as P
 from kreg.checker.emulator.memory import _addresses, _lanes
 from kreg.checker.emulator.sync import _warp_sync
 
@@ -181,8 +182,15 @@ def _cp_async(self, ins, m, act, pc0):
     idx = _lanes(self, m)
     src = _addresses(self, ins.args[1], "global", idx)
     dst = _addresses(self, ins.args[0], "shared", idx)
-    n_src = (np.broadcast_to(np.asarray(self.get(ins.args[3], "u32")), (self.N,))[idx].astype(np.int64)
-             if len(ins.args) > 3 else np.full(len(idx), size))
+    extra = P.cp_async_operands(ins)
+    if len(extra) > 1:
+        raise self.err("unsupported", f"cp.async with operands {ins.text.strip()}")
+    if not extra:
+        n_src = np.full(len(idx), size)
+    elif isinstance(extra[0], P.Reg) and self.regs.dtypes[extra[0].name] == np.bool_:      # ignore-src
+        n_src = np.where(np.broadcast_to(np.asarray(self.get(extra[0], "pred")), (self.N,))[idx], 0, size)
+    else:
+        n_src = np.broadcast_to(np.asarray(self.get(extra[0], "u32")), (self.N,))[idx].astype(np.int64)
     if (n_src > size).any():
         raise self.err("unsupported", "cp.async with src-size larger than cp-size")
     data = np.zeros((len(idx), size), np.uint8)

@@ -76,6 +76,7 @@ class LaunchEnv:
                                 * z3.ZeroExt(W - 32, self.block[2]) <= 1024)
         self.shared = self.expr(launch.shared)
         self.constraints += [self.shared >= 0, self.shared <= 232448]
+        self.windows = self._windows(module.kernel(launch.entry))
         self.buffers: dict[str, Buffer] = {}
         self.scalars: dict[str, z3.ExprRef] = {}
         types = variant.types
@@ -164,6 +165,19 @@ class LaunchEnv:
             vals = (self.expr(values[0]), self.expr(values[1]))
         self.buffers[name] = Buffer(name, kind, role, size, base, esize * 8, vals, dtype[0] != "u")
 
+    def _windows(self, kernel: P.Kernel) -> dict:
+        """The generic address of shared (local) memory's address 0, where the kernel converts addresses of that
+        space (cvta): a symbol, 2**32-aligned above every global buffer (its window, 2**32 bytes, holds the
+        space's every address and no global buffer). A kernel with no such cvta forms no generic address in a
+        window: its generic accesses are global ones (symbolic.Executor.record)."""
+        spaces = sorted({ins.space for ins in kernel.instrs if ins.op == "cvta"} & {"shared", "local"})
+        out = {sp: z3.BitVec(f"window_{sp}", 64) for sp in spaces}
+        for w in out.values():
+            self.constraints += [z3.Extract(31, 0, w) == 0, z3.UGE(w, 1 << 48)]
+        if len(out) == 2:
+            self.constraints.append(out["shared"] != out["local"])
+        return out
+
     def buffer_for_symbol(self, name: str, kernel: P.Kernel) -> Buffer | None:
         if name in self.buffers:
             return self.buffers[name]
@@ -184,6 +198,8 @@ class LaunchEnv:
             size = bv(var.size, W)
             self.constraints += [z3.UGE(base, 1 << 16), z3.ULT(base, 1 << 47), z3.URem(base, max(var.align, 1)) == 0]
             kind = {"global": "global-var", "const": "const", "local": "local"}[var.space]
+            if kind == "local" and "local" in self.windows:         # inside its window
+                self.constraints.append(z3.ULE(z3.ZeroExt(W + 1 - 64, base) + z3.ZeroExt(1, size), 1 << 32))
             buf = Buffer(name, kind, kind, size, base)
         self.buffers[name] = buf
         return buf

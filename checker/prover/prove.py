@@ -27,7 +27,8 @@ from kreg.checker.prover.symbolic import Executor
 from kreg.checker.ptx.cfg import exit_ipdom, is_block_barrier, is_block_collective, is_warp_sync, sync_branches
 from kreg.checker.prover.witness import replay
 
-CHECKER_VERSION = "prover-0.18"  # 0.18: special registers at their widths (%clock64, %globaltimer, %gridid are 64 bits, were 32 widened: a test on a timer above 2**32 was taken as never true); a clock, timer, %smid or %warpid is a new value at every read
+CHECKER_VERSION = "prover-0.19"  # 0.19: a 0f/0d literal keeps its bits (a signalling NaN was quieted); a { } block's labels its own; a tag trusted only in its buffer's state space (.shared::cta is .shared); cvta to and from a window (shared, local) adds or takes its base, a generic access is one of the window it falls in, else global; cp.async ignore-src and cache-policy operands; lop3 d|p; bar.red with a thread count unknown; atomics of .cta scope race across blocks
+                                 # 0.18: special registers at their widths (%clock64, %globaltimer, %gridid are 64 bits, were 32 widened: a test on a timer above 2**32 was taken as never true); a clock, timer, %smid or %warpid is a new value at every read
                                  # 0.17: an integer query is built from its goal's cone of influence (checker/prover/slicing.py: the launch's own constraints and the facts a fresh symbol of the goal reaches), not every fact of the launch
                                  # 0.16: a counted loop's exit test (counter != E) kept by the integer translation (an unsigned remainder of the distance; none for a step of one), also where the test ends the block before a latch that only branches back; only a test every latch makes
                                  # 0.15: atomic tickets (atom.add of a constant outside loops on a counter nothing else touches: distinct values below init + inc x a bound on the threads taking one); popc exact; a full-mask ballot every thread reaches once is one value per warp (its lane bit the thread's predicate); a loop counter widened and narrowed back (cvt) is an induction
@@ -53,11 +54,12 @@ CHECKER_VERSION = "prover-0.18"  # 0.18: special registers at their widths (%clo
 # limits, query keys, cores): a change that only alters which queries are built lists the version before it here,
 # and that version's records carry over where a replay reproduces them exactly (carry=True, see _carried); a
 # change to solving empties it.
-CARRIES_FROM: tuple[str, ...] = ("prover-0.17",)
+CARRIES_FROM: tuple[str, ...] = ("prover-0.18",)
 ASSUMPTIONS = ("pointer params are distinct, non-overlapping buffers of the sizes their shapes give, "
                "256-byte aligned (module and shared variables as their .align declares; extern shared arrays all alias the dynamic shared memory; with wgmma, a block's shared "
                "addresses lie below 2^18, as on sm_90); launch geometry "
-               "within CUDA limits; inputs (role in) are not modified by anyone else during the launch; the "
+               "within CUDA limits; a global address is its generic address, and the shared and local windows of "
+               "the generic space lie above every global buffer; inputs (role in) are not modified by anyone else during the launch; the "
                "assembler translates the PTX as the PTX ISA says (its known exceptions are never proven: "
                "checker/ptx/toolchain.py)")
 
@@ -279,6 +281,7 @@ def _prove_launch(variant, op, module, launch, timeout_ms, budget, n=0) -> dict[
     tb = Executor(kernel, module, env, "B").run_kernel()
     if len(ta.accesses) != len(tb.accesses) or len(ta.branches) != len(tb.branches):
         raise Unsupported("the two symbolic threads disagree")
+    _untag_foreign(ta.accesses + tb.accesses, env.buffers)
     base = env.constraints + env.thread_constraints("A") + env.thread_constraints("B")
     core = len(base)                # the launch's own constraints: in every integer query (slicing.py)
     base += ta.defs + tb.defs
@@ -600,6 +603,16 @@ def _within(a, b):
     return z3.And(z3.ULE(lo, x), z3.ULE(x + a.width, hi))
 
 
+def _untag_foreign(accs, bufs) -> None:
+    """An access whose instruction names a state space keeps its tag only if the tagged buffer is of that space: a
+    global pointer given to st.shared addresses shared memory at that offset, not the buffer (its provenance then
+    says nothing: attributed by its address)."""
+    for a in accs:
+        b, kinds = bufs.get(a.buffer), SPACE_KINDS.get(a.space or a.instr.space)
+        if b is not None and kinds is not None and b.kind not in kinds:
+            a.buffer = None
+
+
 def _disjoint(bufs):
     """Buffers of one state space are non-overlapping allocations (an assumption, see ASSUMPTIONS),
     but for extern shared arrays, which all are the dynamic shared memory."""
@@ -766,7 +779,10 @@ def _races(qs, ta, tb, just, bufs, disjoint, th, solver=None):
         for j in idx[x:]:
             for na, a, _ in by_instr[i]:
                 for nb, _, b2 in by_instr[j]:
-                    if a.kind == "read" and b2.kind == "read" or a.kind == "atomic" and b2.kind == "atomic":
+                    if a.kind == "read" and b2.kind == "read":
+                        continue
+                    blockwide = a.kind == "atomic" and b2.kind == "atomic"
+                    if blockwide and not (_block_scoped(a) or _block_scoped(b2)):
                         continue
                     # by symmetry of the two threads, B's access n is justified iff A's is
                     cb = {c.name for c in _candidates(b2, bufs, just, nb)}
@@ -780,6 +796,12 @@ def _races(qs, ta, tb, just, bufs, disjoint, th, solver=None):
                             proxied += [(w, r, c, tagged) for w, r in proxy]
                             continue
                         if c.kind == "shared" and wgmma and disjoint_bytes(a, b2):
+                            continue
+                        if blockwide:       # atomic to each other within a block only: a race across blocks
+                            if c.kind != "shared":
+                                q = _race(a, b2, c, tagged, disjoint, th)
+                                qs.append(_Q(z3.And(q.formula, z3.Not(th.same_block)), q.what + " (atomics of a "
+                                             "narrower scope than the two threads)", q.info))
                             continue
                         qs.append(_race(a, b2, c, tagged, disjoint, th, proxy))
     # most are ordered by their epochs alone (the fence before the barrier): all of those at once, without
@@ -811,6 +833,13 @@ def _noncoherent(qs, ta, tb, just, bufs, disjoint):
                 else:
                     qs.append(_Q(z3.And(r.pc, w.pc, ov, disjoint, _hits(r, c), _hits(w, c)), what + " (by address)",
                                  info | {"unknown": True}))
+
+
+def _block_scoped(a) -> bool:
+    """An atomic of .cta (or .cluster: clusters are not modelled, a cluster is taken as its block) scope: atomic with
+    respect to the threads of its own block alone (PTX memory model: two operations are morally strong only where
+    each one's scope includes the other's thread)."""
+    return any(m in ("cta", "cluster") for m in a.instr.mods)
 
 
 def _race(a, b2, c, tagged, disjoint, th, proxy=()):

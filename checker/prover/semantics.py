@@ -73,6 +73,18 @@ def _havoc_dests(ex, st, ins, guard):
                 ex.write(st, x, ex.fresh(f"v{ins.index}", w), None, guard)
 
 
+def _cvta(ex, st, ins, guard):
+    """cvta.space d, a (to generic): d = a + the space's window (checker/prover/env.py); cvta.to.space: d = a - it.
+    The tag stays: the same buffer, addressed in the other space."""
+    win = ex.env.windows.get(ins.space)
+    d = ins.args[0]
+    if win is None or not isinstance(d, P.Reg) or len(ins.args) != 2:
+        raise Unsupported(f"address conversion of this state space: {ins.text.strip()}")
+    v, tag = ex.operand(st, ins.args[1], 64)
+    v = z3.simplify(v - win) if "to" in ins.mods else v + win
+    ex.write(st, d, fit(v, _width_of(ex, d, 64)), tag, guard)
+
+
 def _uf_op(ex, st, ins, guard):
     dst, srcs = ins.args[0], ins.args[1:]
     tw = P.TYPES.get(ins.type or "b32", 32)
@@ -82,6 +94,13 @@ def _uf_op(ex, st, ins, guard):
         v = _val(ex, st, a, w)[0] if w else _val(ex, st, a, 0)[0]
         args.append(fit(v, 1) if z3.is_bool(v) else v)
     name = ".".join((ins.op,) + ins.mods)
+    if isinstance(dst, P.PredPair) and ins.op == "lop3":    # d|p: d the 32-bit result, p = (d != 0) BoolOp q
+        if len(args) != 5 or not z3.is_bool(q := _val(ex, st, srcs[4], 0)[0]):
+            raise Unsupported(f"lop3 with a predicate destination: {ins.text.strip()}")
+        d = ex.uf(name, args[:4], 32)
+        ex.write(st, dst.a, d, None, guard)
+        ex.write(st, dst.b, (z3.And if "and" in ins.mods else z3.Or)(d != 0, q), None, guard)
+        return
     if isinstance(dst, P.PredPair):
         r = ex.uf(name, args, 0)
         ex.write(st, dst.a, r, None, guard)
@@ -148,7 +167,9 @@ def execute(ex, st, ins: P.Instr, guard):
         return _popc(ex, st, ins, guard)
     if op in PURE_UF:
         return _uf_op(ex, st, ins, guard)
-    if op in ("mov", "cvta"):
+    if op == "cvta" and ins.space != "global":
+        return _cvta(ex, st, ins, guard)
+    if op in ("mov", "cvta"):       # cvta{.to}.global: a global address is its generic address
         d = ins.args[0]
         w = _width_of(ex, d, _w(ins))
         if isinstance(ins.args[1], P.Vec):
@@ -452,7 +473,9 @@ def _barrier(ex, st, ins, guard):
     if "arrive" in ins.mods or "cta" in ins.mods and "arrive" in ins.mods:
         raise Unsupported(f"split barriers are not modelled: {ins.text.strip()}")
     args = ins.args
-    if "red" in ins.mods:
+    if "red" in ins.mods:           # bar.red d, a{, b}, {!}c: b a thread count (a part of the block)
+        if len(args) != 3:
+            raise Unsupported(f"barrier with a thread count or register id: {ins.text.strip()}")
         args = args[1:2]
         _havoc_dests(ex, st, ins, guard)
     if not args or not isinstance(args[0], P.Imm) or len(args) > 1:
@@ -563,9 +586,15 @@ def _cp_async(ex, st, ins, guard):
     st.aseq = st.aseq + 1
     src, stag = _address(ex, st, ins.args[1])
     rguard = guard
-    if len(ins.args) > 3:
-        n = ex.operand(st, ins.args[3], 32)[0]
-        rguard = n != 0 if guard is None else z3.And(guard, n != 0)
+    extra = P.cp_async_operands(ins)
+    if len(extra) > 1:
+        raise Unsupported(f"asynchronous copy form: {ins.text.strip()}")
+    if extra:           # src-size: the source is read where it is non-zero; ignore-src: where it is false
+        if isinstance(extra[0], P.Reg) and ex.k.regs.get(extra[0].name) == "pred":
+            reads = z3.Not(_val(ex, st, extra[0], 0)[0])
+        else:
+            reads = ex.operand(st, extra[0], 32)[0] != 0
+        rguard = reads if guard is None else z3.And(guard, reads)
     ex.record(st, ins, "read", stag, src, size, rguard)
     dst, dtag = _address(ex, st, ins.args[0])
     ex.record(st, ins, "write", dtag, dst, size, guard, pending=True)

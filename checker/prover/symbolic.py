@@ -231,6 +231,8 @@ class Executor:
         if isinstance(a, P.Imm):
             if w == 0:
                 return z3.BoolVal(bool(a.value)), None
+            if a.raw is not None and a.raw[1] == w:        # the literal's own bits (a signalling NaN stays one)
+                return bv(a.raw[0], w), None
             if a.is_float:
                 bits = struct.unpack("<Q", struct.pack("<d", a.value))[0] if w == 64 else \
                     struct.unpack("<I", struct.pack("<f", a.value))[0]
@@ -293,6 +295,8 @@ class Executor:
         (its end is fixed there, checker/prover/semantics.py; left free, it may land any time later); async_read: a
         wgmma shared read, pending until the wgmma.wait_group that retires it (bounded there, else free).
         A write's async-proxy visibility (vis) is bounded by the thread's next fence.proxy.async."""
+        if space is None and ins.space in (None, "generic"):
+            return self._generic(st, ins, kind, buf, addr, width, guard, pending, async_read, noncoherent)
         pc = st.pc if guard is None else z3.And(st.pc, guard)
         for c, b in self.resolve(buf):
             a = Access(ins, kind, b, addr, width, pc if c is None else z3.And(pc, c), st.epoch, st.wepoch, st.aseq,
@@ -311,6 +315,19 @@ class Executor:
                 a.vis = twin.vis if twin is not None and twin.vis is not None else self.fresh(f"vis{ins.index}", 64)
                 st.unfenced = st.unfenced + ((a, 0, a.pc),)
             self.trace.accesses.append(a)
+
+    def _generic(self, st, ins, kind, buf, addr, width, guard, pending, async_read, noncoherent):
+        """A generic access: inside a window (env.windows), an access of that space at the address less the
+        window's base; elsewhere a global one."""
+        inside = []
+        for sp, win in self.env.windows.items():
+            here = z3.And(z3.UGE(addr, win), z3.ULT(addr - win, 1 << 32))
+            inside.append(here)
+            self.record(st, ins, kind, buf, addr - win, width, here if guard is None else z3.And(guard, here),
+                        pending, async_read, sp, noncoherent)
+        rest = z3.Not(z3.Or(*inside)) if inside else None
+        self.record(st, ins, kind, buf, addr, width, rest if guard is None else guard if rest is None else
+                    z3.And(guard, rest), pending, async_read, "global", noncoherent)
 
     def retire(self, a, cond, pc, epoch, aseq):
         """The pending wgmma read a is over by this point (epoch, aseq) wherever pc holds and it is still

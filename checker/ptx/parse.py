@@ -51,6 +51,7 @@ class Reg:
 class Imm:
     value: int | float
     is_float: bool = False
+    raw: tuple[int, int] | None = None      # a 0f/0d literal's IEEE bits and width, exactly (a NaN's payload too)
 
 
 @dataclass(frozen=True)
@@ -125,6 +126,8 @@ class Instr:
         for m in self.mods:
             if m in ("global", "shared", "local", "const", "param", "generic"):
                 return m
+            if m == "shared::cta":         # .shared's default sub-space, spelled out
+                return "shared"
         return None
 
     @property
@@ -350,8 +353,8 @@ def _operand(s: str, rename: dict[str, str], line: int, text: str):
     if m:
         bits = int(m[2], 16)
         if m[1] in "fF":
-            return Imm(struct.unpack("<f", struct.pack("<I", bits))[0], True)
-        return Imm(struct.unpack("<d", struct.pack("<Q", bits))[0], True)
+            return Imm(struct.unpack("<f", struct.pack("<I", bits))[0], True, (bits, 32))
+        return Imm(struct.unpack("<d", struct.pack("<Q", bits))[0], True, (bits, 64))
     if _INT.match(s):
         return Imm(parse_int(s))
     if _FLOAT.fullmatch(s):
@@ -466,6 +469,21 @@ def parse(ptx: str) -> Module:
     return Module(version, target, addr_size, globals_, kernels)
 
 
+def _block_labels(stmts, i) -> list[str]:
+    """The labels declared in the { } block whose body starts at stmts[i] (not in blocks nested in it)."""
+    out, depth = [], 0
+    for _, s in stmts[i:]:
+        if s == "{":
+            depth += 1
+        elif s == "}":
+            if depth == 0:
+                break
+            depth -= 1
+        elif depth == 0 and s.endswith(":") and re.fullmatch(r"[$\w]+:", s):
+            out.append(s[:-1])
+    return out
+
+
 def _kernel(stmts, i, kernels, globals_) -> int:
     line, head = stmts[i]
     m = re.match(r"^(?:\.(?:visible|weak|extern)\s+)*\.(entry|func)\s+(?:\([^)]*\)\s*)?([$\w]+)\s*\((.*)\)(.*)$", head, re.S)
@@ -525,11 +543,17 @@ def _kernel(stmts, i, kernels, globals_) -> int:
             continue
         if s == "{":
             scope_id += 1
-            scopes.append(dict(scopes[-1]))
+            inner = dict(scopes[-1])
+            for label in _block_labels(stmts, i):       # a block's labels are its own (an inlined asm twice)
+                inner[label] = f"$_s{scope_id}_{label}"
+            scopes.append(inner)
             continue
         rename = scopes[-1]
         if s.endswith(":") and re.fullmatch(r"[$\w]+:", s):
-            labels[s[:-1]] = len(instrs)
+            label = rename.get(s[:-1], s[:-1])
+            if label in labels:
+                raise ParseError(f"label {s[:-1]} defined twice in one block", line, s)
+            labels[label] = len(instrs)
             continue
         md = _REG_DECL.match(s)
         if md:
@@ -578,12 +602,21 @@ def _check_registers(k: Kernel) -> None:
             walk(ins.pred, ins)
 
 
+def cp_async_operands(ins: Instr) -> list:
+    """cp.async [dst], [src], cp-size{, src-size | ignore-src}{, cache-policy}: the operands after cp-size but the
+    cache policy, which is there with .L2::cache_hint alone (one operand: a src-size, or a predicate ignore-src)."""
+    extra = list(ins.args[3:])
+    return extra[:-1] if "L2::cache_hint" in ins.mods and extra else extra
+
+
 # ---- rendering (the inverse of parsing one instruction) ------------------------------------------------
 
 def render_operand(x) -> str:
     if isinstance(x, Reg | Sym):
         return x.name
     if isinstance(x, Imm):
+        if x.raw is not None:
+            return ("0f%08X" if x.raw[1] == 32 else "0d%016X") % x.raw[0]
         return "0d%016X" % struct.unpack("<Q", struct.pack("<d", x.value))[0] if x.is_float else str(x.value)
     if isinstance(x, Special):
         return x.name + (f".{x.dim}" if x.dim else "")
