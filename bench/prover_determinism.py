@@ -131,7 +131,7 @@ def main() -> int:
                     help="replay each variant's record in --records DIR, adding its unsat cores (no full search)")
     ap.add_argument("--carry", action="store_true",
                     help="with --records DIR: carry its records over to this checker version (CARRIES_FROM) where a "
-                         "replay reproduces them exactly, else the full search")
+                         "replay reproduces them exactly, else the full search (records of this version: left out)")
     ap.add_argument("--out", help="JSON lines file (default: stdout)")
     ap.add_argument("--compare", nargs=2, metavar=("A", "B"))
     a = ap.parse_args()
@@ -142,6 +142,11 @@ def main() -> int:
     names = a.names or [e.name for e in cat.kernels if (a.all or (e.variant.safety == "safe") != a.unsafe)
                         and (not a.dtype or a.dtype in e.variant.types.values()) and not e.variant.vendor]
     names = [n for n in names if n not in set(a.skip.split(","))]
+    if a.carry and a.records:       # those already carried (a record of this checker) are left as they are
+        from kreg.checker.prover.prove import CHECKER_VERSION
+        from kreg.checker.prover.records import load
+        names = [n for n in names if getattr(load(pathlib.Path(a.records) / f"{n}.json"), "checker_version", None)
+                 != CHECKER_VERSION]
     safe = {e.name for e in cat.kernels if e.variant.safety == "safe"}
     busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(a.busy)]
     out = open(a.out, "w") if a.out else sys.stdout
