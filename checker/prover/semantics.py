@@ -595,9 +595,9 @@ def _cp_async(ex, st, ins, guard):
         else:
             reads = ex.operand(st, extra[0], 32)[0] != 0
         rguard = reads if guard is None else z3.And(guard, reads)
-    ex.record(st, ins, "read", stag, src, size, rguard)
+    ex.record(st, ins, "read", stag, src, size, rguard, space="global")      # the source's space, not .shared
     dst, dtag = _address(ex, st, ins.args[0])
-    ex.record(st, ins, "write", dtag, dst, size, guard, pending=True)
+    ex.record(st, ins, "write", dtag, dst, size, guard, pending=True, space="shared")
 
 
 # ---- warpgroup MMA: asynchronous shared reads through matrix descriptors --------------------------------
