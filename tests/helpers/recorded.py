@@ -10,7 +10,9 @@ runs in full. After a checker change, remake them all (each proof then runs in f
 unsat cores (solving.unsat_core, solving.BvCores) to the records that fit, by replaying them: the same calls, a
 faster replay; =carry, after a checker version that keeps the solving of the one that made them (prove.CARRIES_FROM),
 replays each and keeps it, stamped with the new version, where the replay reproduces it exactly, else runs the full
-search: the records of a change to what queries are built, for the replays' cost.)
+search: the records of a change to what queries are built, for the replays' cost.) A record of a version this checker
+carries from is followed as carried (prove(carry=True): kept only where the replay reproduces it exactly, which is this
+checker's full search), so the tests stay fast between a version bump and the carry.
 
 A proof asked for by several tests runs once per test session, whichever pytest-xdist worker asks first
 (helpers/session.py: the others wait for it and read it back rather than prove it again).
@@ -63,4 +65,4 @@ def _prove_recorded(variant, op, ptx: str, timeout_ms: int, budget_ms: int) -> P
             RECORDS.mkdir(exist_ok=True)
             got.record.save(path)
         return got
-    return prove(variant, op, ptx, timeout_ms=timeout_ms, budget_ms=budget_ms, record=known)
+    return prove(variant, op, ptx, timeout_ms=timeout_ms, budget_ms=budget_ms, record=known, carry=True)
