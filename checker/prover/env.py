@@ -76,7 +76,7 @@ class LaunchEnv:
                                 * z3.ZeroExt(W - 32, self.block[2]) <= 1024)
         self.shared = self.expr(launch.shared)
         self.constraints += [self.shared >= 0, self.shared <= 232448]
-        self.windows = self._windows(module.kernel(launch.entry))
+        self.windows = self._windows(module.kernel(launch.entry)) if module is not None else {}
         self.buffers: dict[str, Buffer] = {}
         self.scalars: dict[str, z3.ExprRef] = {}
         types = variant.types
