@@ -280,7 +280,7 @@ def _mergeable(k: P.Kernel) -> bool:
     for ins in k.instrs:
         if ins.op not in MERGE_OPS or any("cluster" in x for x in ins.mods):
             return False
-        if any(isinstance(a, P.Special) and a.name in ("%clock", "%clock64", "%globaltimer", "%globaltimer_lo", "%globaltimer_hi") for a in ins.args):
+        if any(isinstance(a, P.Special) and a.name in P.CLOCKS for a in ins.args):
             return False
     return True
 

@@ -18,7 +18,8 @@ SPECIAL = {"%tid", "%ntid", "%ctaid", "%nctaid", "%laneid", "%warpid", "%nwarpid
 SPECIAL_BITS = {"%clock64": 64, "%globaltimer": 64, "%gridid": 64}   # every other special register is 32 bits
 # Special registers a thread may read twice with two values (PTX ISA): clocks and timers, and %smid and %warpid,
 # which change when a preempted thread is rescheduled.
-VOLATILE_SPECIAL = {"%clock", "%clock64", "%globaltimer", "%globaltimer_lo", "%globaltimer_hi", "%smid", "%warpid"}
+CLOCKS = {"%clock", "%clock64", "%globaltimer", "%globaltimer_lo", "%globaltimer_hi"}
+VOLATILE_SPECIAL = CLOCKS | {"%smid", "%warpid"}
 CLUSTER_SPECIAL = {"%cluster_ctarank", "%cluster_nctarank", "%clusterid", "%nclusterid", "%cluster_ctaid",
                    "%cluster_nctaid", "%is_explicit_cluster"}
 # Every opcode the front end accepts. Anything else is a ParseError naming it and its line.
