@@ -9,7 +9,8 @@ havocked. Iteration k > 0 is reachable only if the body's back-edge condition he
 constant number of barriers per iteration (havocked if that number is not constant). What is in
 flight where an iteration starts (a cp.async copy, a wgmma read, a write not yet fenced for the async
 proxy) is bounded by the waits and fences that every iteration executes first (prefix_plan, carry):
-for a back edge, in the next iteration, at its epoch counted from the back edge's."""
+for a back edge, in the next iteration, at its epoch counted from the back edge's. A loop the compiler unrolled U
+times beside a remainder loop keeps U iterations of the source loop ahead of its bound (unrolled_lemmas)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ import z3
 
 from kreg.checker.ptx import parse as P
 from kreg.checker.ptx.cfg import Loop, is_block_barrier, is_warp_sync
+from kreg.checker.prover.solving import always
 from kreg.checker.prover.state import Unsupported, merge_pending
 
 INT_TYPES = {"s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64", "b8", "b16", "b32", "b64"}
@@ -263,6 +265,7 @@ def summarize(ex, st0, L: Loop, outer):
     tr = ex.trace
     # what is in flight on entry, bounded by iteration 0's prefix (always executed once the loop is entered)
     inherited, winherited, uinherited = carry(ex, st0, plan)
+    lemmas = unrolled_lemmas(ex, st0, L, ind)
     for attempt in range(4):
         marks = (len(tr.accesses), len(tr.branches), len(tr.obligations), len(tr.defs), len(tr.collectives))
         first_sym = len(ex.created)
@@ -294,6 +297,7 @@ def summarize(ex, st0, L: Loop, outer):
             K, S = z3.ZeroExt(ww - kw, kk), z3.SignExt(ww - w, step)
             total = z3.SignExt(ww - w, init) + K * S
             inv += [z3.BVMulNoOverflow(K, S, True), _in_range(total, w)]
+            inv += [lem.ahead(total) for lem in lemmas if lem.reg == r]
             nexts.append((r, total + S, w, ins))
             hs.regs[r] = z3.Extract(w - 1, 0, total)
             hs.tags[r] = st0.tags.get(r)
@@ -606,3 +610,136 @@ def _in_range(total, w):
     lo, hi = -(1 << (w - 1)), (1 << (w - 1)) - 1
     return z3.And(total >= z3.BitVecVal(lo, ww), total <= z3.BitVecVal(hi, ww))
 
+
+
+def remainder_factors(k: P.Kernel, loops) -> dict[str, int]:
+    """Registers set to x & (U - 1) (U = 2, 4 or 8) and counted down by one inside a loop, with their U: the trip
+    count of the remainder loop the compiler puts beside a loop it unrolls U times."""
+    masked = {dests(i)[0]: int(i.args[2].value) + 1 for i in k.instrs if i.op == "and" and len(i.args) == 3 and
+              isinstance(i.args[2], P.Imm) and i.args[2].value in (1, 3, 7) and dests(i)}
+    down = {dests(i)[0] for L in loops.values() for _, i in _instrs(k, L)
+            if i.op == "add" and len(i.args) == 3 and isinstance(i.args[2], P.Imm) and i.args[2].value == -1
+            and dests(i) and i.args[1] == P.Reg(dests(i)[0])}
+    return {r: u for r, u in masked.items() if r in down}
+
+
+NEGATED = {"lt": "ge", "le": "gt", "gt": "le", "ge": "lt"}
+SWAPPED = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
+LEMMA_UNITS = 6_000_000
+BIT_BLAST = ("simplify", "propagate-values", "solve-eqs", "bit-blast", "sat")
+HARD = {z3.Z3_OP_BMUL, z3.Z3_OP_BSDIV, z3.Z3_OP_BUDIV, z3.Z3_OP_BSREM, z3.Z3_OP_BUREM, z3.Z3_OP_BSMOD,
+        z3.Z3_OP_BSDIV_I, z3.Z3_OP_BUDIV_I, z3.Z3_OP_BSREM_I, z3.Z3_OP_BUREM_I, z3.Z3_OP_BSMOD_I}
+
+
+@dataclass(frozen=True)
+class Ahead:
+    """Every iteration of the loop starts with its induction variable `reg` at least (U - 1) x s + 1 short of
+    the bound it is tested against (direction 1: it counts up to `bound`, -1: down to it): U iterations of
+    the source loop, s apart, are left whenever one of the unrolled loop's is."""
+    reg: str
+    bound: object          # the bound as it continues (r < bound or r > bound), sign-extended by 2 bits
+    direction: int
+    ahead_by: int          # (U - 1) x s
+
+    def ahead(self, total):
+        ww = max(total.size(), self.bound.size()) + 2
+        d = z3.SignExt(ww - self.bound.size(), self.bound) - z3.SignExt(ww - total.size(), total)
+        return (d if self.direction > 0 else -d) > z3.BitVecVal(self.ahead_by, ww)
+
+
+def _bound_test(k, L, ind):
+    """(register, bound operand, comparison) where every latch of L continues exactly while the induction
+    register (one constant step, its update before the test) compares so with a loop-invariant bound, signed
+    at the register's width: lt / le counting up, gt / ge counting down; else None."""
+    found = set()
+    written = {r for _, ins in _instrs(k, L) for r in dests(ins)}
+    for lt in L.latches:
+        test = _continue_test(k, L, lt)
+        if test is None:
+            return None
+        blk, br, taken = test
+        setp = next((k.instrs[i] for i in range(blk.end - 2, blk.start - 1, -1)
+                     if br.pred.name in dests(k.instrs[i])), None)
+        if setp is None or setp.op != "setp" or len(setp.args) != 3 or setp.pred is not None or \
+                setp.type not in ("s32", "s64") or setp.mods[0] not in NEGATED or len(dests(setp)) != 1:
+            return None
+        cmp = setp.mods[0] if taken != br.neg else NEGATED[setp.mods[0]]
+        x, y = setp.args[1], setp.args[2]
+        if not (isinstance(x, P.Reg) and x.name in ind):
+            x, y, cmp = y, x, SWAPPED[cmp]
+        if not (isinstance(x, P.Reg) and x.name in ind) or P.TYPES[k.regs[x.name]] != P.TYPES[setp.type]:
+            return None
+        upd, steps = ind[x.name]
+        if len(steps) != 1 or not isinstance(steps[0][1], P.Imm) or steps[0][1].is_float or \
+                (k.block_of[upd.index] == blk.id and upd.index > setp.index):
+            return None
+        if isinstance(y, P.Reg) and y.name in written or isinstance(y, P.Imm) and y.is_float or \
+                not isinstance(y, (P.Reg, P.Imm)):
+            return None
+        found.add((x.name, repr(y), cmp, y))
+    if len(found) != 1:
+        return None
+    r, _, cmp, y = found.pop()
+    return r, y, cmp
+
+
+def _opaque(f):
+    """f with each product, quotient and remainder of two non-constant terms replaced by a fresh constant (the
+    same term by the same one): a formula f is an instance of, so whatever holds for it holds for f."""
+    pairs, seen, todo = {}, set(), [f]
+    while todo:
+        t = todo.pop()
+        if t.get_id() in seen or not z3.is_app(t):
+            continue
+        seen.add(t.get_id())
+        if t.decl().kind() in HARD and sum(not _constant(c) for c in t.children()) > 1 or \
+                t.decl().kind() in HARD and t.decl().kind() != z3.Z3_OP_BMUL and not _constant(t.children()[-1]):
+            pairs.setdefault(t.get_id(), (t, z3.BitVec(f"kreg_opaque{len(pairs)}", t.size())))
+            continue
+        todo.extend(reversed(t.children()))
+    return z3.substitute(f, *pairs.values()) if pairs else f
+
+
+def _constant(t) -> bool:
+    return z3.is_bv_value(t) or z3.is_bv_value(z3.simplify(t))
+
+
+def unrolled_lemmas(ex, st0, L: Loop, ind) -> list[Ahead]:
+    """For a loop that continues while an induction variable r (step S) stays below (or above) a bound E, in a
+    kernel with a remainder loop of some U dividing S (remainder_factors): where the loop's entry state
+    implies D0 >= 1 and ((D0 - 1) / s) mod U = U - 1 (D0 the distance E - r on entry, s = |S| / U; checked in
+    a context of its own by bit-blasting, with products and quotients of unknowns made opaque, bounded by units
+    only),
+    every iteration starts at a distance D with the same two facts (D goes down by U x s while the loop
+    continues: by D >= 1 at each continue), so D > (U - 1) x s: the unrolled body's U accesses, s apart, are
+    all before the bound. One Ahead per such U."""
+    k = ex.k
+    if not hasattr(ex, "_remainders"):
+        ex._remainders = sorted(set(remainder_factors(k, ex.loops).values()))
+    if not ex._remainders:
+        return []
+    test = _bound_test(k, L, ind)
+    if test is None:
+        return []
+    r, y, cmp = test
+    w = P.TYPES[k.regs[r]]
+    S = ind[r][1][0][0] * int(ind[r][1][0][1].value)
+    direction = 1 if cmp in ("lt", "le") else -1
+    if S * direction <= 0:
+        return []
+    ww = w + 4
+    bound = z3.SignExt(2, ex.operand(st0, y, w, signed=True)[0])
+    bound = bound + 1 if cmp == "le" else bound - 1 if cmp == "ge" else bound
+    d0 = z3.SignExt(2, bound) - z3.SignExt(ww - w, ex.read(st0, r))
+    d0 = d0 if direction > 0 else -d0
+    out = []
+    for u in ex._remainders:
+        s = abs(S) // u
+        if abs(S) % u or s == 0:
+            continue
+        c0 = z3.And(d0 >= 1, z3.URem(z3.UDiv(d0 - 1, s), u) == u - 1)
+        claim = _opaque(z3.Implies(z3.And(st0.pc, *ex.trace.defs), c0))
+        if always([*ex.env.constraints, *ex.env.thread_constraints(ex.t)], claim, LEMMA_UNITS,
+                  text=ex.env.text_of(ex.t), tactics=BIT_BLAST):
+            out.append(Ahead(r, bound, direction, (u - 1) * s))
+    return out

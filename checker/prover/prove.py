@@ -22,12 +22,14 @@ from kreg.checker.prover.env import AXES, LaunchEnv
 from kreg.checker.prover.records import Record, RecordMiss, Replay
 from kreg.checker.prover.solving import (CORE_UNITS, PROVING, VARIANT_GUARD_FLOOR_S, VARIANT_WALL_GUARD, Budget,
                                          BvSolver, IntSolver, WallClockStop, always)
+from kreg.checker.prover.slicing import weakenings
 from kreg.checker.prover.state import Unsupported
 from kreg.checker.prover.symbolic import Executor
 from kreg.checker.ptx.cfg import exit_ipdom, is_block_barrier, is_block_collective, is_warp_sync, sync_branches
 from kreg.checker.prover.witness import replay
 
-CHECKER_VERSION = "prover-0.19"  # 0.19: a 0f/0d literal keeps its bits (a signalling NaN was quieted); a { } block's labels its own; a tag trusted only in its buffer's state space (.shared::cta is .shared); cvta to and from a window (shared, local) adds or takes its base, a generic access is one of the window it falls in, else global; cp.async ignore-src and cache-policy operands; lop3 d|p; bar.red with a thread count unknown; atomics of .cta scope race across blocks
+CHECKER_VERSION = "prover-0.20"  # 0.20: a loop unrolled beside a remainder loop keeps U source iterations ahead of its bound where its entry implies it (loops.unrolled_lemmas); a property left open gets a second look at its queries with the atoms of unrelated loops and branches dropped (slicing.weakenings), on an allowance of its own
+                                 # 0.19: a 0f/0d literal keeps its bits (a signalling NaN was quieted); a { } block's labels its own; a tag trusted only in its buffer's state space (.shared::cta is .shared); cvta to and from a window (shared, local) adds or takes its base, a generic access is one of the window it falls in, else global; cp.async ignore-src and cache-policy operands; lop3 d|p; bar.red with a thread count unknown; atomics of .cta scope race across blocks
                                  # 0.18: special registers at their widths (%clock64, %globaltimer, %gridid are 64 bits, were 32 widened: a test on a timer above 2**32 was taken as never true); a clock, timer, %smid or %warpid is a new value at every read
                                  # 0.17: an integer query is built from its goal's cone of influence (checker/prover/slicing.py: the launch's own constraints and the facts a fresh symbol of the goal reaches), not every fact of the launch
                                  # 0.16: a counted loop's exit test (counter != E) kept by the integer translation (an unsigned remainder of the distance; none for a step of one), also where the test ends the block before a latch that only branches back; only a test every latch makes
@@ -54,7 +56,7 @@ CHECKER_VERSION = "prover-0.19"  # 0.19: a 0f/0d literal keeps its bits (a signa
 # limits, query keys, cores): a change that only alters which queries are built lists the version before it here,
 # and that version's records carry over where a replay reproduces them exactly (carry=True, see _carried); a
 # change to solving empties it.
-CARRIES_FROM: tuple[str, ...] = ("prover-0.18",)
+CARRIES_FROM: tuple[str, ...] = ("prover-0.19",)
 ASSUMPTIONS = ("pointer params are distinct, non-overlapping buffers of the sizes their shapes give, "
                "256-byte aligned (module and shared variables as their .align declares; extern shared arrays all alias the dynamic shared memory; with wgmma, a block's shared "
                "addresses lie below 2^18, as on sm_90); launch geometry "
@@ -972,11 +974,39 @@ def _decide(prop, qs, solver, env, cases, approx, bits=False) -> PropertyVerdict
     """One property's verdict from its queries (bits: they are about low address bits, alignment: the
     bitvector solver first, then the integer translation)."""
     with solver.budget.deciding(prop):
-        return _decide_queries(prop, qs, solver, env, cases, approx, bits)
+        pending: list = []
+        v = _decide_queries(prop, qs, solver, env, cases, approx, bits, pending)
+        if pending and v.status is not Status.REFUTED and not v.proven_for_all_dims and \
+                _second_look([q for q, _ in pending], solver, bits):
+            return PropertyVerdict(Status.PROVEN, ALL_DIMS, None)
+        return v
 
 
-def _decide_queries(prop, qs, solver, env, cases, approx, bits) -> PropertyVerdict:
-    pending, left, combine = [], [], True
+SECOND_LOOK = 0.25      # of the variant's budget: the allowance of one property's second look
+
+
+def _second_look(qs, solver, bits) -> bool:
+    """Whether every query left open closes in a weaker form (slicing.weakenings: the atoms of loops and
+    branches that share no fresh symbol with the rest dropped), a buffer's at once, then one by one, on an
+    allowance of its own (Budget.allowance): what the properties decided after it get is what they got
+    before, and a kernel proven without it is proven with the same work."""
+    cone = solver.ints.cone
+    with solver.budget.allowance(solver.budget.ms * SECOND_LOOK):
+        for group in _by_buffer(qs):
+            buf = group[0].info.get("buf")
+            f = z3.Or(*[q.formula for q in group])
+            if len(group) > 1 and any(_closes(solver, w, buf, bits=bits) for w in weakenings(f, cone)):
+                continue
+            for q in group:
+                if solver.budget.spent() or not any(_closes(solver, w, buf, bits=bits)
+                                                    for w in weakenings(q.formula, cone)):
+                    return False
+    return True
+
+
+def _decide_queries(prop, qs, solver, env, cases, approx, bits, pending) -> PropertyVerdict:
+    """The verdict from the queries; those left open (neither closed nor satisfied) are appended to pending."""
+    left, combine = [], True
     # the queries of one buffer at once: one solver instead of many (all of a property's queries in one
     # disjunction drown a solver when a kernel has hundreds of shared-memory pairs); after one group that
     # does not close, the rest go one by one, so this costs at most one failed attempt, as before

@@ -6,7 +6,8 @@ mention no fresh symbol at all (they constrain the core's symbols). Dropping hyp
 only weakens a query, so its unsat stays an unsat of the whole (sound); a fact it drops constrains only fresh
 symbols the goal does not reach (through the core's symbols at most), so the slice is unsat as often as the whole
 in practice, at a fraction of the preprocessing. A slice is a subsequence of the launch's constraints (their
-order kept), so the same launch and goal give the same query text in any process."""
+order kept), so the same launch and goal give the same query text in any process. The same split of symbols
+weakens a query that did not close for a second look (weakenings)."""
 from __future__ import annotations
 
 import z3
@@ -70,3 +71,67 @@ class Cone:
     def slice(self, f) -> list:
         """The core and the facts in the cone of f, in the launch's order."""
         return [*self.core, *(self.facts[i] for i in self.of(f))]
+
+
+def weakenings(f, cone: Cone, most: int = 6) -> list:
+    """Weaker forms of query f for a second look: f with the atoms (what And / Or, never Not, are made of) that
+    mention a fresh symbol (one the launch's core does not) replaced by True, except, in the k-th form, those
+    of the k-th set of fresh symbols that atoms connect (first-seen order; the first form keeps none of them;
+    at most `most` sets). Each form is implied by f (an atom in a positive position made True), so its unsat is
+    f's: a path condition keeps what loops and branches far from the access say, and a solver that drowns in
+    them closes the access's own question at once. Forms equal to f are left out."""
+    atoms, order, seen, todo = [], {}, set(), [f]
+    while todo:
+        t = todo.pop()
+        if t.get_id() in seen:
+            continue
+        seen.add(t.get_id())
+        if z3.is_and(t) or z3.is_or(t):
+            todo.extend(reversed(t.children()))
+        else:
+            atoms.append(t)
+    parent: dict[str, str] = {}
+
+    def find(x):
+        while parent.setdefault(x, x) != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+    fresh = {a.get_id(): sorted(cone.symbols(a) - cone.shared) for a in atoms}
+    for a in atoms:
+        syms = fresh[a.get_id()]
+        for s in syms:
+            order.setdefault(s, len(order))
+            parent[find(s)] = find(syms[0])
+    if not order:
+        return []
+    roots = list(dict.fromkeys(find(s) for s in sorted(order, key=order.get)))
+    out = []
+    for keep in [None, *roots[:most]]:
+        kept = {a.get_id() for a in atoms if not fresh[a.get_id()] or keep is not None
+                and find(fresh[a.get_id()][0]) == keep}
+        if len(kept) == len(atoms):
+            continue
+        out.append(_rebuild(f, kept))
+    return out
+
+
+def _rebuild(f, kept: set):
+    """f with every atom whose id is not in kept replaced by True (And / Or rebuilt bottom-up, without recursion)."""
+    done: dict[int, object] = {}
+    stack = [(f, False)]
+    while stack:
+        t, ready = stack.pop()
+        i = t.get_id()
+        if i in done:
+            continue
+        if not (z3.is_and(t) or z3.is_or(t)):
+            done[i] = t if i in kept else z3.BoolVal(True, t.ctx)
+            continue
+        if not ready:
+            stack.append((t, True))
+            stack.extend((c, False) for c in t.children() if c.get_id() not in done)
+            continue
+        kids = [done[c.get_id()] for c in t.children()]
+        done[i] = z3.And(*kids) if z3.is_and(t) else z3.Or(*kids)
+    return done[f.get_id()]

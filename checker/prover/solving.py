@@ -186,6 +186,17 @@ class Budget:
         finally:
             self.following = None
 
+    @contextmanager
+    def allowance(self, ms: float):
+        """The queries within run on an allowance of their own, ms of work (and its share of the guard), and leave
+        the variant's budget as it was: a second look that cannot take work from what is decided after it."""
+        saved, self.ms_left = self.ms_left, ms
+        self.deadline += VARIANT_WALL_GUARD * ms / 1000
+        try:
+            yield
+        finally:
+            self.ms_left = saved
+
     def settled(self, unknown: set[str]) -> None:
         """The launch's verdicts are in (unknown: the properties left undecided). A property whose recorded
         answers were followed must be undecided again: proven or refuted is only ever reached by solving."""
@@ -524,17 +535,20 @@ class BvCores:
 PROVING: ContextVar[Budget | None] = ContextVar("kreg_prover_budget", default=None)   # the proof under way
 
 
-def always(constraints, f, units: int = 2_000_000, text: tuple | None = None) -> bool:
+def always(constraints, f, units: int = 2_000_000, text: tuple | None = None, tactics: tuple = ()) -> bool:
     """f holds under the constraints (a quick check in a context of its own, bounded by units only; False
     if unsure): what symbolic execution asks while it builds a trace, so it must not depend on the clock.
     Within a proof (PROVING) each check is logged as a fact of its record; in a replay, one the record shows
     did not hold is not run again (False: nothing is assumed from it), one that held must hold again. A check
     asked again within one proof (the same key: the same constraints, formula and units, so the same answer) is
-    answered from the first time. text, where given, names the constraints' text (Budget.fact_key)."""
+    answered from the first time. text, where given, names the constraints' text (Budget.fact_key). tactics, where
+    given, is the sequence of z3 tactics the check runs instead of z3's SMT core (bit-blasting for a check on bit
+    arithmetic: the same answer at a fraction of the units)."""
     if z3.is_true(z3.simplify(f)):
         return True
     budget = PROVING.get()
     key = budget.fact_key(constraints, f, units, text) if budget is not None else ""
+    key = query_key(key, *tactics) if tactics and budget is not None else key
     held = budget.replay.take_fact(key) if budget is not None and budget.replay is not None else None
     if held is False:
         budget.replay.facts_skipped += 1
@@ -543,7 +557,7 @@ def always(constraints, f, units: int = 2_000_000, text: tuple | None = None) ->
     got = budget.fact_answers.get(key) if budget is not None else None
     if got is None:
         ctx = z3.Context()
-        s = z3.SimpleSolver(ctx=ctx)
+        s = z3.Then(*tactics, ctx=ctx).solver() if tactics else z3.SimpleSolver(ctx=ctx)
         s.set("rlimit", units)
         s.add(*into(ctx, [*constraints, z3.Not(f)]))
         got = s.check() == z3.unsat
@@ -574,7 +588,13 @@ class IntSolver:
         self.ia.learn(self.base)
         self.gbase = [self.ia.formula(c) for c in self.base]
         self.cneeds = [self.ia.needs([c.get_id()]) for c in self.base]
-        self.cone = Cone(self.base[:self.core], self.base[self.core:])
+        self._cone = Cone(self.base[:self.core], self.base[self.core:])
+
+    @property
+    def cone(self) -> Cone:
+        if self.ia is None:
+            self._start()
+        return self._cone
 
     def query(self, f, whole: bool = False) -> list:
         """The integer query for goal f: the constraints of its cone (all of them if whole), the side definitions

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from kreg.checker.ptx import parse as P
 from kreg.checker.ptx.cfg import IrreducibleFlow, dominators, find_loops
+from kreg.checker.prover.loops import remainder_factors
 
 SYNC_MODS = ("volatile", "relaxed", "acquire", "release")
 
@@ -52,21 +53,10 @@ def _loop_instrs(k: P.Kernel, loop) -> list[P.Instr]:
     return [k.instrs[i] for b in sorted(loop.body) for i in range(k.blocks[b].start, k.blocks[b].end)]
 
 
-def _remainder_counters(k: P.Kernel, loops) -> set[str]:
-    """Registers set to x & (2^j - 1) (j <= 3) and counted down by one inside a loop: the trip count of the
-    remainder loop the compiler puts before a loop it unrolls 2, 4 or 8 times."""
-    masked = {_regs(i.args[:1])[0] for i in k.instrs if i.op == "and" and len(i.args) == 3 and
-              isinstance(i.args[2], P.Imm) and i.args[2].value in (1, 3, 7) and _regs(i.args[:1])}
-    down = {_regs(i.args[:1])[0] for L in loops.values() for i in _loop_instrs(k, L)
-            if i.op == "add" and len(i.args) == 3 and isinstance(i.args[2], P.Imm) and i.args[2].value == -1
-            and _regs(i.args[:1]) and _regs(i.args[1:2]) == _regs(i.args[:1])}
-    return masked & down
-
-
 def _unrolled(k: P.Kernel, loops) -> bool:
     """A loop with two or more accesses off one pointer register at different offsets (an unrolled body) in a
-    kernel that also has a remainder loop (_remainder_counters)."""
-    if not _remainder_counters(k, loops):
+    kernel that also has a remainder loop (loops.remainder_factors)."""
+    if not remainder_factors(k, loops):
         return False
     for L in loops.values():
         offs: dict[str, set] = {}
