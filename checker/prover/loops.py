@@ -550,6 +550,12 @@ def _continue_test(k, L, lt):
     return pb, ex, False
 
 
+def _latch_setp(k, blk, br):
+    """The last instruction of blk before its branch br that writes br's predicate (None if none does)."""
+    return next((k.instrs[i] for i in range(blk.end - 2, blk.start - 1, -1) if br.pred.name in dests(k.instrs[i])),
+                None)
+
+
 def _counted_exit(ex, st0, L, ind, widths, kk, kw):
     """For loops that continue while `counter_next != E` (constant step s, E invariant), every earlier
     iteration continued, so E is not among counter_1..counter_k (one-step history misses this). Only a test
@@ -563,8 +569,7 @@ def _counted_exit(ex, st0, L, ind, widths, kk, kw):
         if test is None:
             return z3.BoolVal(True)
         blk, br, taken = test
-        setp = next((k.instrs[i] for i in range(blk.end - 2, blk.start - 1, -1)
-                     if br.pred.name in dests(k.instrs[i])), None)
+        setp = _latch_setp(k, blk, br)
         if setp is None or setp.op != "setp" or len(setp.args) != 3 or not isinstance(setp.args[0], P.Reg):
             return z3.BoolVal(True)
         cmp = setp.mods[0]
@@ -658,8 +663,7 @@ def _bound_test(k, L, ind):
         if test is None:
             return None
         blk, br, taken = test
-        setp = next((k.instrs[i] for i in range(blk.end - 2, blk.start - 1, -1)
-                     if br.pred.name in dests(k.instrs[i])), None)
+        setp = _latch_setp(k, blk, br)
         if setp is None or setp.op != "setp" or len(setp.args) != 3 or setp.pred is not None or \
                 setp.type not in ("s32", "s64") or setp.mods[0] not in NEGATED or len(dests(setp)) != 1:
             return None
