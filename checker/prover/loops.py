@@ -616,7 +616,6 @@ def _in_range(total, w):
     return z3.And(total >= z3.BitVecVal(lo, ww), total <= z3.BitVecVal(hi, ww))
 
 
-
 def remainder_factors(k: P.Kernel, loops) -> dict[str, int]:
     """Registers set to x & (U - 1) (U = 2, 4 or 8) and counted down by one inside a loop, with their U: the trip
     count of the remainder loop the compiler puts beside a loop it unrolls U times."""
@@ -696,8 +695,9 @@ def _opaque(f):
         if t.get_id() in seen or not z3.is_app(t):
             continue
         seen.add(t.get_id())
-        if t.decl().kind() in HARD and sum(not _constant(c) for c in t.children()) > 1 or \
-                t.decl().kind() in HARD and t.decl().kind() != z3.Z3_OP_BMUL and not _constant(t.children()[-1]):
+        kind = t.decl().kind()
+        if kind == z3.Z3_OP_BMUL and sum(not _constant(c) for c in t.children()) > 1 or \
+                kind in HARD and kind != z3.Z3_OP_BMUL and not _constant(t.children()[-1]):
             pairs.setdefault(t.get_id(), (t, z3.BitVec(f"kreg_opaque{len(pairs)}", t.size())))
             continue
         todo.extend(reversed(t.children()))
@@ -718,9 +718,8 @@ def unrolled_lemmas(ex, st0, L: Loop, ind) -> list[Ahead]:
     continues: by D >= 1 at each continue), so D > (U - 1) x s: the unrolled body's U accesses, s apart, are
     all before the bound. One Ahead per such U."""
     k = ex.k
-    if not hasattr(ex, "_remainders"):
-        ex._remainders = sorted(set(remainder_factors(k, ex.loops).values()))
-    if not ex._remainders:
+    factors = sorted(set(remainder_factors(k, ex.loops).values()))
+    if not factors:
         return []
     test = _bound_test(k, L, ind)
     if test is None:
@@ -737,7 +736,7 @@ def unrolled_lemmas(ex, st0, L: Loop, ind) -> list[Ahead]:
     d0 = z3.SignExt(2, bound) - z3.SignExt(ww - w, ex.read(st0, r))
     d0 = d0 if direction > 0 else -d0
     out = []
-    for u in ex._remainders:
+    for u in factors:
         s = abs(S) // u
         if abs(S) % u or s == 0:
             continue
