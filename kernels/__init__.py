@@ -1,1 +1,0 @@
-"""Built-in kernels: op contracts (ops/), safe and unsafe variants, shared headers (include/)."""
