@@ -8,6 +8,7 @@ import ctypes
 import multiprocessing as mp
 import os
 import resource
+import select
 import signal
 import threading
 import time
@@ -91,13 +92,14 @@ def mark_isolated() -> None:
 
 
 def run(fn: Callable, *args, timeout_s: float, memory_mb: int | None = None, start: str = "spawn",
-        address_limit: bool = False) -> Outcome:
+        address_limit: bool = False, preload: tuple[str, ...] = ()) -> Outcome:
     """fn(*args) in a child. timeout_s: wall-clock limit. memory_mb: the child is killed when its resident
     memory exceeds this (polled); with address_limit instead its address space is capped at what it maps
     at start plus memory_mb, so allocations fail with MemoryError (for forked children, whose resident
     size counts the parent's pages; not for CUDA processes, whose driver reserves far more address space
-    than it uses). start: "spawn" (safe with threads and CUDA) or "fork" (fast; only from a process
-    without CUDA). Inside a child already, fn runs here."""
+    than it uses). start: "spawn" (safe with threads and CUDA), "forkserver" (a fresh interpreter too, started
+    once, that imports the `preload` modules and forks each child from that state: no interpreter start or
+    imports per child) or "fork" (fast; only from a process without CUDA). Inside a child already, fn runs here."""
     t0 = time.monotonic()
     if _cancel.is_set():
         return Outcome("interrupted", error="interrupted (Ctrl-C) before it started")
@@ -107,11 +109,15 @@ def run(fn: Callable, *args, timeout_s: float, memory_mb: int | None = None, sta
         except Exception as e:
             return Outcome("error", None, *_describe(e), seconds=time.monotonic() - t0)
     ctx = mp.get_context(start if start in mp.get_all_start_methods() else "spawn")
-    # a spawned child hashes strings with a fixed seed, so the prover's set iterations, and with them
-    # z3's problems, are the same on every run
+    # a spawned child (and the fork server) hashes strings with a fixed seed, so the prover's set iterations,
+    # and with them z3's problems, are the same on every run
     os.environ.setdefault("PYTHONHASHSEED", "0")
+    forkserver = ctx.get_start_method() == "forkserver"
+    if forkserver and preload:
+        ctx.set_forkserver_preload(list(preload))
     recv, send = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(fn, args, send, os.getpid(), memory_mb if address_limit else None))
+    proc = ctx.Process(target=_child, args=(fn, args, send, os.getpid(), forkserver,
+                                            memory_mb if address_limit else None))
     proc.start()
     send.close()
     out = None
@@ -182,6 +188,25 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
+def _die_with_caller(caller: int) -> None:
+    """A fork server's child (its parent is the server, which lives as long as any of its children): end the
+    moment the process that asked for it ends, watched by a thread that waits on the caller's pidfd (or polls)."""
+    def watch():
+        try:
+            select.select([os.pidfd_open(caller)], [], [])
+        except (AttributeError, OSError):           # no pidfd here, or the caller is gone already
+            while True:
+                try:
+                    os.kill(caller, 0)
+                except ProcessLookupError:
+                    break
+                except PermissionError:
+                    pass
+                time.sleep(1.0)
+        os._exit(1)
+    threading.Thread(target=watch, daemon=True).start()
+
+
 def _cap_address_space(memory_mb: int) -> None:
     with open("/proc/self/statm") as f:
         lim = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE") + (memory_mb << 20)
@@ -190,10 +215,13 @@ def _cap_address_space(memory_mb: int) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (lim, hard))
 
 
-def _child(fn, args, conn, parent: int, address_mb: int | None) -> None:
+def _child(fn, args, conn, caller: int, forked_by_server: bool, address_mb: int | None) -> None:
     mark_isolated()
     signal.signal(signal.SIGINT, signal.SIG_IGN)    # Ctrl-C is the parent's to handle
-    _die_with_parent(parent)
+    if forked_by_server:
+        _die_with_caller(caller)
+    else:
+        _die_with_parent(caller)
     try:
         if address_mb:
             _cap_address_space(address_mb)

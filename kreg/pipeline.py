@@ -18,6 +18,11 @@ from kreg.registry.results import PROPS, PropertyVerdict, Status, VariantReport,
 from kreg.registry.schema import Op, narrowed, skipped_cases
 from kreg.registry.store import Store
 
+# The stages that never touch a GPU run in children of a fork server (kreg.isolate): a fresh interpreter started
+# once per process, that imports these modules and forks each child from that state, so a stage's child costs no
+# interpreter start and no imports. A GPU stage's child is spawned (CUDA is initialised in it, never inherited).
+CPU_CHILD = {"start": "forkserver", "preload": (__name__, "kreg.checker.prover.prove")}
+
 MAX_REASONS = 12
 
 
@@ -183,7 +188,7 @@ def verify_variant(entry: Entry, op: Op, device: str, opts: Options | None = Non
         res.reasons.append(f"checker: not run ({why}); the verdict is at most unverified")
         return _conform(res, v, op, None, device, opts, record, cases)
 
-    got = isolate.run(compile_stage, v, timeout_s=opts.compile_timeout_s, memory_mb=opts.memory_mb)
+    got = isolate.run(compile_stage, v, timeout_s=opts.compile_timeout_s, memory_mb=opts.memory_mb, **CPU_CHILD)
     res.seconds["compile"] = round(got.seconds, 2)
     if got.status == "memory":
         _memory_limit(res, "compile", got, opts)
@@ -209,7 +214,7 @@ def verify_variant(entry: Entry, op: Op, device: str, opts: Options | None = Non
         budget = opts.prove_budget_ms or v.proof_budget_ms
         rec = known_record(res.ptx_sha256) if known_record else shipped_record(v.name)
         got = isolate.run(prove_stage, v, op, ptx, opts.prove_timeout_ms, budget, rec,
-                          timeout_s=hard_limit_s(budget), memory_mb=opts.memory_mb)
+                          timeout_s=hard_limit_s(budget), memory_mb=opts.memory_mb, **CPU_CHILD)
         res.seconds["prove"] = round(got.seconds, 2)
         if got.status == "interrupted":
             return _decide(res, got)
@@ -242,7 +247,7 @@ def _preconditions(res: VariantReport, v, op: Op, ptx: str, opts: Options) -> No
     budget = opts.prove_budget_ms or v.proof_budget_ms
     verdicts = {p: vd.to_json() for p, vd in res.proofs.items()}
     got = isolate.run(preconditions_stage, v, op, ptx, verdicts, opts.prove_timeout_ms, budget,
-                      timeout_s=MAX_PROOFS * hard_limit_s(budget), memory_mb=opts.memory_mb)
+                      timeout_s=MAX_PROOFS * hard_limit_s(budget), memory_mb=opts.memory_mb, **CPU_CHILD)
     res.seconds["preconditions"] = round(got.seconds, 2)
     if got.ok and "undecided" not in got.value:
         res.preconditions = got.value
@@ -262,7 +267,7 @@ def _conform(res: VariantReport, v, op: Op, ptx: str | None, device: str, opts: 
     """Numerics, then (on the GPU) speed, each in a child; the verdict."""
     turn = gpu_turn() if device == "gpu" else None
     got = isolate.run(numerics_stage, v, op, ptx, device, opts, turn, cases, timeout_s=opts.timeout_s,
-                      memory_mb=opts.memory_mb)
+                      memory_mb=opts.memory_mb, **(CPU_CHILD if device == "cpu" else {}))
     res.seconds["numerics"] = round(got.seconds, 2)
     decided = False
     if got.status == "interrupted":

@@ -6,6 +6,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from kreg import isolate
 
 
@@ -61,13 +63,28 @@ def test_a_killed_child_gives_back_its_turn():
     assert got.value == "got it"
 
 
-def test_child_dies_with_its_parent(tmp_path):
+def _descendants(pid: int) -> list[str]:
+    rows = [r.split() for r in subprocess.run(["ps", "-e", "-o", "pid=,ppid="], capture_output=True,
+                                               text=True).stdout.splitlines()]
+    kids, todo = [], [str(pid)]
+    while todo:
+        p = todo.pop()
+        for c, pp in rows:
+            if pp == p:
+                kids.append(c)
+                todo.append(c)
+    return kids
+
+
+@pytest.mark.parametrize("start", ["spawn", "forkserver"])
+def test_child_dies_with_its_parent(tmp_path, start):
+    """Killed, the parent takes its children with it (a fork server's child: through the server)."""
     script = tmp_path / "parent.py"
     script.write_text("import time\nfrom kreg import isolate\nif __name__ == '__main__':\n"
-                      "    isolate.run(time.sleep, 600, timeout_s=600)\n")
+                      f"    isolate.run(time.sleep, 600, timeout_s=600, start={start!r})\n")
     parent = subprocess.Popen([sys.executable, str(script)])
     time.sleep(3)
-    kids = subprocess.run(["pgrep", "-P", str(parent.pid)], capture_output=True, text=True).stdout.split()
+    kids = _descendants(parent.pid)
     parent.kill()
     parent.wait()
     time.sleep(1)
@@ -84,6 +101,9 @@ def _hash():
 def test_spawned_children_hash_alike():
     a, b = isolate.run(_hash, timeout_s=30).value, isolate.run(_hash, timeout_s=30).value
     assert a == b and a[1] is not None
+    # a fork server's children hash as a spawned child does (the prover's set orders, and its work, follow it)
+    c = isolate.run(_hash, timeout_s=30, start="forkserver", preload=("kreg.isolate",)).value
+    assert c == a
 
 
 def _blas_threads():

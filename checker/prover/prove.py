@@ -78,7 +78,10 @@ class _Q:
 MEMORY_MB = int(os.environ.get("KREG_PROVER_MEMORY_MB", "6144"))
 # A fresh interpreter for every isolated proof: a forked child inherits the caller's z3 terms, whose ids order
 # the arguments z3 sorts (simplify), so a proof's queries, and its work, followed what the caller proved before.
-START = "spawn"
+# A fork server is such an interpreter, started once: it imports this module (no z3 term is made at import) and
+# forks each proof's child from that state, saving each proof an interpreter start and its imports.
+START = "forkserver"
+PRELOAD = (__name__,)
 GRACE_S = 10.0      # the hard limit of an isolated proof: (2 x VARIANT_WALL_GUARD + 0.5) x its budget + this
 
 
@@ -135,7 +138,7 @@ def prove(variant: Variant, op: Op, ptx: str, *, timeout_ms: int = 10000, budget
         return _prove_here(variant, op, ptx, timeout_ms, budget_ms, record, cores, carry)
     limit_s = hard_limit_s(budget_ms or timeout_ms) * (1 + CORE_UNITS if cores else 1)
     got = isolation.run(prove_json, variant, op, ptx, timeout_ms, budget_ms, record, cores, carry, timeout_s=limit_s,
-                        memory_mb=MEMORY_MB, start=START, address_limit=True)
+                        memory_mb=MEMORY_MB, start=START, address_limit=True, preload=PRELOAD)
     if got.ok and "undecided" in got.value:
         raise WallClockStop(got.value["undecided"])
     if got.ok:
