@@ -98,8 +98,8 @@ def run(fn: Callable, *args, timeout_s: float, memory_mb: int | None = None, sta
     at start plus memory_mb, so allocations fail with MemoryError (for forked children, whose resident
     size counts the parent's pages; not for CUDA processes, whose driver reserves far more address space
     than it uses). start: "spawn" (safe with threads and CUDA), "forkserver" (a fresh interpreter too, started
-    once, that imports the `preload` modules and forks each child from that state: no interpreter start or
-    imports per child) or "fork" (fast; only from a process without CUDA). Inside a child already, fn runs here."""
+    once per process, that imports the `preload` modules of its first start and forks each child from that state:
+    no interpreter start or imports per child) or "fork" (fast; only from a process without CUDA). Inside a child already, fn runs here."""
     t0 = time.monotonic()
     if _cancel.is_set():
         return Outcome("interrupted", error="interrupted (Ctrl-C) before it started")

@@ -78,7 +78,8 @@ def _descendants(pid: int) -> list[str]:
 
 @pytest.mark.parametrize("start", ["spawn", "forkserver"])
 def test_child_dies_with_its_parent(tmp_path, start):
-    """Killed, the parent takes its children with it (a fork server's child: through the server)."""
+    """Killed, the parent takes its children with it (a fork server's child, whose parent is the server: by
+    watching the caller)."""
     script = tmp_path / "parent.py"
     script.write_text("import time\nfrom kreg import isolate\nif __name__ == '__main__':\n"
                       f"    isolate.run(time.sleep, 600, timeout_s=600, start={start!r})\n")
